@@ -1,0 +1,23 @@
+//! # kubegen: client-go's machinery for Rust
+//!
+//! `kubegen` is the runtime behind kubegen's generated clients, listers and informers,
+//! usable on its own with any type that implements [`kube_core::Resource`]:
+//!
+//! * [`cache`]: the thread-safe indexed store ([`cache::Indexer`]), the plain
+//!   [`cache::Fifo`] and the [`cache::DeltaFifo`] that sits between a reflector and an
+//!   informer (client-go's `tools/cache`).
+//! * [`workqueue`]: typed, rate-limited work queues (client-go's `util/workqueue`).
+//! * [`client`]: the REST client.
+//!
+//! Objects are shared as `Arc<K>`: everything read from a cache is immutable, so "never
+//! mutate the cache" is enforced by the type system.
+//!
+//! See `ARCHITECTURE.md` at the repository root for how data flows between the parts.
+
+pub mod cache;
+pub mod client;
+pub mod workqueue;
+
+mod object;
+
+pub use object::Object;

@@ -3,7 +3,56 @@
 //! One file per concept:
 //!
 //! * `keys`: object keys (`namespace/name`) and their inverse.
-//! * `index` and `store`: the thread-safe, indexed store behind [`Indexer`].
+//! * `index`: index functions ([`IndexFunc`], [`Indexers`]) and the value → keys maps.
+//! * `store`: [`ThreadSafeStore`], items and indices under one lock; the [`Store`] and
+//!   [`KnownObjects`] traits.
+//! * `indexer`: [`Indexer`], the informer's keyed, indexed cache.
 //! * `fifo`: [`Fifo`], a queue keeping the newest value per key.
+//! * `delta`: [`Delta`], [`DeltaType`], [`Deltas`], [`DeletedFinalStateUnknown`] and
+//!   [`DeletedObject`].
 //! * `delta_fifo`: [`DeltaFifo`], a queue keeping every change per key, fed by a reflector
 //!   and drained by an informer.
+//!
+//! Objects are held as `Arc<K>`; nothing here ever mutates a cached object.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use k8s_openapi::api::core::v1::ConfigMap;
+//! use kubegen::cache::{Indexer, NAMESPACE_INDEX, namespace_indexers};
+//!
+//! let indexer: Indexer<ConfigMap> = Indexer::new(namespace_indexers());
+//! let mut cm = ConfigMap::default();
+//! cm.metadata.namespace = Some("default".into());
+//! cm.metadata.name = Some("settings".into());
+//! indexer.add(Arc::new(cm)).unwrap();
+//! assert!(indexer.get_by_key("default/settings").is_some());
+//! assert_eq!(indexer.by_index(NAMESPACE_INDEX, "default").unwrap().len(), 1);
+//! ```
+
+mod delta;
+mod delta_fifo;
+mod error;
+mod fifo;
+mod index;
+mod indexer;
+mod keys;
+mod store;
+mod wait;
+
+#[cfg(test)]
+pub(crate) mod testing;
+
+pub use delta::{DeletedFinalStateUnknown, DeletedObject, Delta, DeltaType, Deltas};
+pub use delta_fifo::{DeltaFifo, DeltaFifoOptions, TransformFunc};
+pub use error::CacheError;
+pub use fifo::{Fifo, PopError, ProcessError};
+pub use index::{
+    IndexFunc, IndexFuncError, Indexers, NAMESPACE_INDEX, meta_namespace_index_func,
+    namespace_indexers,
+};
+pub use indexer::Indexer;
+pub use keys::{
+    KeyError, KeyFunc, deletion_handling_meta_namespace_key, meta_namespace_key,
+    split_meta_namespace_key,
+};
+pub use store::{KnownObjects, Store, ThreadSafeStore};

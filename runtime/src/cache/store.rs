@@ -1,0 +1,344 @@
+//! The thread-safe, indexed object store and the traits queues and reflectors write through.
+//!
+//! [`ThreadSafeStore`] keeps items and every index under one `RwLock`, so a reader sees an
+//! object together with all of its index entries or not at all. It takes explicit keys;
+//! [`Indexer`](super::Indexer) computes them.
+
+use std::sync::Arc;
+
+use ahash::{AHashMap, AHashSet};
+use parking_lot::RwLock;
+
+use super::{
+    CacheError, Indexers,
+    index::{Index, StoreKey, index_values},
+};
+
+/// What a reflector writes to: an [`Indexer`](super::Indexer), a [`Fifo`](super::Fifo) or
+/// a [`DeltaFifo`](super::DeltaFifo) (client-go's `Store` interface, write side).
+pub trait Store<K>: Send + Sync + 'static {
+    /// Adds an object, or replaces the one with the same key.
+    fn add(&self, obj: Arc<K>) -> Result<(), CacheError>;
+    /// Updates an object (the same as [`Store::add`] for plain stores).
+    fn update(&self, obj: Arc<K>) -> Result<(), CacheError>;
+    /// Deletes an object.
+    fn delete(&self, obj: &Arc<K>) -> Result<(), CacheError>;
+    /// Replaces the whole content with `objs`, listed at `resource_version`.
+    fn replace(&self, objs: Vec<Arc<K>>, resource_version: &str) -> Result<(), CacheError>;
+    /// Re-delivers known objects where that means something (a [`DeltaFifo`](super::DeltaFifo)).
+    fn resync(&self) -> Result<(), CacheError>;
+}
+
+/// Read access to the objects a [`DeltaFifo`](super::DeltaFifo) compares against (its
+/// "known objects", normally the informer's [`Indexer`](super::Indexer)).
+pub trait KnownObjects<K>: Send + Sync + 'static {
+    /// Every key.
+    fn list_keys(&self) -> Vec<String>;
+    /// The object under `key`.
+    fn get_by_key(&self, key: &str) -> Option<Arc<K>>;
+}
+
+/// Items and indices under one lock, addressed by explicit keys.
+pub struct ThreadSafeStore<K> {
+    inner: RwLock<Inner<K>>,
+}
+
+struct Inner<K> {
+    items: AHashMap<StoreKey, Arc<K>>,
+    indexers: Indexers<K>,
+    /// Bumped whenever `indexers` changes, so `replace` can build indices without the lock.
+    indexers_generation: u64,
+    indices: AHashMap<String, Index>,
+}
+
+/// Index values of one object, in the iteration order of a snapshot of the indexers.
+type ValuesByIndex = Vec<Vec<String>>;
+
+impl<K> Inner<K> {
+    fn values_of(&self, key: &str, obj: &K) -> Result<ValuesByIndex, CacheError> {
+        compute_values(&self.indexers, key, obj)
+    }
+}
+
+fn compute_values<K>(
+    indexers: &Indexers<K>,
+    key: &str,
+    obj: &K,
+) -> Result<ValuesByIndex, CacheError> {
+    indexers
+        .iter()
+        .map(|(name, func)| {
+            index_values(func, obj).map_err(|e| CacheError::IndexFunc {
+                index: name.clone(),
+                key: key.to_owned(),
+                message: e.0,
+            })
+        })
+        .collect()
+}
+
+fn build_indices<K>(
+    indexers: &Indexers<K>,
+    items: &AHashMap<StoreKey, Arc<K>>,
+) -> Result<AHashMap<String, Index>, CacheError> {
+    let mut indices: AHashMap<String, Index> = indexers
+        .keys()
+        .map(|name| (name.clone(), Index::default()))
+        .collect();
+    for (key, obj) in items {
+        let values = compute_values(indexers, key, obj)?;
+        for ((name, _), values) in indexers.iter().zip(values) {
+            if let Some(index) = indices.get_mut(name) {
+                index.insert(key, &values);
+            }
+        }
+    }
+    Ok(indices)
+}
+
+impl<K> Default for ThreadSafeStore<K> {
+    fn default() -> Self {
+        Self::new(Indexers::new())
+    }
+}
+
+impl<K> ThreadSafeStore<K> {
+    /// An empty store with these index functions.
+    pub fn new(indexers: Indexers<K>) -> Self {
+        let indices = indexers
+            .keys()
+            .map(|name| (name.clone(), Index::default()))
+            .collect();
+        Self {
+            inner: RwLock::new(Inner {
+                items: AHashMap::new(),
+                indexers,
+                indexers_generation: 0,
+                indices,
+            }),
+        }
+    }
+
+    /// Adds or replaces the object under `key`, moving its index entries. If an index
+    /// function fails, nothing changes.
+    pub fn add(&self, key: &str, obj: Arc<K>) -> Result<(), CacheError> {
+        let mut inner = self.inner.write();
+        let new_values = inner.values_of(key, &obj)?;
+        let (store_key, old_values) = match inner.items.get_key_value(key) {
+            Some((existing_key, old)) => (existing_key.clone(), Some(inner.values_of(key, old)?)),
+            None => (StoreKey::from(key), None),
+        };
+        let Inner {
+            indexers,
+            indices,
+            items,
+            ..
+        } = &mut *inner;
+        for (i, name) in indexers.keys().enumerate() {
+            let Some(index) = indices.get_mut(name) else {
+                continue;
+            };
+            let new = &new_values[i];
+            match &old_values {
+                Some(old) if &old[i] == new => {}
+                Some(old) => {
+                    index.remove(key, &old[i]);
+                    index.insert(&store_key, new);
+                }
+                None => index.insert(&store_key, new),
+            }
+        }
+        items.insert(store_key, obj);
+        Ok(())
+    }
+
+    /// The same as [`ThreadSafeStore::add`].
+    pub fn update(&self, key: &str, obj: Arc<K>) -> Result<(), CacheError> {
+        self.add(key, obj)
+    }
+
+    /// Removes the object under `key` and its index entries; unknown keys are ignored.
+    pub fn delete(&self, key: &str) -> Result<(), CacheError> {
+        let mut inner = self.inner.write();
+        let Some(old) = inner.items.get(key) else {
+            return Ok(());
+        };
+        let old_values = inner.values_of(key, old)?;
+        let Inner {
+            indexers,
+            indices,
+            items,
+            ..
+        } = &mut *inner;
+        for (name, values) in indexers.keys().zip(&old_values) {
+            if let Some(index) = indices.get_mut(name) {
+                index.remove(key, values);
+            }
+        }
+        items.remove(key);
+        Ok(())
+    }
+
+    /// The object under `key`.
+    pub fn get(&self, key: &str) -> Option<Arc<K>> {
+        self.inner.read().items.get(key).cloned()
+    }
+
+    /// Every object, in no particular order.
+    pub fn list(&self) -> Vec<Arc<K>> {
+        self.inner.read().items.values().cloned().collect()
+    }
+
+    /// Every key, in no particular order.
+    pub fn list_keys(&self) -> Vec<String> {
+        self.inner
+            .read()
+            .items
+            .keys()
+            .map(|k| k.to_string())
+            .collect()
+    }
+
+    /// How many objects are stored.
+    pub fn len(&self) -> usize {
+        self.inner.read().items.len()
+    }
+
+    /// Whether the store is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Replaces every item and rebuilds every index. The new content and its indices are
+    /// built before the write lock is taken (readers keep reading the old content until
+    /// the swap); if an index function fails, nothing changes.
+    pub fn replace(&self, new_items: Vec<(String, Arc<K>)>) -> Result<(), CacheError> {
+        let mut items: AHashMap<StoreKey, Arc<K>> = AHashMap::with_capacity(new_items.len());
+        for (key, obj) in new_items {
+            items.insert(StoreKey::from(key), obj);
+        }
+        let (indexers, generation) = {
+            let inner = self.inner.read();
+            (inner.indexers.clone(), inner.indexers_generation)
+        };
+        let mut indices = build_indices(&indexers, &items)?;
+        let old = {
+            let mut inner = self.inner.write();
+            if inner.indexers_generation != generation {
+                // Indexers were added meanwhile: rebuild with the current set.
+                indices = build_indices(&inner.indexers, &items)?;
+            }
+            let old_items = std::mem::replace(&mut inner.items, items);
+            let old_indices = std::mem::replace(&mut inner.indices, indices);
+            (old_items, old_indices)
+        };
+        // Dropping a large map happens outside the lock.
+        drop(old);
+        Ok(())
+    }
+
+    /// Does nothing: items and indices are always consistent.
+    pub fn resync(&self) -> Result<(), CacheError> {
+        Ok(())
+    }
+
+    /// The objects sharing any of `obj`'s values of index `index_name`, each once.
+    pub fn index(&self, index_name: &str, obj: &K) -> Result<Vec<Arc<K>>, CacheError> {
+        let inner = self.inner.read();
+        let func = inner
+            .indexers
+            .get(index_name)
+            .ok_or_else(|| CacheError::UnknownIndex(index_name.to_owned()))?;
+        let values = index_values(func, obj).map_err(|e| CacheError::IndexFunc {
+            index: index_name.to_owned(),
+            key: String::new(),
+            message: e.0,
+        })?;
+        let Some(index) = inner.indices.get(index_name) else {
+            return Ok(Vec::new());
+        };
+        let mut seen: AHashSet<&StoreKey> = AHashSet::new();
+        let mut out = Vec::new();
+        for value in &values {
+            for key in index.keys(value).into_iter().flatten() {
+                if seen.insert(key) {
+                    if let Some(obj) = inner.items.get(key) {
+                        out.push(obj.clone());
+                    }
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// The keys of the objects with `value` in index `index_name`.
+    pub fn index_keys(&self, index_name: &str, value: &str) -> Result<Vec<String>, CacheError> {
+        let inner = self.inner.read();
+        let index = Self::index_named(&inner, index_name)?;
+        Ok(index
+            .keys(value)
+            .into_iter()
+            .flatten()
+            .map(|k| k.to_string())
+            .collect())
+    }
+
+    /// The objects with `value` in index `index_name`.
+    pub fn by_index(&self, index_name: &str, value: &str) -> Result<Vec<Arc<K>>, CacheError> {
+        let inner = self.inner.read();
+        let index = Self::index_named(&inner, index_name)?;
+        Ok(index
+            .keys(value)
+            .into_iter()
+            .flatten()
+            .filter_map(|k| inner.items.get(k).cloned())
+            .collect())
+    }
+
+    /// Every value of index `index_name` that at least one object has (empty for an
+    /// unknown index).
+    pub fn list_index_func_values(&self, index_name: &str) -> Vec<String> {
+        let inner = self.inner.read();
+        inner
+            .indices
+            .get(index_name)
+            .map(|index| index.values().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    /// The registered index functions.
+    pub fn get_indexers(&self) -> Indexers<K> {
+        self.inner.read().indexers.clone()
+    }
+
+    /// Registers more index functions and indexes the objects already stored (current
+    /// client-go allows this on a non-empty store). A name already registered is refused;
+    /// if an index function fails on an existing object, nothing changes.
+    pub fn add_indexers(&self, new_indexers: Indexers<K>) -> Result<(), CacheError> {
+        let mut inner = self.inner.write();
+        let mut conflicts: Vec<&str> = new_indexers
+            .keys()
+            .filter(|n| inner.indexers.contains_key(*n))
+            .map(String::as_str)
+            .collect();
+        if !conflicts.is_empty() {
+            conflicts.sort_unstable();
+            return Err(CacheError::IndexerConflict(conflicts.join(", ")));
+        }
+        let new_indices = build_indices(&new_indexers, &inner.items)?;
+        inner.indices.extend(new_indices);
+        inner.indexers.extend(new_indexers);
+        inner.indexers_generation += 1;
+        Ok(())
+    }
+
+    fn index_named<'a>(inner: &'a Inner<K>, index_name: &str) -> Result<&'a Index, CacheError> {
+        if !inner.indexers.contains_key(index_name) {
+            return Err(CacheError::UnknownIndex(index_name.to_owned()));
+        }
+        inner
+            .indices
+            .get(index_name)
+            .ok_or_else(|| CacheError::UnknownIndex(index_name.to_owned()))
+    }
+}

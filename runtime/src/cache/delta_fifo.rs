@@ -476,3 +476,525 @@ impl<K: Object> Store<K> for DeltaFifo<K> {
         DeltaFifo::resync(self)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::{
+        sync::atomic::{AtomicBool, AtomicUsize, Ordering},
+        time::Duration,
+    };
+
+    use k8s_openapi::api::core::v1::ConfigMap;
+
+    use super::*;
+    use crate::cache::{
+        Indexer,
+        testing::{cm, cm_with},
+    };
+
+    type Q = DeltaFifo<ConfigMap>;
+
+    fn with_known(known: &Indexer<ConfigMap>) -> Q {
+        DeltaFifo::new(DeltaFifoOptions::default().known_objects(known.clone()))
+    }
+
+    fn rv(obj: Option<&Arc<ConfigMap>>) -> Option<String> {
+        obj.and_then(|o| o.metadata.resource_version.clone())
+    }
+
+    /// (type, resourceVersion, is tombstone) of each delta.
+    fn summary(deltas: &Deltas<ConfigMap>) -> Vec<(DeltaType, Option<String>, bool)> {
+        deltas
+            .as_slice()
+            .iter()
+            .map(|d| {
+                let tomb = matches!(d, Delta::Deleted(DeletedObject::Tombstone(_)));
+                (d.delta_type(), rv(d.object()), tomb)
+            })
+            .collect()
+    }
+
+    async fn pop(q: &Q) -> Deltas<ConfigMap> {
+        q.pop::<()>(|_, _| Ok(())).await.unwrap()
+    }
+
+    fn s(v: &str) -> Option<String> {
+        Some(v.to_owned())
+    }
+
+    #[tokio::test]
+    async fn pop_hands_over_every_delta_of_a_key_oldest_first() {
+        let q = Q::new(DeltaFifoOptions::default());
+        q.add(Arc::new(cm_with("ns", "a", "1", &[]))).unwrap();
+        q.update(Arc::new(cm_with("ns", "a", "2", &[]))).unwrap();
+        q.update(Arc::new(cm_with("ns", "a", "3", &[]))).unwrap();
+        q.delete(Arc::new(cm_with("ns", "a", "4", &[]))).unwrap();
+        use DeltaType::*;
+        assert_eq!(
+            summary(&pop(&q).await),
+            vec![
+                (Added, s("1"), false),
+                (Updated, s("2"), false),
+                (Updated, s("3"), false),
+                (Deleted, s("4"), false)
+            ]
+        );
+        assert!(q.is_empty());
+    }
+
+    #[tokio::test]
+    async fn repeated_deletes_collapse_into_one() {
+        let known = Indexer::default();
+        known.add(Arc::new(cm_with("ns", "a", "1", &[]))).unwrap();
+        let q = with_known(&known);
+        q.delete(Arc::new(cm_with("ns", "a", "2", &[]))).unwrap();
+        q.delete(Arc::new(cm_with("ns", "a", "3", &[]))).unwrap();
+        assert_eq!(
+            summary(&pop(&q).await),
+            vec![(DeltaType::Deleted, s("2"), false)]
+        );
+    }
+
+    #[test]
+    fn delete_of_a_key_neither_known_nor_queued_queues_nothing() {
+        let known = Indexer::default();
+        let q = with_known(&known);
+        q.delete(Arc::new(cm("ns", "ghost"))).unwrap();
+        assert!(q.is_empty());
+        let q = Q::new(DeltaFifoOptions::default());
+        q.delete(Arc::new(cm("ns", "ghost"))).unwrap();
+        assert!(
+            q.is_empty(),
+            "without known objects only the queue is consulted"
+        );
+    }
+
+    #[tokio::test]
+    async fn delete_of_a_known_key_queues_the_real_object() {
+        let known = Indexer::default();
+        known.add(Arc::new(cm_with("ns", "a", "1", &[]))).unwrap();
+        let q = with_known(&known);
+        q.delete(Arc::new(cm_with("ns", "a", "2", &[]))).unwrap();
+        assert_eq!(
+            summary(&pop(&q).await),
+            vec![(DeltaType::Deleted, s("2"), false)]
+        );
+    }
+
+    #[tokio::test]
+    async fn delete_of_a_queued_but_unknown_key_is_queued() {
+        let q = with_known(&Indexer::default());
+        q.add(Arc::new(cm_with("ns", "a", "1", &[]))).unwrap();
+        q.delete(Arc::new(cm_with("ns", "a", "2", &[]))).unwrap();
+        use DeltaType::*;
+        assert_eq!(
+            summary(&pop(&q).await),
+            vec![(Added, s("1"), false), (Deleted, s("2"), false)]
+        );
+    }
+
+    #[tokio::test]
+    async fn replace_queues_sync_for_listed_objects_by_default() {
+        let q = Q::new(DeltaFifoOptions::default());
+        q.replace(vec![Arc::new(cm_with("ns", "a", "1", &[]))], "1")
+            .unwrap();
+        assert_eq!(
+            summary(&pop(&q).await),
+            vec![(DeltaType::Sync, s("1"), false)]
+        );
+    }
+
+    #[tokio::test]
+    async fn replace_queues_replaced_when_asked_to() {
+        let q = Q::new(DeltaFifoOptions::default().emit_delta_type_replaced(true));
+        q.replace(vec![Arc::new(cm_with("ns", "a", "1", &[]))], "1")
+            .unwrap();
+        assert_eq!(
+            summary(&pop(&q).await),
+            vec![(DeltaType::Replaced, s("1"), false)]
+        );
+    }
+
+    #[tokio::test]
+    async fn replace_queues_a_tombstone_for_each_known_object_missing_from_the_list() {
+        let known = Indexer::default();
+        known
+            .add(Arc::new(cm_with("ns", "kept", "1", &[])))
+            .unwrap();
+        known
+            .add(Arc::new(cm_with("ns", "gone", "7", &[])))
+            .unwrap();
+        let q = with_known(&known);
+        q.replace(vec![Arc::new(cm_with("ns", "kept", "2", &[]))], "9")
+            .unwrap();
+        let gone = q.get_by_key("ns/gone").expect("tombstone queued");
+        assert_eq!(summary(&gone), vec![(DeltaType::Deleted, s("7"), true)]);
+        let Some(Delta::Deleted(DeletedObject::Tombstone(t))) = gone.newest() else {
+            panic!()
+        };
+        assert_eq!(t.key, "ns/gone");
+        assert_eq!(
+            summary(&q.get_by_key("ns/kept").unwrap()),
+            vec![(DeltaType::Sync, s("2"), false)]
+        );
+        assert!(
+            known.get_by_key("ns/gone").is_some(),
+            "the queue never writes known objects"
+        );
+    }
+
+    #[tokio::test]
+    async fn replace_detects_deletions_among_queued_items_with_their_newest_state() {
+        let q = Q::new(DeltaFifoOptions::default());
+        q.add(Arc::new(cm_with("ns", "a", "1", &[]))).unwrap();
+        q.update(Arc::new(cm_with("ns", "a", "2", &[]))).unwrap();
+        q.replace(vec![Arc::new(cm_with("ns", "b", "3", &[]))], "3")
+            .unwrap();
+        use DeltaType::*;
+        assert_eq!(
+            summary(&q.get_by_key("ns/a").unwrap()),
+            vec![
+                (Added, s("1"), false),
+                (Updated, s("2"), false),
+                (Deleted, s("2"), true)
+            ]
+        );
+    }
+
+    #[tokio::test]
+    async fn a_queued_unknown_object_missing_from_a_relist_is_also_deleted() {
+        // Known objects hold "k"; "q" was added by a watch event not yet popped.
+        let known = Indexer::default();
+        known.add(Arc::new(cm_with("ns", "k", "1", &[]))).unwrap();
+        let q = with_known(&known);
+        q.add(Arc::new(cm_with("ns", "q", "2", &[]))).unwrap();
+        q.replace(vec![], "5").unwrap();
+        let queued = q.get_by_key("ns/q").unwrap();
+        assert_eq!(
+            queued.newest().map(Delta::delta_type),
+            Some(DeltaType::Deleted)
+        );
+        assert!(
+            q.get_by_key("ns/k")
+                .unwrap()
+                .newest()
+                .is_some_and(|d| matches!(d, Delta::Deleted(DeletedObject::Tombstone(_))))
+        );
+    }
+
+    #[tokio::test]
+    async fn resync_queues_sync_for_known_objects_with_nothing_queued() {
+        let known = Indexer::default();
+        known
+            .add(Arc::new(cm_with("ns", "idle", "1", &[])))
+            .unwrap();
+        known
+            .add(Arc::new(cm_with("ns", "busy", "1", &[])))
+            .unwrap();
+        let q = with_known(&known);
+        q.update(Arc::new(cm_with("ns", "busy", "2", &[]))).unwrap();
+        q.resync().unwrap();
+        assert_eq!(
+            summary(&q.get_by_key("ns/idle").unwrap()),
+            vec![(DeltaType::Sync, s("1"), false)]
+        );
+        assert_eq!(
+            summary(&q.get_by_key("ns/busy").unwrap()),
+            vec![(DeltaType::Updated, s("2"), false)],
+            "a stale cached copy must not follow a newer queued event"
+        );
+    }
+
+    #[test]
+    fn resync_without_known_objects_does_nothing() {
+        let q = Q::new(DeltaFifoOptions::default());
+        q.resync().unwrap();
+        assert!(q.is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_relist_after_a_queued_delete_still_delivers_the_listed_state() {
+        // Newer client-go no longer drops a Sync that follows a Deleted.
+        let known = Indexer::default();
+        known.add(Arc::new(cm_with("ns", "a", "1", &[]))).unwrap();
+        let q = with_known(&known);
+        q.delete(Arc::new(cm_with("ns", "a", "2", &[]))).unwrap();
+        q.replace(vec![Arc::new(cm_with("ns", "a", "3", &[]))], "3")
+            .unwrap();
+        use DeltaType::*;
+        assert_eq!(
+            summary(&pop(&q).await),
+            vec![(Deleted, s("2"), false), (Sync, s("3"), false)]
+        );
+    }
+
+    #[tokio::test]
+    async fn has_synced_waits_for_the_first_replace_batch_including_tombstones() {
+        let known = Indexer::default();
+        known
+            .add(Arc::new(cm_with("ns", "gone", "1", &[])))
+            .unwrap();
+        let q = with_known(&known);
+        assert!(!q.has_synced(), "nothing happened yet");
+        q.replace(vec![Arc::new(cm("ns", "a"))], "1").unwrap();
+        assert!(!q.has_synced());
+        pop(&q).await;
+        assert!(
+            !q.has_synced(),
+            "the tombstone is part of the initial batch"
+        );
+        q.add(Arc::new(cm("ns", "late"))).unwrap();
+        pop(&q).await;
+        assert!(q.has_synced());
+        q.replace(vec![Arc::new(cm("ns", "x"))], "2").unwrap();
+        assert!(q.has_synced(), "stays true after later relists");
+    }
+
+    #[test]
+    fn any_write_before_the_first_replace_means_synced() {
+        let q = Q::new(DeltaFifoOptions::default());
+        q.add(Arc::new(cm("ns", "a"))).unwrap();
+        assert!(q.has_synced());
+        let q = Q::new(DeltaFifoOptions::default());
+        q.delete(Arc::new(cm("ns", "a"))).unwrap();
+        assert!(q.has_synced(), "even a delete that queued nothing");
+    }
+
+    #[tokio::test]
+    async fn initial_list_items_are_flagged_as_such() {
+        let q = Q::new(DeltaFifoOptions::default());
+        q.replace(vec![Arc::new(cm("ns", "a")), Arc::new(cm("ns", "b"))], "1")
+            .unwrap();
+        let mut flags = Vec::new();
+        for _ in 0..2 {
+            q.pop::<()>(|_, initial| {
+                flags.push(initial);
+                Ok(())
+            })
+            .await
+            .unwrap();
+        }
+        q.add(Arc::new(cm("ns", "c"))).unwrap();
+        q.pop::<()>(|_, initial| {
+            flags.push(initial);
+            Ok(())
+        })
+        .await
+        .unwrap();
+        assert_eq!(flags, vec![true, true, false]);
+    }
+
+    #[tokio::test]
+    async fn has_synced_turns_true_only_after_the_last_initial_item_is_processed() {
+        let q = Q::new(DeltaFifoOptions::default());
+        q.replace(vec![Arc::new(cm("ns", "a"))], "1").unwrap();
+        let processed = Arc::new(AtomicBool::new(false));
+        let observer = {
+            let (q, processed) = (q.clone(), processed.clone());
+            move || {
+                let synced = q.has_synced();
+                (synced, processed.load(Ordering::SeqCst))
+            }
+        };
+        let mut handle = None;
+        q.pop::<()>(|_, _| {
+            handle = Some(std::thread::spawn(observer));
+            std::thread::sleep(Duration::from_millis(20));
+            processed.store(true, Ordering::SeqCst);
+            Ok(())
+        })
+        .await
+        .unwrap();
+        let (synced, was_processed) = handle.unwrap().join().unwrap();
+        assert!(synced);
+        assert!(
+            was_processed,
+            "has_synced answered before processing finished"
+        );
+    }
+
+    #[tokio::test]
+    async fn requeued_deltas_go_back_to_the_tail() {
+        let q = Q::new(DeltaFifoOptions::default());
+        q.add(Arc::new(cm_with("ns", "a", "1", &[]))).unwrap();
+        q.add(Arc::new(cm_with("ns", "b", "1", &[]))).unwrap();
+        let err = q
+            .pop(|_, _| Err(ProcessError::Requeue("again")))
+            .await
+            .unwrap_err();
+        assert_eq!(
+            err,
+            PopError::Process {
+                error: "again",
+                requeued: true
+            }
+        );
+        assert_eq!(q.list_keys(), vec!["ns/b", "ns/a"]);
+    }
+
+    #[tokio::test]
+    async fn add_if_not_present_yields_to_newer_queued_deltas() {
+        let q = Q::new(DeltaFifoOptions::default());
+        q.add(Arc::new(cm_with("ns", "a", "1", &[]))).unwrap();
+        let old = pop(&q).await;
+        q.update(Arc::new(cm_with("ns", "a", "2", &[]))).unwrap();
+        q.add_if_not_present(old.clone()).unwrap();
+        assert_eq!(
+            summary(&pop(&q).await),
+            vec![(DeltaType::Updated, s("2"), false)]
+        );
+        q.add_if_not_present(old).unwrap();
+        assert_eq!(
+            summary(&pop(&q).await),
+            vec![(DeltaType::Added, s("1"), false)]
+        );
+    }
+
+    #[tokio::test]
+    async fn failed_process_drops_the_deltas() {
+        let q = Q::new(DeltaFifoOptions::default());
+        q.add(Arc::new(cm("ns", "a"))).unwrap();
+        let err = q
+            .pop(|_, _| Err(ProcessError::Failed(1)))
+            .await
+            .unwrap_err();
+        assert_eq!(
+            err,
+            PopError::Process {
+                error: 1,
+                requeued: false
+            }
+        );
+        assert!(q.is_empty());
+    }
+
+    #[tokio::test]
+    async fn close_drains_the_queue_then_reports_closed() {
+        let q = Q::new(DeltaFifoOptions::default());
+        q.add(Arc::new(cm("ns", "a"))).unwrap();
+        q.close();
+        assert!(q.is_closed());
+        pop(&q).await;
+        assert_eq!(
+            q.pop::<()>(|_, _| Ok(())).await.unwrap_err(),
+            PopError::Closed
+        );
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn concurrent_pops_process_one_key_at_a_time() {
+        let q = Q::new(DeltaFifoOptions::default());
+        for i in 0..200 {
+            q.add(Arc::new(cm("ns", &format!("o{i}")))).unwrap();
+        }
+        q.close();
+        let active = Arc::new(AtomicUsize::new(0));
+        let max_seen = Arc::new(AtomicUsize::new(0));
+        let mut tasks = Vec::new();
+        for _ in 0..4 {
+            let (q, active, max_seen) = (q.clone(), active.clone(), max_seen.clone());
+            tasks.push(tokio::spawn(async move {
+                let mut popped = 0;
+                while q
+                    .pop::<()>(|_, _| {
+                        let now = active.fetch_add(1, Ordering::SeqCst) + 1;
+                        max_seen.fetch_max(now, Ordering::SeqCst);
+                        std::hint::spin_loop();
+                        active.fetch_sub(1, Ordering::SeqCst);
+                        Ok(())
+                    })
+                    .await
+                    .is_ok()
+                {
+                    popped += 1;
+                }
+                popped
+            }));
+        }
+        let mut total = 0;
+        for t in tasks {
+            total += t.await.unwrap();
+        }
+        assert_eq!(total, 200);
+        assert_eq!(max_seen.load(Ordering::SeqCst), 1);
+    }
+
+    #[tokio::test]
+    async fn transformer_applies_to_incoming_objects_but_not_to_resync_or_tombstones() {
+        let calls = Arc::new(AtomicUsize::new(0));
+        let known = Indexer::default();
+        known
+            .add(Arc::new(cm_with("ns", "cached", "1", &[("keep", "me")])))
+            .unwrap();
+        let q = DeltaFifo::new(
+            DeltaFifoOptions::default()
+                .known_objects(known.clone())
+                .transformer(Arc::new({
+                    let calls = calls.clone();
+                    move |obj: &mut ConfigMap| {
+                        calls.fetch_add(1, Ordering::SeqCst);
+                        obj.metadata.labels = None;
+                    }
+                })),
+        );
+        q.add(Arc::new(cm_with("ns", "a", "1", &[("drop", "me")])))
+            .unwrap();
+        q.replace(
+            vec![Arc::new(cm_with("ns", "b", "1", &[("drop", "me")]))],
+            "1",
+        )
+        .unwrap();
+        assert_eq!(calls.load(Ordering::SeqCst), 2, "add and listed object");
+        let a = pop(&q).await;
+        assert!(
+            a.newest()
+                .and_then(Delta::object)
+                .unwrap()
+                .metadata
+                .labels
+                .is_none()
+        );
+        // "cached" was tombstoned by the replace (not listed): no transform for it.
+        while !q.is_empty() {
+            pop(&q).await;
+        }
+        q.resync().unwrap();
+        assert_eq!(
+            calls.load(Ordering::SeqCst),
+            2,
+            "resync re-delivers cached objects untouched"
+        );
+        let synced = pop(&q).await;
+        assert!(
+            synced
+                .newest()
+                .and_then(Delta::object)
+                .unwrap()
+                .metadata
+                .labels
+                .is_some()
+        );
+    }
+
+    #[test]
+    fn list_returns_the_newest_state_and_get_by_key_a_copy() {
+        let q = Q::new(DeltaFifoOptions::default());
+        q.add(Arc::new(cm_with("ns", "a", "1", &[]))).unwrap();
+        q.update(Arc::new(cm_with("ns", "a", "2", &[]))).unwrap();
+        assert_eq!(rv(q.list().first()), s("2"));
+        let copy = q.get_by_key("ns/a").unwrap();
+        drop(copy);
+        assert_eq!(q.get_by_key("ns/a").unwrap().len(), 2);
+        assert!(q.get_by_key("ns/none").is_none());
+    }
+
+    #[test]
+    fn an_object_without_a_key_is_rejected() {
+        let q = Q::new(DeltaFifoOptions::default());
+        assert!(matches!(
+            q.add(Arc::new(cm("ns", ""))),
+            Err(CacheError::Key(_))
+        ));
+        assert!(q.is_empty());
+    }
+}

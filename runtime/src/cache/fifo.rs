@@ -318,3 +318,191 @@ impl<K: Send + Sync + 'static> Store<K> for Fifo<K> {
         Fifo::resync(self)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use k8s_openapi::api::core::v1::ConfigMap;
+
+    use super::*;
+    use crate::cache::testing::{cm, cm_with};
+
+    type Q = Fifo<ConfigMap>;
+
+    async fn pop_name(q: &Q) -> Result<String, PopError<()>> {
+        q.pop(|_| Ok(()))
+            .await
+            .map(|o| o.metadata.name.clone().unwrap_or_default())
+    }
+
+    #[tokio::test]
+    async fn updates_before_a_pop_are_popped_once_as_the_newest_value() {
+        let q = Q::new();
+        q.add(Arc::new(cm_with("ns", "a", "1", &[]))).unwrap();
+        q.update(Arc::new(cm_with("ns", "a", "2", &[]))).unwrap();
+        q.update(Arc::new(cm_with("ns", "a", "3", &[]))).unwrap();
+        let popped = q.pop::<()>(|_| Ok(())).await.unwrap();
+        assert_eq!(popped.metadata.resource_version.as_deref(), Some("3"));
+        assert!(q.list_keys().is_empty());
+    }
+
+    #[tokio::test]
+    async fn keys_pop_in_first_add_order() {
+        let q = Q::new();
+        for name in ["c", "a", "b"] {
+            q.add(Arc::new(cm("ns", name))).unwrap();
+        }
+        q.update(Arc::new(cm("ns", "c"))).unwrap();
+        for expected in ["c", "a", "b"] {
+            assert_eq!(pop_name(&q).await.unwrap(), expected);
+        }
+    }
+
+    #[tokio::test]
+    async fn deleted_key_stays_in_order_but_is_skipped() {
+        let q = Q::new();
+        q.add(Arc::new(cm("ns", "a"))).unwrap();
+        q.add(Arc::new(cm("ns", "b"))).unwrap();
+        q.delete(&cm("ns", "a")).unwrap();
+        assert!(q.get_by_key("ns/a").is_none());
+        assert_eq!(pop_name(&q).await.unwrap(), "b");
+        q.close();
+        assert_eq!(pop_name(&q).await, Err(PopError::Closed));
+    }
+
+    #[tokio::test]
+    async fn add_if_not_present_keeps_a_queued_newer_value() {
+        let q = Q::new();
+        q.add(Arc::new(cm_with("ns", "a", "2", &[]))).unwrap();
+        q.add_if_not_present(Arc::new(cm_with("ns", "a", "1", &[])))
+            .unwrap();
+        let popped = q.pop::<()>(|_| Ok(())).await.unwrap();
+        assert_eq!(popped.metadata.resource_version.as_deref(), Some("2"));
+        q.add_if_not_present(Arc::new(cm_with("ns", "a", "1", &[])))
+            .unwrap();
+        assert_eq!(q.list_keys(), vec!["ns/a"]);
+    }
+
+    #[tokio::test]
+    async fn requeue_error_puts_the_item_back_at_the_tail() {
+        let q = Q::new();
+        q.add(Arc::new(cm("ns", "a"))).unwrap();
+        q.add(Arc::new(cm("ns", "b"))).unwrap();
+        let err = q
+            .pop(|_| Err(ProcessError::Requeue("retry")))
+            .await
+            .unwrap_err();
+        assert_eq!(
+            err,
+            PopError::Process {
+                error: "retry",
+                requeued: true
+            }
+        );
+        assert_eq!(pop_name(&q).await.unwrap(), "b");
+        assert_eq!(pop_name(&q).await.unwrap(), "a");
+    }
+
+    #[tokio::test]
+    async fn failed_process_drops_the_item() {
+        let q = Q::new();
+        q.add(Arc::new(cm("ns", "a"))).unwrap();
+        let err = q
+            .pop(|_| Err(ProcessError::Failed("no")))
+            .await
+            .unwrap_err();
+        assert_eq!(
+            err,
+            PopError::Process {
+                error: "no",
+                requeued: false
+            }
+        );
+        assert!(q.list().is_empty());
+    }
+
+    #[tokio::test]
+    async fn closed_queue_drains_before_reporting_closed() {
+        let q = Q::new();
+        q.add(Arc::new(cm("ns", "a"))).unwrap();
+        q.close();
+        assert!(q.is_closed());
+        assert_eq!(pop_name(&q).await.unwrap(), "a");
+        assert_eq!(pop_name(&q).await, Err(PopError::Closed));
+    }
+
+    #[tokio::test]
+    async fn a_waiting_pop_wakes_on_add_and_on_close() {
+        let q = Q::new();
+        let waiter = tokio::spawn({
+            let q = q.clone();
+            async move { pop_name(&q).await }
+        });
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        assert!(!waiter.is_finished());
+        q.add(Arc::new(cm("ns", "a"))).unwrap();
+        assert_eq!(waiter.await.unwrap().unwrap(), "a");
+
+        let waiter = tokio::spawn({
+            let q = q.clone();
+            async move { pop_name(&q).await }
+        });
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        q.close();
+        assert_eq!(waiter.await.unwrap(), Err(PopError::Closed));
+    }
+
+    #[tokio::test]
+    async fn replace_first_syncs_only_after_the_whole_batch_is_popped() {
+        let q = Q::new();
+        assert!(!q.has_synced());
+        q.replace(vec![Arc::new(cm("ns", "a")), Arc::new(cm("ns", "b"))], "1")
+            .unwrap();
+        assert!(!q.has_synced());
+        // Both initial items are deleted before being popped: their queue slots still
+        // count toward the initial batch and are passed over by the next pop.
+        q.delete(&cm("ns", "a")).unwrap();
+        q.delete(&cm("ns", "b")).unwrap();
+        assert!(!q.has_synced());
+        q.add(Arc::new(cm("ns", "c"))).unwrap();
+        assert!(
+            !q.has_synced(),
+            "a later add does not make the initial batch popped"
+        );
+        assert_eq!(pop_name(&q).await.unwrap(), "c");
+        assert!(q.has_synced());
+        q.replace(vec![Arc::new(cm("ns", "d"))], "2").unwrap();
+        assert!(q.has_synced(), "once synced, stays synced");
+    }
+
+    #[test]
+    fn a_write_before_the_first_replace_means_synced() {
+        let q = Q::new();
+        q.add(Arc::new(cm("ns", "a"))).unwrap();
+        assert!(q.has_synced());
+        q.replace(vec![Arc::new(cm("ns", "b"))], "1").unwrap();
+        assert!(q.has_synced());
+    }
+
+    #[test]
+    fn replace_swaps_the_content() {
+        let q = Q::new();
+        q.add(Arc::new(cm("ns", "a"))).unwrap();
+        q.replace(vec![Arc::new(cm("ns", "b")), Arc::new(cm("ns", "c"))], "1")
+            .unwrap();
+        let mut keys = q.list_keys();
+        keys.sort();
+        assert_eq!(keys, vec!["ns/b", "ns/c"]);
+    }
+
+    #[tokio::test]
+    async fn resync_on_a_consistent_queue_queues_nothing_twice() {
+        let q = Q::new();
+        q.add(Arc::new(cm("ns", "a"))).unwrap();
+        q.resync().unwrap();
+        assert_eq!(pop_name(&q).await.unwrap(), "a");
+        q.close();
+        assert_eq!(pop_name(&q).await, Err(PopError::Closed));
+    }
+}

@@ -1,6 +1,8 @@
 //! Model-based tests of the cache layer: random operation sequences checked against
 //! plain-`HashMap` models, and concurrent readers during writes.
 
+#![allow(clippy::unwrap_used)] // test helpers outside #[test] fns
+
 use std::{
     collections::{BTreeMap, BTreeSet, HashMap},
     sync::Arc,

@@ -177,10 +177,10 @@ impl<K> Deltas<K> {
     /// case the newer, more informative one replaces it.
     pub(crate) fn push_dedup(&mut self, delta: Delta<K>) {
         if let (Some(Delta::Deleted(previous)), Delta::Deleted(_)) = (self.0.last(), &delta) {
-            if previous.is_tombstone() {
-                if let Some(last) = self.0.last_mut() {
-                    *last = delta;
-                }
+            if previous.is_tombstone()
+                && let Some(last) = self.0.last_mut()
+            {
+                *last = delta;
             }
             return;
         }

@@ -158,8 +158,8 @@ impl<K: Object> DeltaFifo<K> {
             Some(deltas) => deltas.push_dedup(delta),
             None => {
                 let key = StoreKey::from(key);
-                let mut deltas = Vec::with_capacity(1);
-                deltas.push(delta);
+                // vec![] allocates exactly one slot: most keys never get a second delta.
+                let deltas = vec![delta];
                 state.queue.push_back(key.clone());
                 state.items.insert(key, Deltas(deltas));
             }

@@ -261,10 +261,10 @@ impl<K> ThreadSafeStore<K> {
         let mut out = Vec::new();
         for value in &values {
             for key in index.keys(value).into_iter().flatten() {
-                if seen.insert(key) {
-                    if let Some(obj) = inner.items.get(key) {
-                        out.push(obj.clone());
-                    }
+                if seen.insert(key)
+                    && let Some(obj) = inner.items.get(key)
+                {
+                    out.push(obj.clone());
                 }
             }
         }

@@ -12,6 +12,9 @@
 //!   [`DeletedObject`].
 //! * `delta_fifo`: [`DeltaFifo`], a queue keeping every change per key, fed by a reflector
 //!   and drained by an informer.
+//! * `handler`: [`ResourceEventHandler`] and its closure / filtering helpers.
+//! * `processor`: the per-handler buffers and threads an informer fans out to.
+//! * `lister`: [`Lister`] and [`NamespaceLister`], typed read-only views of a cache.
 //!
 //! Objects are held as `Arc<K>`; nothing here ever mutates a cached object.
 //!
@@ -33,9 +36,12 @@ mod delta;
 mod delta_fifo;
 mod error;
 mod fifo;
+mod handler;
 mod index;
 mod indexer;
 mod keys;
+mod lister;
+mod processor;
 mod store;
 mod wait;
 
@@ -46,6 +52,7 @@ pub use delta::{DeletedFinalStateUnknown, DeletedObject, Delta, DeltaType, Delta
 pub use delta_fifo::{DeltaFifo, DeltaFifoOptions, TransformFunc};
 pub use error::CacheError;
 pub use fifo::{Fifo, PopError, ProcessError};
+pub use handler::{FilteringResourceEventHandler, ResourceEventHandler, ResourceEventHandlerFuncs};
 pub use index::{
     IndexFunc, IndexFuncError, Indexers, NAMESPACE_INDEX, meta_namespace_index_func,
     namespace_indexers,
@@ -55,4 +62,5 @@ pub use keys::{
     KeyError, KeyFunc, deletion_handling_meta_namespace_key, meta_namespace_key,
     split_meta_namespace_key,
 };
+pub use lister::{Lister, ListerError, NamespaceLister};
 pub use store::{KnownObjects, Store, ThreadSafeStore};

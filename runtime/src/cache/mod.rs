@@ -32,6 +32,7 @@
 //! assert_eq!(indexer.by_index(NAMESPACE_INDEX, "default").unwrap().len(), 1);
 //! ```
 
+mod backoff;
 mod delta;
 mod delta_fifo;
 mod error;
@@ -48,6 +49,7 @@ mod wait;
 #[cfg(test)]
 pub(crate) mod testing;
 
+pub use backoff::BackoffConfig;
 pub use delta::{DeletedFinalStateUnknown, DeletedObject, Delta, DeltaType, Deltas};
 pub use delta_fifo::{DeltaFifo, DeltaFifoOptions, TransformFunc};
 pub use error::CacheError;

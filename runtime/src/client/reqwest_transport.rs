@@ -34,10 +34,9 @@ impl ReqwestTransport {
         let mut b = reqwest::Client::builder()
             .user_agent(config.user_agent.clone())
             .gzip(!config.disable_compression)
-            .redirect(reqwest::redirect::Policy::none());
-        if config.cluster_url.scheme_str() == Some("https") {
-            b = b.tls_backend_preconfigured(rustls_config(&config.tls)?);
-        }
+            .redirect(reqwest::redirect::Policy::none())
+            // always preconfigured: reqwest has no crypto provider of its own here
+            .tls_backend_preconfigured(rustls_config(&config.tls)?);
         if let Some(t) = config.connect_timeout {
             b = b.connect_timeout(t);
         }

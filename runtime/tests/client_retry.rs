@@ -1,5 +1,6 @@
 //! The `Client` layer over an in-memory `Transport`: retries on 429/503 honouring
 //! Retry-After, bounded and only when safe; client-side throttling; headers it adds.
+#![allow(clippy::unwrap_used)] // test helpers may unwrap, like the tests
 
 mod client_support;
 
@@ -71,7 +72,11 @@ async fn unavailable_is_retried_for_idempotent_requests_only() {
     let err = cms.create(&PostParams::default(), &cm()).await.unwrap_err();
     assert!(err.is_service_unavailable());
     let methods: Vec<_> = script.requests().iter().map(|r| r.method.clone()).collect();
-    assert_eq!(methods, ["GET", "GET", "POST"], "a POST is not repeated on 503");
+    assert_eq!(
+        methods,
+        ["GET", "GET", "POST"],
+        "a POST is not repeated on 503"
+    );
 }
 
 #[tokio::test(start_paused = true)]

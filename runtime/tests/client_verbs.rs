@@ -1,5 +1,6 @@
 //! The typed and dynamic verbs against a scripted local HTTP server, through the reqwest
 //! transport: what goes on the wire, and how answers are decoded.
+#![allow(clippy::unwrap_used)] // test helpers may unwrap, like the tests
 
 mod client_support;
 

@@ -1,7 +1,7 @@
 //! Test doubles for the client tests: a scripted local HTTP server (axum) that records every
 //! request, a scripted in-memory `Transport`, and a custom resource type whose serialization
 //! lacks apiVersion/kind.
-#![allow(dead_code)]
+#![allow(dead_code, clippy::unwrap_used)]
 
 use std::{
     collections::VecDeque,

@@ -698,6 +698,7 @@ async fn no_secret_appears_in_debug_output_or_logs() {
         "PRIVATE KEY",
         "env-secret-DDDD",
         "file-token-EEEE",
+        "proxy-pass-FFFF",
     ];
     let mut shown: Vec<String> = Vec::new();
 
@@ -722,6 +723,14 @@ async fn no_secret_appears_in_debug_output_or_logs() {
         server_name: None,
     };
     shown.push(format!("{tls:?}"));
+    let proxied = Config::new("https://x".parse().unwrap()).with_proxy(
+        "http://user:proxy-pass-FFFF@proxy.test:3128"
+            .parse()
+            .unwrap(),
+    );
+    let proxied_debug = format!("{proxied:?}");
+    assert!(proxied_debug.contains("proxy.test:3128"), "{proxied_debug}");
+    shown.push(proxied_debug);
     shown.push(format!(
         "{:?}",
         Config::new("https://x".parse().unwrap()).with_tls(tls)
@@ -797,6 +806,69 @@ async fn no_secret_appears_in_debug_output_or_logs() {
     for s in &shown {
         for secret in secrets {
             assert!(!s.contains(secret), "{secret} leaked in: {s}");
+        }
+    }
+}
+
+// ---------- Config::infer, in a child process (the environment cannot be changed in-process) ----------
+
+fn run_child(test: &str, mode: &str, envs: &[(&str, std::ffi::OsString)]) {
+    let mut cmd = std::process::Command::new(std::env::current_exe().unwrap());
+    cmd.args(["--exact", test, "--nocapture"])
+        .env("KUBEGEN_INFER_CHILD", mode)
+        .env_remove("KUBERNETES_SERVICE_HOST")
+        .env_remove("KUBERNETES_SERVICE_PORT");
+    for (k, v) in envs {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("1 passed"),
+        "the child ran the test: {stdout}"
+    );
+}
+
+#[tokio::test]
+async fn infer_merges_the_kubeconfig_list_from_the_environment() {
+    match std::env::var("KUBEGEN_INFER_CHILD").as_deref() {
+        Ok("merge") => {
+            let c = Config::infer().await.unwrap();
+            assert_eq!(c.cluster_url.host(), Some("dev.example.test"));
+            assert_eq!(c.default_namespace, "team-a");
+            let s = Config::from_kubeconfig(&ctx("staging")).await.unwrap();
+            assert_eq!(
+                s.default_namespace, "stage",
+                "second file's context is merged in"
+            );
+        }
+        Ok("none") => {
+            let err = Config::infer().await.unwrap_err();
+            assert!(matches!(err, ConfigError::Infer { .. }), "{err}");
+        }
+        _ => {
+            let list =
+                std::env::join_paths([fixture("kubeconfig-a.yaml"), fixture("kubeconfig-b.yaml")])
+                    .unwrap();
+            run_child(
+                "infer_merges_the_kubeconfig_list_from_the_environment",
+                "merge",
+                &[("KUBECONFIG", list)],
+            );
+            let home = tempfile::tempdir().unwrap();
+            run_child(
+                "infer_merges_the_kubeconfig_list_from_the_environment",
+                "none",
+                &[
+                    ("KUBECONFIG", home.path().join("missing").into_os_string()),
+                    ("HOME", home.path().as_os_str().to_owned()),
+                ],
+            );
         }
     }
 }

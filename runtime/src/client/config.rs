@@ -134,13 +134,13 @@ pub struct Config {
 impl fmt::Debug for Config {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Config")
-            .field("cluster_url", &self.cluster_url)
+            .field("cluster_url", &redact_uri(&self.cluster_url))
             .field("default_namespace", &self.default_namespace)
             .field("tls", &self.tls)
             .field("credentials", &self.credentials)
             .field("impersonate_user", &self.impersonate_user)
             .field("impersonate_groups", &self.impersonate_groups)
-            .field("proxy_url", &self.proxy_url)
+            .field("proxy_url", &self.proxy_url.as_ref().map(redact_uri))
             .field("connect_timeout", &self.connect_timeout)
             .field("read_timeout", &self.read_timeout)
             .field("request_timeout", &self.request_timeout)
@@ -380,6 +380,19 @@ impl TryFrom<kube_client::Config> for Config {
         c.disable_compression = k.disable_compression;
         c.headers = k.headers.clone();
         Ok(c)
+    }
+}
+
+/// A URI for display, with any `user:password@` replaced.
+fn redact_uri(u: &http::Uri) -> String {
+    let s = u.to_string();
+    match (u.authority(), u.scheme_str()) {
+        (Some(a), Some(scheme)) if a.as_str().contains('@') => {
+            let host = a.as_str().rsplit('@').next().unwrap_or_default();
+            let pq = u.path_and_query().map(|p| p.as_str()).unwrap_or("");
+            format!("{scheme}://<redacted>@{host}{pq}")
+        }
+        _ => s,
     }
 }
 

@@ -6,6 +6,7 @@ use kube_core::{
     DynamicObject, ObjectList, Resource, WatchEvent,
     discovery::{ApiResource, Scope},
     gvk::GroupVersionKind,
+    metadata::PartialObjectMeta,
     params::{DeleteParams, GetParams, ListParams, Patch, PatchParams, PostParams, WatchParams},
     request::Request,
 };
@@ -144,6 +145,40 @@ impl DynamicClient {
         let name = required_name(obj.metadata.name.as_deref())?;
         let pp = apply_params(field_manager, force);
         self.raw.patch(name, &pp, &Patch::Apply(obj)).await
+    }
+
+    /// Server-side apply of `obj`'s status.
+    pub async fn apply_status(
+        &self,
+        obj: &DynamicObject,
+        field_manager: &str,
+        force: bool,
+    ) -> Result<DynamicObject, Error> {
+        let name = required_name(obj.metadata.name.as_deref())?;
+        let pp = apply_params(field_manager, force);
+        self.raw
+            .patch_subresource("status", name, &pp, &Patch::Apply(obj))
+            .await
+    }
+
+    /// One page of metadata-only objects.
+    pub async fn list_metadata(
+        &self,
+        lp: &ListParams,
+    ) -> Result<ObjectList<PartialObjectMeta<DynamicObject>>, Error> {
+        self.raw.list_metadata(lp).await
+    }
+
+    /// Watches metadata only.
+    pub async fn watch_metadata(
+        &self,
+        wp: &WatchParams,
+        resource_version: &str,
+    ) -> Result<
+        BoxStream<'static, Result<WatchEvent<PartialObjectMeta<DynamicObject>>, Error>>,
+        Error,
+    > {
+        self.raw.watch_metadata(wp, resource_version).await
     }
 
     /// Deletes `name`.

@@ -166,3 +166,21 @@ async fn a_plain_401_is_not_retried_for_static_tokens() {
     assert!(cms.get("c").await.unwrap_err().is_unauthorized());
     assert_eq!(script.requests().len(), 1);
 }
+
+#[tokio::test]
+async fn a_second_401_after_refreshing_credentials_is_returned() {
+    let dir = tempfile::tempdir().unwrap();
+    let token = dir.path().join("token");
+    std::fs::write(&token, "t").unwrap();
+    let (script, t) = mock(vec![
+        Reply::status(401, "Unauthorized"),
+        Reply::status(401, "Unauthorized"),
+        Reply::json(200, cm_json()),
+    ]);
+    let client = Client::builder(t)
+        .credentials(Credentials::TokenFile(token))
+        .build();
+    let cms: ResourceClient<ConfigMap> = ResourceClient::default_namespaced(client);
+    assert!(cms.get("c").await.unwrap_err().is_unauthorized());
+    assert_eq!(script.requests().len(), 2, "refreshed once, then gave up");
+}

@@ -1,12 +1,42 @@
-//! The REST client (client-go's `rest` and typed clients).
+//! The REST client (client-go's `rest`, typed and dynamic clients, `discovery`, `util/retry`).
 //!
 //! The wire is abstracted by [`Transport`]: an `http::Request<Vec<u8>>` goes in, an
-//! `http::Response<Body>` with a streaming body comes out. The reqwest transport talks to a
+//! `http::Response<Body>` with a streaming body comes out. [`ReqwestTransport`] talks to a
 //! real API server; the test server's in-process transport stands in for fake clientsets.
-//!
-//! Still to come (issue 4): `Config`, `Client`, `ResourceClient<K>`, `DynamicClient`, the
-//! typed API `Error` and `retry_on_conflict`.
+//! [`Client`] adds credentials, throttling and retries on top of any transport;
+//! [`ResourceClient`] and [`DynamicClient`] build requests with kube-core's `Request` and
+//! decode answers into kube-core's `ObjectList`, `WatchEvent` and `Status`.
 
+mod auth;
+#[allow(clippy::module_inception)]
+mod client;
+mod config;
+mod decode;
+mod discovery;
+mod dynamic;
+mod error;
+mod reqwest_transport;
+mod resource;
+mod retry;
+mod throttle;
 mod transport;
+mod verbs;
 
+pub use auth::{AuthError, Authenticator, Credentials, EXEC_API_VERSION, ExecPlugin};
+pub use client::{Client, ClientBuilder, DEFAULT_RETRY_AFTER, MAX_RETRY_AFTER};
+pub use config::{
+    Config, ConfigError, DEFAULT_MAX_RETRIES, SERVICE_ACCOUNT_DIR, TlsConfig, pem_certs,
+};
+pub use decode::{LineDecoder, decode_lines};
+pub use discovery::Discovery;
+pub use dynamic::DynamicClient;
+pub use error::{Error, reason};
+pub use reqwest_transport::{RequestTimeout, ReqwestTransport, rustls_config};
+pub use resource::ResourceClient;
+pub use retry::{Backoff, DEFAULT_BACKOFF, DEFAULT_RETRY, on_error, retry_on_conflict};
+pub use throttle::{DEFAULT_BURST, DEFAULT_QPS, TokenBucket};
 pub use transport::{Body, BoxFuture, Transport, TransportError};
+pub use verbs::{DEFAULT_PAGE_SIZE, DeleteResponse, LIST_ALL_RESTARTS};
+
+/// kube-client's kubeconfig types, for building a [`Config`] from a custom kubeconfig.
+pub use kube_client::config::{KubeConfigOptions, Kubeconfig};

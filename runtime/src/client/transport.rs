@@ -111,6 +111,11 @@ impl Stream for Body {
 /// Implemented by the reqwest transport (a real API server) and by the test server's
 /// in-process front (fake clientsets). Implementations must not retry, throttle or
 /// authenticate: the `Client` above does that, the same way for every transport.
+///
+/// Requests from the `Client` carry the path-and-query URI kube-core builds (for example
+/// `/api/v1/namespaces/default/pods?limit=5`), an `Accept` header, and `Authorization` when
+/// credentials are configured; a transport for a real server resolves the path against its
+/// base URL (an absolute URI is used as is).
 pub trait Transport: Send + Sync + 'static {
     /// Sends `request`; a non-2xx status is a successful send.
     fn send(

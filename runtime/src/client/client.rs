@@ -1,0 +1,317 @@
+//! [`Client`]: a [`Transport`] plus what every request needs on its way out — credentials,
+//! client-side throttling, default headers — and bounded retries when the server answers
+//! 429 or 503.
+
+use std::{fmt, sync::Arc, time::Duration};
+
+use http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode, header};
+use serde::de::DeserializeOwned;
+
+use super::{
+    auth::{Authenticator, Credentials},
+    config::{Config, ConfigError, DEFAULT_MAX_RETRIES},
+    decode::decode_lines,
+    error::Error,
+    reqwest_transport::{RequestTimeout, ReqwestTransport},
+    throttle::TokenBucket,
+    transport::{Body, Transport},
+};
+use futures::stream::BoxStream;
+
+/// The longest wait a `Retry-After` header may impose.
+pub const MAX_RETRY_AFTER: Duration = Duration::from_secs(60);
+/// The wait when a 429/503 carries no `Retry-After` (client-go's default of one second).
+pub const DEFAULT_RETRY_AFTER: Duration = Duration::from_secs(1);
+
+/// A Kubernetes API client; cheap to clone, shared by every typed and dynamic client.
+#[derive(Clone)]
+pub struct Client {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    transport: Arc<dyn Transport>,
+    auth: Authenticator,
+    throttle: Option<TokenBucket>,
+    default_namespace: String,
+    max_retries: u32,
+    request_timeout: Option<Duration>,
+    headers: HeaderMap,
+}
+
+impl fmt::Debug for Client {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Client")
+            .field("auth", &self.inner.auth)
+            .field("throttle", &self.inner.throttle)
+            .field("default_namespace", &self.inner.default_namespace)
+            .field("max_retries", &self.inner.max_retries)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Builds a [`Client`] around any [`Transport`].
+pub struct ClientBuilder {
+    transport: Arc<dyn Transport>,
+    credentials: Credentials,
+    qps: f32,
+    burst: u32,
+    default_namespace: String,
+    max_retries: u32,
+    request_timeout: Option<Duration>,
+    headers: HeaderMap,
+}
+
+impl fmt::Debug for ClientBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ClientBuilder")
+            .field("credentials", &self.credentials)
+            .field("qps", &self.qps)
+            .field("burst", &self.burst)
+            .field("default_namespace", &self.default_namespace)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ClientBuilder {
+    /// Sets the credentials.
+    pub fn credentials(mut self, c: Credentials) -> Self {
+        self.credentials = c;
+        self
+    }
+
+    /// Sets client-side throttling; `qps <= 0` turns it off (the default for a bare transport).
+    pub fn rate_limit(mut self, qps: f32, burst: u32) -> Self {
+        self.qps = qps;
+        self.burst = burst;
+        self
+    }
+
+    /// Sets the default namespace.
+    pub fn default_namespace(mut self, ns: impl Into<String>) -> Self {
+        self.default_namespace = ns.into();
+        self
+    }
+
+    /// Sets how many times a 429/503 is retried.
+    pub fn max_retries(mut self, n: u32) -> Self {
+        self.max_retries = n;
+        self
+    }
+
+    /// Sets the timeout for non-streaming requests.
+    pub fn request_timeout(mut self, t: Option<Duration>) -> Self {
+        self.request_timeout = t;
+        self
+    }
+
+    /// Adds a header sent with every request.
+    pub fn header(mut self, name: HeaderName, value: HeaderValue) -> Self {
+        self.headers.append(name, value);
+        self
+    }
+
+    /// The client.
+    pub fn build(self) -> Client {
+        Client {
+            inner: Arc::new(Inner {
+                transport: self.transport,
+                auth: Authenticator::new(self.credentials),
+                throttle: TokenBucket::new(self.qps, self.burst),
+                default_namespace: self.default_namespace,
+                max_retries: self.max_retries,
+                request_timeout: self.request_timeout,
+                headers: self.headers,
+            }),
+        }
+    }
+}
+
+impl Client {
+    /// A client over `transport` with no credentials and no throttling (what a fake
+    /// clientset over the test server's in-process transport wants).
+    pub fn new(transport: impl Transport) -> Self {
+        Self::builder(transport).build()
+    }
+
+    /// A builder over `transport`.
+    pub fn builder(transport: impl Transport) -> ClientBuilder {
+        Self::builder_arc(Arc::new(transport))
+    }
+
+    /// A builder over a shared transport.
+    pub fn builder_arc(transport: Arc<dyn Transport>) -> ClientBuilder {
+        ClientBuilder {
+            transport,
+            credentials: Credentials::None,
+            qps: -1.0,
+            burst: 0,
+            default_namespace: "default".into(),
+            max_retries: DEFAULT_MAX_RETRIES,
+            request_timeout: None,
+            headers: HeaderMap::new(),
+        }
+    }
+
+    /// A client for a real API server: reqwest with `config`'s TLS, proxy and timeouts, its
+    /// credentials, throttling and impersonation.
+    pub fn try_from_config(config: Config) -> Result<Self, ConfigError> {
+        let transport = ReqwestTransport::new(&config)?;
+        let mut b = Self::builder(transport)
+            .credentials(config.credentials)
+            .rate_limit(config.qps, config.burst)
+            .default_namespace(config.default_namespace)
+            .max_retries(config.max_retries)
+            .request_timeout(config.request_timeout);
+        if let Some(user) = &config.impersonate_user {
+            let v = HeaderValue::from_str(user)
+                .map_err(|_| ConfigError::Http("invalid impersonate user".into()))?;
+            b = b.header(HeaderName::from_static("impersonate-user"), v);
+        }
+        for g in &config.impersonate_groups {
+            let v = HeaderValue::from_str(g)
+                .map_err(|_| ConfigError::Http("invalid impersonate group".into()))?;
+            b = b.header(HeaderName::from_static("impersonate-group"), v);
+        }
+        for (k, v) in config.headers {
+            b = b.header(k, v);
+        }
+        Ok(b.build())
+    }
+
+    /// `Config::infer()` and a client for it.
+    pub async fn try_default() -> Result<Self, ConfigError> {
+        Self::try_from_config(Config::infer().await?)
+    }
+
+    /// The namespace `ResourceClient::default_namespaced` uses.
+    pub fn default_namespace(&self) -> &str {
+        &self.inner.default_namespace
+    }
+
+    /// Sends `request` (a path-only or absolute URI) with credentials and throttling, retrying
+    /// 429 (any method: the server did not process it) and 503 (idempotent methods only) up to
+    /// `max_retries` times, waiting as `Retry-After` says; a 401 refreshes token-file and exec
+    /// credentials once. Any response, success or not, is returned as is.
+    pub async fn send(
+        &self,
+        request: http::Request<Vec<u8>>,
+    ) -> Result<http::Response<Body>, Error> {
+        let (parts, body) = request.into_parts();
+        let timeout = parts.extensions.get::<RequestTimeout>().copied();
+        let mut retries = 0u32;
+        let mut reauthenticated = false;
+        loop {
+            if let Some(t) = &self.inner.throttle {
+                t.acquire().await;
+            }
+            let mut req = http::Request::new(body.clone());
+            *req.method_mut() = parts.method.clone();
+            *req.uri_mut() = parts.uri.clone();
+            *req.version_mut() = parts.version;
+            *req.headers_mut() = parts.headers.clone();
+            if let Some(t) = timeout {
+                req.extensions_mut().insert(t);
+            }
+            for (k, v) in &self.inner.headers {
+                req.headers_mut().append(k, v.clone());
+            }
+            if !req.headers().contains_key(header::ACCEPT) {
+                req.headers_mut()
+                    .insert(header::ACCEPT, HeaderValue::from_static("application/json"));
+            }
+            if let Some(h) = self.inner.auth.header().await? {
+                req.headers_mut().insert(header::AUTHORIZATION, h);
+            }
+            let resp = self.inner.transport.send(req).await?;
+            let status = resp.status();
+            tracing::debug!(method = %parts.method, path = %parts.uri.path(), %status, "api request");
+
+            if status == StatusCode::UNAUTHORIZED
+                && !reauthenticated
+                && self.inner.auth.invalidate().await
+            {
+                reauthenticated = true;
+                tracing::debug!("401: refreshing credentials and retrying once");
+                continue;
+            }
+            let retriable = status == StatusCode::TOO_MANY_REQUESTS
+                || (status == StatusCode::SERVICE_UNAVAILABLE && is_idempotent(&parts.method));
+            if retriable && retries < self.inner.max_retries {
+                retries += 1;
+                let wait = retry_after(resp.headers()).unwrap_or(DEFAULT_RETRY_AFTER);
+                tracing::debug!(%status, ?wait, retries, "retrying after server push-back");
+                drop(resp);
+                tokio::time::sleep(wait).await;
+                continue;
+            }
+            return Ok(resp);
+        }
+    }
+
+    /// Sends `request` and returns the raw body of a 2xx answer, or the API error.
+    pub async fn request_bytes(
+        &self,
+        mut request: http::Request<Vec<u8>>,
+    ) -> Result<bytes::Bytes, Error> {
+        if let Some(t) = self.inner.request_timeout {
+            request.extensions_mut().insert(RequestTimeout(t));
+        }
+        let resp = self.send(request).await?;
+        let status = resp.status();
+        let body = resp.into_body().collect().await?;
+        if !status.is_success() {
+            return Err(Error::from_response(status, &body));
+        }
+        Ok(body)
+    }
+
+    /// Sends `request` and decodes a 2xx JSON answer as `T`.
+    pub async fn request<T: DeserializeOwned>(
+        &self,
+        request: http::Request<Vec<u8>>,
+    ) -> Result<T, Error> {
+        let body = self.request_bytes(request).await?;
+        serde_json::from_slice(&body).map_err(Error::Decode)
+    }
+
+    /// Sends `request` and decodes the 2xx body line by line as it streams in (watches).
+    pub async fn request_stream<T: DeserializeOwned + Send + 'static>(
+        &self,
+        request: http::Request<Vec<u8>>,
+    ) -> Result<BoxStream<'static, Result<T, Error>>, Error> {
+        let resp = self.send(request).await?;
+        let status = resp.status();
+        if !status.is_success() {
+            let body = resp.into_body().collect().await?;
+            return Err(Error::from_response(status, &body));
+        }
+        Ok(decode_lines(resp.into_body().into_stream()))
+    }
+}
+
+impl TryFrom<Config> for Client {
+    type Error = ConfigError;
+    fn try_from(c: Config) -> Result<Self, ConfigError> {
+        Self::try_from_config(c)
+    }
+}
+
+fn is_idempotent(m: &Method) -> bool {
+    matches!(
+        *m,
+        Method::GET | Method::HEAD | Method::OPTIONS | Method::PUT | Method::DELETE
+    )
+}
+
+/// `Retry-After` in seconds (the form the API server uses), capped at [`MAX_RETRY_AFTER`].
+fn retry_after(h: &HeaderMap) -> Option<Duration> {
+    let secs: u64 = h
+        .get(header::RETRY_AFTER)?
+        .to_str()
+        .ok()?
+        .trim()
+        .parse()
+        .ok()?;
+    Some(Duration::from_secs(secs).min(MAX_RETRY_AFTER))
+}

@@ -1,0 +1,427 @@
+//! Client configuration: where the API server is, how to trust it, who we are, and how hard
+//! we may hit it (client-go's `rest.Config`).
+//!
+//! kubeconfig files and in-cluster settings are parsed by kube-client (`features = ["config"]`),
+//! so kubeconfig semantics (KUBECONFIG merging, contexts, relative paths) match kubectl; this
+//! module turns the result into a [`Config`] with client-go's defaults (QPS 5, burst 10).
+
+use std::{fmt, path::Path, path::PathBuf, time::Duration};
+
+use base64::Engine as _;
+use http::{HeaderName, HeaderValue};
+use kube_client::config::{KubeConfigOptions, Kubeconfig, KubeconfigError};
+use secrecy::SecretString;
+
+use super::{
+    auth::{AuthError, Credentials, ExecPlugin},
+    throttle::{DEFAULT_BURST, DEFAULT_QPS},
+};
+
+/// Service-account files mounted into every pod.
+pub const SERVICE_ACCOUNT_DIR: &str = "/var/run/secrets/kubernetes.io/serviceaccount";
+
+/// The default number of retries on 429/503 (client-go's `maxRetries`).
+pub const DEFAULT_MAX_RETRIES: u32 = 10;
+
+/// Why a configuration could not be loaded or used.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The kubeconfig could not be loaded (parse errors never quote the file).
+    #[error("kubeconfig: {0}")]
+    Kubeconfig(String),
+    /// Neither a kubeconfig nor in-cluster settings were found.
+    #[error("no configuration found: kubeconfig: {kubeconfig}; in-cluster: {in_cluster}")]
+    Infer {
+        /// Why the kubeconfig failed.
+        kubeconfig: String,
+        /// Why in-cluster failed.
+        in_cluster: String,
+    },
+    /// In-cluster settings are missing or unreadable.
+    #[error("in-cluster: {0}")]
+    InCluster(String),
+    /// Certificate or key material is unusable (the material itself is never quoted).
+    #[error("tls: {0}")]
+    Tls(String),
+    /// A URL is invalid.
+    #[error("invalid url: {0}")]
+    Url(String),
+    /// The credentials section is unusable.
+    #[error(transparent)]
+    Auth(#[from] AuthError),
+    /// The HTTP client could not be built.
+    #[error("http client: {0}")]
+    Http(String),
+}
+
+impl From<KubeconfigError> for ConfigError {
+    fn from(e: KubeconfigError) -> Self {
+        match e {
+            // YAML errors may quote the offending line, which may hold a token
+            KubeconfigError::Parse(_) => ConfigError::Kubeconfig("invalid kubeconfig YAML".into()),
+            other => ConfigError::Kubeconfig(other.to_string()),
+        }
+    }
+}
+
+/// How to trust the server and prove who we are at the TLS layer.
+#[derive(Clone, Default)]
+pub struct TlsConfig {
+    /// CA certificates (DER) to trust instead of the public web PKI roots.
+    pub root_certs: Option<Vec<Vec<u8>>>,
+    /// Client certificate chain, PEM.
+    pub client_cert_pem: Option<Vec<u8>>,
+    /// Client private key, PEM.
+    pub client_key_pem: Option<SecretString>,
+    /// Accept any server certificate (kubeconfig's `insecure-skip-tls-verify`).
+    pub insecure_skip_tls_verify: bool,
+    /// Verify the server certificate against this name instead of the URL's host.
+    pub server_name: Option<String>,
+}
+
+impl fmt::Debug for TlsConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TlsConfig")
+            .field("root_certs", &self.root_certs.as_ref().map(Vec::len))
+            .field("client_cert", &self.client_cert_pem.is_some())
+            .field(
+                "client_key",
+                &self.client_key_pem.as_ref().map(|_| "<redacted>"),
+            )
+            .field("insecure_skip_tls_verify", &self.insecure_skip_tls_verify)
+            .field("server_name", &self.server_name)
+            .finish()
+    }
+}
+
+/// Everything needed to build a [`Client`](super::Client).
+#[derive(Clone)]
+pub struct Config {
+    /// The API server, e.g. `https://10.0.0.1:6443`.
+    pub cluster_url: http::Uri,
+    /// The namespace used by `ResourceClient::default_namespaced`.
+    pub default_namespace: String,
+    /// Server trust and client certificates.
+    pub tls: TlsConfig,
+    /// Token, token file, basic auth or exec plugin.
+    pub credentials: Credentials,
+    /// `Impersonate-User`.
+    pub impersonate_user: Option<String>,
+    /// `Impersonate-Group`, one header per group.
+    pub impersonate_groups: Vec<String>,
+    /// An HTTP(S) proxy for every request.
+    pub proxy_url: Option<http::Uri>,
+    /// Timeout for establishing a connection.
+    pub connect_timeout: Option<Duration>,
+    /// Timeout between two reads of a response (applies to watches too).
+    pub read_timeout: Option<Duration>,
+    /// Timeout for a whole non-streaming request (not applied to watches).
+    pub request_timeout: Option<Duration>,
+    /// The `User-Agent` header.
+    pub user_agent: String,
+    /// Client-side throttling rate; zero or negative turns throttling off.
+    pub qps: f32,
+    /// Client-side throttling burst.
+    pub burst: u32,
+    /// Do not ask for gzip responses.
+    pub disable_compression: bool,
+    /// How often a 429/503 is retried before it is returned.
+    pub max_retries: u32,
+    /// Extra headers sent with every request (values never printed).
+    pub headers: Vec<(HeaderName, HeaderValue)>,
+}
+
+impl fmt::Debug for Config {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Config")
+            .field("cluster_url", &redact_uri(&self.cluster_url))
+            .field("default_namespace", &self.default_namespace)
+            .field("tls", &self.tls)
+            .field("credentials", &self.credentials)
+            .field("impersonate_user", &self.impersonate_user)
+            .field("impersonate_groups", &self.impersonate_groups)
+            .field("proxy_url", &self.proxy_url.as_ref().map(redact_uri))
+            .field("connect_timeout", &self.connect_timeout)
+            .field("read_timeout", &self.read_timeout)
+            .field("request_timeout", &self.request_timeout)
+            .field("user_agent", &self.user_agent)
+            .field("qps", &self.qps)
+            .field("burst", &self.burst)
+            .field("disable_compression", &self.disable_compression)
+            .field("max_retries", &self.max_retries)
+            .field(
+                "headers",
+                &self
+                    .headers
+                    .iter()
+                    .map(|(k, _)| k.as_str())
+                    .collect::<Vec<_>>(),
+            )
+            .finish()
+    }
+}
+
+impl Config {
+    /// A configuration for `cluster_url` with client-go's defaults and no credentials.
+    pub fn new(cluster_url: http::Uri) -> Self {
+        Self {
+            cluster_url,
+            default_namespace: "default".into(),
+            tls: TlsConfig::default(),
+            credentials: Credentials::None,
+            impersonate_user: None,
+            impersonate_groups: Vec::new(),
+            proxy_url: None,
+            connect_timeout: Some(Duration::from_secs(30)),
+            read_timeout: None,
+            request_timeout: None,
+            user_agent: format!("kubegen/{}", env!("CARGO_PKG_VERSION")),
+            qps: DEFAULT_QPS,
+            burst: DEFAULT_BURST,
+            disable_compression: false,
+            max_retries: DEFAULT_MAX_RETRIES,
+            headers: Vec::new(),
+        }
+    }
+
+    /// kubeconfig (`KUBECONFIG`, several files merged, or `~/.kube/config`) at its current
+    /// context; failing that, in-cluster settings.
+    pub async fn infer() -> Result<Self, ConfigError> {
+        match Self::from_kubeconfig(&KubeConfigOptions::default()).await {
+            Ok(c) => Ok(c),
+            Err(kube_err) => {
+                tracing::debug!(error = %kube_err, "no kubeconfig, trying in-cluster");
+                Self::incluster().map_err(|in_err| ConfigError::Infer {
+                    kubeconfig: kube_err.to_string(),
+                    in_cluster: in_err.to_string(),
+                })
+            }
+        }
+    }
+
+    /// The kubeconfig from `KUBECONFIG` (files merged, first wins) or `~/.kube/config`, with
+    /// the context, cluster and user chosen by `options` (default: current-context).
+    pub async fn from_kubeconfig(options: &KubeConfigOptions) -> Result<Self, ConfigError> {
+        let c = kube_client::Config::from_kubeconfig(options).await?;
+        Self::try_from(c)
+    }
+
+    /// Merges `paths` the way `KUBECONFIG=a:b:c` does (the first file to set a value wins)
+    /// and loads the context chosen by `options`.
+    pub async fn from_kubeconfig_files(
+        paths: &[PathBuf],
+        options: &KubeConfigOptions,
+    ) -> Result<Self, ConfigError> {
+        let mut merged: Option<Kubeconfig> = None;
+        for p in paths {
+            let next = Kubeconfig::read_from(p)?;
+            merged = Some(match merged {
+                None => next,
+                Some(m) => m.merge(next)?,
+            });
+        }
+        let merged = merged.ok_or_else(|| ConfigError::Kubeconfig("no kubeconfig files".into()))?;
+        Self::from_custom_kubeconfig(merged, options).await
+    }
+
+    /// A parsed kubeconfig, at the context chosen by `options`.
+    pub async fn from_custom_kubeconfig(
+        kubeconfig: Kubeconfig,
+        options: &KubeConfigOptions,
+    ) -> Result<Self, ConfigError> {
+        let c = kube_client::Config::from_custom_kubeconfig(kubeconfig, options).await?;
+        Self::try_from(c)
+    }
+
+    /// In-cluster settings: `KUBERNETES_SERVICE_HOST`/`PORT` and the mounted service account
+    /// (token re-read when it rotates, CA, namespace).
+    pub fn incluster() -> Result<Self, ConfigError> {
+        let host = std::env::var("KUBERNETES_SERVICE_HOST")
+            .map_err(|_| ConfigError::InCluster("KUBERNETES_SERVICE_HOST is not set".into()))?;
+        let port = std::env::var("KUBERNETES_SERVICE_PORT")
+            .map_err(|_| ConfigError::InCluster("KUBERNETES_SERVICE_PORT is not set".into()))?;
+        Self::incluster_from(Path::new(SERVICE_ACCOUNT_DIR), &host, &port)
+    }
+
+    /// In-cluster settings from a service-account directory holding `token`, `ca.crt` and
+    /// `namespace`, for an API server at `host:port`.
+    pub fn incluster_from(dir: &Path, host: &str, port: &str) -> Result<Self, ConfigError> {
+        let host = if host.contains(':') && !host.starts_with('[') {
+            format!("[{host}]")
+        } else {
+            host.to_string()
+        };
+        let url: http::Uri = format!("https://{host}:{port}")
+            .parse()
+            .map_err(|e: http::uri::InvalidUri| ConfigError::Url(e.to_string()))?;
+        let token = dir.join("token");
+        if !token.exists() {
+            return Err(ConfigError::InCluster(format!(
+                "{} does not exist",
+                token.display()
+            )));
+        }
+        let ca = std::fs::read(dir.join("ca.crt"))
+            .map_err(|e| ConfigError::InCluster(format!("reading ca.crt: {e}")))?;
+        let namespace = std::fs::read_to_string(dir.join("namespace"))
+            .map(|s| s.trim().to_string())
+            .unwrap_or_else(|_| "default".into());
+        let mut c = Self::new(url)
+            .with_default_namespace(namespace)
+            .with_credentials(Credentials::TokenFile(token));
+        c.tls.root_certs = Some(pem_certs(&ca)?);
+        Ok(c)
+    }
+
+    /// Sets the default namespace.
+    pub fn with_default_namespace(mut self, ns: impl Into<String>) -> Self {
+        self.default_namespace = ns.into();
+        self
+    }
+
+    /// Sets the credentials.
+    pub fn with_credentials(mut self, credentials: Credentials) -> Self {
+        self.credentials = credentials;
+        self
+    }
+
+    /// Sets the TLS settings.
+    pub fn with_tls(mut self, tls: TlsConfig) -> Self {
+        self.tls = tls;
+        self
+    }
+
+    /// Sets client-side throttling; `qps <= 0` turns it off.
+    pub fn with_rate_limit(mut self, qps: f32, burst: u32) -> Self {
+        self.qps = qps;
+        self.burst = burst;
+        self
+    }
+
+    /// Sets the user agent.
+    pub fn with_user_agent(mut self, ua: impl Into<String>) -> Self {
+        self.user_agent = ua.into();
+        self
+    }
+
+    /// Sets the proxy.
+    pub fn with_proxy(mut self, proxy: http::Uri) -> Self {
+        self.proxy_url = Some(proxy);
+        self
+    }
+
+    /// Sets connect and read timeouts.
+    pub fn with_timeouts(mut self, connect: Option<Duration>, read: Option<Duration>) -> Self {
+        self.connect_timeout = connect;
+        self.read_timeout = read;
+        self
+    }
+
+    /// Sets the timeout for whole non-streaming requests.
+    pub fn with_request_timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.request_timeout = timeout;
+        self
+    }
+
+    /// Sets how many times 429/503 answers are retried.
+    pub fn with_max_retries(mut self, n: u32) -> Self {
+        self.max_retries = n;
+        self
+    }
+}
+
+impl TryFrom<kube_client::Config> for Config {
+    type Error = ConfigError;
+
+    fn try_from(k: kube_client::Config) -> Result<Self, ConfigError> {
+        use secrecy::ExposeSecret as _;
+        let a = &k.auth_info;
+        let mut c =
+            Config::new(k.cluster_url.clone()).with_default_namespace(k.default_namespace.clone());
+        c.tls = TlsConfig {
+            root_certs: k.root_cert.clone(),
+            client_cert_pem: load_data(
+                a.client_certificate_data.as_deref(),
+                a.client_certificate.as_deref(),
+            )?,
+            client_key_pem: load_data(
+                a.client_key_data.as_ref().map(|s| s.expose_secret()),
+                a.client_key.as_deref(),
+            )?
+            .map(|bytes| SecretString::from(String::from_utf8_lossy(&bytes).into_owned())),
+            insecure_skip_tls_verify: k.accept_invalid_certs,
+            server_name: k.tls_server_name.clone(),
+        };
+        c.credentials = if let Some(exec) = &a.exec {
+            Credentials::Exec(Box::new(ExecPlugin::from_kubeconfig(exec)?))
+        } else if let Some(path) = &a.token_file {
+            Credentials::TokenFile(PathBuf::from(path))
+        } else if let Some(token) = &a.token {
+            Credentials::Bearer(token.clone())
+        } else if let (Some(u), Some(p)) = (&a.username, &a.password) {
+            Credentials::Basic {
+                username: u.clone(),
+                password: p.clone(),
+            }
+        } else if let Some(token) = a.auth_provider.as_ref().and_then(|p| {
+            p.config
+                .get("id-token")
+                .or_else(|| p.config.get("access-token"))
+        }) {
+            Credentials::Bearer(SecretString::from(token.clone()))
+        } else {
+            Credentials::None
+        };
+        c.impersonate_user = a.impersonate.clone();
+        c.impersonate_groups = a.impersonate_groups.clone().unwrap_or_default();
+        c.proxy_url = k.proxy_url.clone();
+        c.connect_timeout = k.connect_timeout;
+        c.read_timeout = k.read_timeout;
+        c.disable_compression = k.disable_compression;
+        c.headers = k.headers.clone();
+        Ok(c)
+    }
+}
+
+/// A URI for display, with any `user:password@` replaced.
+fn redact_uri(u: &http::Uri) -> String {
+    let s = u.to_string();
+    match (u.authority(), u.scheme_str()) {
+        (Some(a), Some(scheme)) if a.as_str().contains('@') => {
+            let host = a.as_str().rsplit('@').next().unwrap_or_default();
+            let pq = u.path_and_query().map(|p| p.as_str()).unwrap_or("");
+            format!("{scheme}://<redacted>@{host}{pq}")
+        }
+        _ => s,
+    }
+}
+
+/// kubeconfig's `*-data` (base64) or a file path.
+fn load_data(data: Option<&str>, file: Option<&str>) -> Result<Option<Vec<u8>>, ConfigError> {
+    if let Some(d) = data.filter(|d| !d.is_empty()) {
+        let compact: String = d.split_whitespace().collect();
+        return base64::engine::general_purpose::STANDARD
+            .decode(compact)
+            .map(Some)
+            .map_err(|_| ConfigError::Tls("invalid base64 in kubeconfig data".into()));
+    }
+    match file.filter(|f| !f.is_empty()) {
+        Some(f) => std::fs::read(f)
+            .map(Some)
+            .map_err(|e| ConfigError::Tls(format!("reading {f}: {e}"))),
+        None => Ok(None),
+    }
+}
+
+/// The certificates in a PEM bundle, as DER.
+pub fn pem_certs(pem: &[u8]) -> Result<Vec<Vec<u8>>, ConfigError> {
+    use rustls::pki_types::{CertificateDer, pem::PemObject};
+    let certs = CertificateDer::pem_slice_iter(pem)
+        .map(|c| c.map(|c| c.as_ref().to_vec()))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| ConfigError::Tls(format!("invalid PEM certificate: {e}")))?;
+    if certs.is_empty() {
+        return Err(ConfigError::Tls("no certificate in PEM data".into()));
+    }
+    Ok(certs)
+}

@@ -45,13 +45,20 @@ pub(crate) struct Backoff {
 impl Backoff {
     pub(crate) fn new(config: BackoffConfig) -> Self {
         let current = config.initial;
-        Self { config, current, last: None }
+        Self {
+            config,
+            current,
+            last: None,
+        }
     }
 
     /// The next delay to wait.
     pub(crate) fn next_delay(&mut self) -> Duration {
         let now = Instant::now();
-        if self.last.is_some_and(|last| now.duration_since(last) >= self.config.reset_after) {
+        if self
+            .last
+            .is_some_and(|last| now.duration_since(last) >= self.config.reset_after)
+        {
             self.current = self.config.initial;
         }
         self.last = Some(now);
@@ -70,7 +77,10 @@ mod tests {
     use super::*;
 
     fn no_jitter() -> BackoffConfig {
-        BackoffConfig { jitter: 0.0, ..BackoffConfig::default() }
+        BackoffConfig {
+            jitter: 0.0,
+            ..BackoffConfig::default()
+        }
     }
 
     #[tokio::test(start_paused = true)]
@@ -94,7 +104,10 @@ mod tests {
         let mut b = Backoff::new(BackoffConfig::default());
         for _ in 0..50 {
             let d = b.next_delay();
-            assert!(d >= Duration::from_millis(800) && d < Duration::from_secs(60), "{d:?}");
+            assert!(
+                d >= Duration::from_millis(800) && d < Duration::from_secs(60),
+                "{d:?}"
+            );
         }
     }
 }

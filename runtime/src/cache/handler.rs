@@ -38,7 +38,11 @@ pub struct ResourceEventHandlerFuncs<K> {
 
 impl<K> Default for ResourceEventHandlerFuncs<K> {
     fn default() -> Self {
-        Self { add: None, update: None, delete: None }
+        Self {
+            add: None,
+            update: None,
+            delete: None,
+        }
     }
 }
 
@@ -112,7 +116,10 @@ pub struct FilteringResourceEventHandler<K, H> {
 impl<K, H> FilteringResourceEventHandler<K, H> {
     /// Wraps `handler` behind `filter`.
     pub fn new(filter: impl Fn(&K) -> bool + Send + Sync + 'static, handler: H) -> Self {
-        Self { filter: Box::new(filter), handler }
+        Self {
+            filter: Box::new(filter),
+            handler,
+        }
     }
 }
 
@@ -164,7 +171,10 @@ mod tests {
             self.0.lock().unwrap().push(format!("update {old}->{new}"));
         }
         fn on_delete(&self, obj: &DeletedObject<i32>) {
-            self.0.lock().unwrap().push(format!("delete {:?}", obj.object().map(|o| **o)));
+            self.0
+                .lock()
+                .unwrap()
+                .push(format!("delete {:?}", obj.object().map(|o| **o)));
         }
     }
 
@@ -182,7 +192,13 @@ mod tests {
         h.on_delete(&DeletedObject::Object(Arc::new(8)));
         assert_eq!(
             *record.0.lock().unwrap(),
-            vec!["add 2 true", "update 2->4", "delete Some(4)", "add 6 false", "delete Some(8)"]
+            vec![
+                "add 2 true",
+                "update 2->4",
+                "delete Some(4)",
+                "add 6 false",
+                "delete Some(8)"
+            ]
         );
     }
 

@@ -34,11 +34,16 @@ impl ListerError {
 /// `plural.group`, or `plural` for the core group.
 fn group_resource<K: Resource<DynamicType = ()>>() -> String {
     let (plural, group) = (K::plural(&()), K::group(&()));
-    if group.is_empty() { plural.into_owned() } else { format!("{plural}.{group}") }
+    if group.is_empty() {
+        plural.into_owned()
+    } else {
+        format!("{plural}.{group}")
+    }
 }
 
 fn labels_match<K: Resource>(obj: &K, selector: &Selector) -> bool {
-    selector.selects_all() || selector.matches(obj.meta().labels.as_ref().unwrap_or(&Default::default()))
+    selector.selects_all()
+        || selector.matches(obj.meta().labels.as_ref().unwrap_or(&Default::default()))
 }
 
 /// Lists and gets cached objects across all namespaces.
@@ -48,7 +53,9 @@ pub struct Lister<K> {
 
 impl<K> Clone for Lister<K> {
     fn clone(&self) -> Self {
-        Self { indexer: self.indexer.clone() }
+        Self {
+            indexer: self.indexer.clone(),
+        }
     }
 }
 
@@ -66,19 +73,29 @@ impl<K: Object> Lister<K> {
 
     /// Every cached object whose labels match `selector` (use `Selector::default()` for all).
     pub fn list(&self, selector: &Selector) -> Vec<Arc<K>> {
-        self.indexer.list().into_iter().filter(|o| labels_match(o.as_ref(), selector)).collect()
+        self.indexer
+            .list()
+            .into_iter()
+            .filter(|o| labels_match(o.as_ref(), selector))
+            .collect()
     }
 
     /// The cached object named `name`; for cluster-scoped types.
     pub fn get(&self, name: &str) -> Result<Arc<K>, ListerError> {
         self.indexer
             .get_by_key(name)
-            .ok_or_else(|| ListerError::NotFound { resource: group_resource::<K>(), name: name.to_owned() })
+            .ok_or_else(|| ListerError::NotFound {
+                resource: group_resource::<K>(),
+                name: name.to_owned(),
+            })
     }
 
     /// A lister restricted to `namespace`.
     pub fn namespaced(&self, namespace: &str) -> NamespaceLister<K> {
-        NamespaceLister { indexer: self.indexer.clone(), namespace: namespace.to_owned() }
+        NamespaceLister {
+            indexer: self.indexer.clone(),
+            namespace: namespace.to_owned(),
+        }
     }
 
     /// The indexer behind this lister.
@@ -95,13 +112,18 @@ pub struct NamespaceLister<K> {
 
 impl<K> Clone for NamespaceLister<K> {
     fn clone(&self) -> Self {
-        Self { indexer: self.indexer.clone(), namespace: self.namespace.clone() }
+        Self {
+            indexer: self.indexer.clone(),
+            namespace: self.namespace.clone(),
+        }
     }
 }
 
 impl<K> fmt::Debug for NamespaceLister<K> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("NamespaceLister").field("namespace", &self.namespace).finish_non_exhaustive()
+        f.debug_struct("NamespaceLister")
+            .field("namespace", &self.namespace)
+            .finish_non_exhaustive()
     }
 }
 
@@ -123,14 +145,20 @@ impl<K: Object> NamespaceLister<K> {
                 .filter(|o| o.meta().namespace.as_deref().unwrap_or("") == self.namespace)
                 .collect(),
         };
-        candidates.into_iter().filter(|o| labels_match(o.as_ref(), selector)).collect()
+        candidates
+            .into_iter()
+            .filter(|o| labels_match(o.as_ref(), selector))
+            .collect()
     }
 
     /// The cached object `name` of the namespace, or a NotFound error.
     pub fn get(&self, name: &str) -> Result<Arc<K>, ListerError> {
         self.indexer
             .get_by_key(&format!("{}/{name}", self.namespace))
-            .ok_or_else(|| ListerError::NotFound { resource: group_resource::<K>(), name: name.to_owned() })
+            .ok_or_else(|| ListerError::NotFound {
+                resource: group_resource::<K>(),
+                name: name.to_owned(),
+            })
     }
 }
 
@@ -146,16 +174,28 @@ mod tests {
 
     fn lister() -> Lister<ConfigMap> {
         let indexer = Indexer::new(namespace_indexers());
-        indexer.add(Arc::new(cm_with("a", "x", "1", &[("app", "web")]))).unwrap();
-        indexer.add(Arc::new(cm_with("a", "y", "1", &[("app", "db")]))).unwrap();
-        indexer.add(Arc::new(cm_with("b", "x", "1", &[("app", "web")]))).unwrap();
+        indexer
+            .add(Arc::new(cm_with("a", "x", "1", &[("app", "web")])))
+            .unwrap();
+        indexer
+            .add(Arc::new(cm_with("a", "y", "1", &[("app", "db")])))
+            .unwrap();
+        indexer
+            .add(Arc::new(cm_with("b", "x", "1", &[("app", "web")])))
+            .unwrap();
         Lister::new(indexer)
     }
 
     fn names(objs: Vec<Arc<ConfigMap>>) -> Vec<String> {
         let mut v: Vec<String> = objs
             .iter()
-            .map(|o| format!("{}/{}", o.metadata.namespace.as_deref().unwrap_or(""), o.metadata.name.as_deref().unwrap_or("")))
+            .map(|o| {
+                format!(
+                    "{}/{}",
+                    o.metadata.namespace.as_deref().unwrap_or(""),
+                    o.metadata.name.as_deref().unwrap_or("")
+                )
+            })
             .collect();
         v.sort();
         v
@@ -181,7 +221,14 @@ mod tests {
         let indexer: Indexer<ConfigMap> = Indexer::default();
         indexer.add(Arc::new(cm("a", "x"))).unwrap();
         indexer.add(Arc::new(cm("b", "x"))).unwrap();
-        assert_eq!(names(Lister::new(indexer).namespaced("b").list(&Selector::default())), vec!["b/x"]);
+        assert_eq!(
+            names(
+                Lister::new(indexer)
+                    .namespaced("b")
+                    .list(&Selector::default())
+            ),
+            vec!["b/x"]
+        );
     }
 
     #[test]
@@ -191,7 +238,13 @@ mod tests {
         assert_eq!(err.to_string(), "configmaps \"nope\" not found");
         let deployments: Lister<Deployment> = Lister::new(Indexer::default());
         let err = deployments.namespaced("a").get("web").unwrap_err();
-        assert_eq!(err, ListerError::NotFound { resource: "deployments.apps".into(), name: "web".into() });
+        assert_eq!(
+            err,
+            ListerError::NotFound {
+                resource: "deployments.apps".into(),
+                name: "web".into()
+            }
+        );
     }
 
     #[test]

@@ -14,6 +14,7 @@
 //!   and drained by an informer.
 //! * `handler`: [`ResourceEventHandler`] and its closure / filtering helpers.
 //! * `processor`: the per-handler buffers and threads an informer fans out to.
+//! * `reflector`: [`Reflector`] (list, then watch, into a [`Store`]) and [`ListerWatcher`].
 //! * `lister`: [`Lister`] and [`NamespaceLister`], typed read-only views of a cache.
 //!
 //! Objects are held as `Arc<K>`; nothing here ever mutates a cached object.
@@ -43,6 +44,7 @@ mod indexer;
 mod keys;
 mod lister;
 mod processor;
+mod reflector;
 mod store;
 mod wait;
 
@@ -65,4 +67,8 @@ pub use keys::{
     split_meta_namespace_key,
 };
 pub use lister::{Lister, ListerError, NamespaceLister};
+pub use reflector::{
+    INITIAL_EVENTS_END_ANNOTATION, InitialListStrategy, ListerWatcher, Reflector, ReflectorConfig,
+    ReflectorError, ShouldResync, WatchErrorHandler, WatchStream,
+};
 pub use store::{KnownObjects, Store, ThreadSafeStore};

@@ -28,18 +28,31 @@ pub(crate) const MINIMUM_RESYNC_PERIOD: Duration = Duration::from_secs(1);
 
 /// One notification for one handler.
 pub(crate) enum Notification<K> {
-    Add { obj: Arc<K>, is_in_initial_list: bool },
-    Update { old: Arc<K>, new: Arc<K> },
+    Add {
+        obj: Arc<K>,
+        is_in_initial_list: bool,
+    },
+    Update {
+        old: Arc<K>,
+        new: Arc<K>,
+    },
     Delete(DeletedObject<K>),
 }
 
 impl<K> Clone for Notification<K> {
     fn clone(&self) -> Self {
         match self {
-            Self::Add { obj, is_in_initial_list } => {
-                Self::Add { obj: obj.clone(), is_in_initial_list: *is_in_initial_list }
-            }
-            Self::Update { old, new } => Self::Update { old: old.clone(), new: new.clone() },
+            Self::Add {
+                obj,
+                is_in_initial_list,
+            } => Self::Add {
+                obj: obj.clone(),
+                is_in_initial_list: *is_in_initial_list,
+            },
+            Self::Update { old, new } => Self::Update {
+                old: old.clone(),
+                new: new.clone(),
+            },
             Self::Delete(d) => Self::Delete(d.clone()),
         }
     }
@@ -47,7 +60,13 @@ impl<K> Clone for Notification<K> {
 
 impl<K> Notification<K> {
     fn is_initial(&self) -> bool {
-        matches!(self, Self::Add { is_in_initial_list: true, .. })
+        matches!(
+            self,
+            Self::Add {
+                is_in_initial_list: true,
+                ..
+            }
+        )
     }
 }
 
@@ -58,11 +77,18 @@ pub(crate) fn determine_resync_period(desired: Duration, check: Duration) -> Dur
         return desired;
     }
     if check.is_zero() {
-        tracing::warn!(?desired, "informer has resync disabled; the handler will not resync");
+        tracing::warn!(
+            ?desired,
+            "informer has resync disabled; the handler will not resync"
+        );
         return Duration::ZERO;
     }
     if desired < check {
-        tracing::warn!(?desired, ?check, "handler resync period raised to the informer's check period");
+        tracing::warn!(
+            ?desired,
+            ?check,
+            "handler resync period raised to the informer's check period"
+        );
         return check;
     }
     desired
@@ -102,7 +128,10 @@ impl<K: Send + Sync + 'static> Listener<K> {
             receiver: Mutex::new(Some(rx)),
             stopped: Arc::new(AtomicBool::new(false)),
             requested_resync,
-            resync: Mutex::new(ResyncState { period: resync, next: Instant::now() + resync }),
+            resync: Mutex::new(ResyncState {
+                period: resync,
+                next: Instant::now() + resync,
+            }),
             pending_initial: Arc::new(AtomicUsize::new(0)),
         })
     }
@@ -132,8 +161,9 @@ impl<K: Send + Sync + 'static> Listener<K> {
         let handler = self.handler.clone();
         let stopped = self.stopped.clone();
         let pending = self.pending_initial.clone();
-        let spawned = std::thread::Builder::new().name(format!("kubegen-handler-{}", self.id)).spawn(
-            move || {
+        let spawned = std::thread::Builder::new()
+            .name(format!("kubegen-handler-{}", self.id))
+            .spawn(move || {
                 while let Some(notification) = rx.blocking_recv() {
                     if stopped.load(Ordering::SeqCst) {
                         break;
@@ -145,8 +175,7 @@ impl<K: Send + Sync + 'static> Listener<K> {
                     }
                 }
                 let _ = done_tx.send(());
-            },
-        );
+            });
         match spawned {
             Ok(_) => Some(done_rx),
             Err(error) => {
@@ -186,7 +215,10 @@ impl<K: Send + Sync + 'static> Listener<K> {
 
 fn deliver<K: 'static>(handler: &dyn ResourceEventHandler<K>, notification: &Notification<K>) {
     let result = catch_unwind(AssertUnwindSafe(|| match notification {
-        Notification::Add { obj, is_in_initial_list } => handler.on_add(obj, *is_in_initial_list),
+        Notification::Add {
+            obj,
+            is_in_initial_list,
+        } => handler.on_add(obj, *is_in_initial_list),
         Notification::Update { old, new } => handler.on_update(old, new),
         Notification::Delete(obj) => handler.on_delete(obj),
     }));
@@ -205,7 +237,12 @@ pub(crate) struct Processor<K> {
 
 impl<K: Send + Sync + 'static> Processor<K> {
     pub(crate) fn new() -> Self {
-        Self { listeners: Vec::new(), syncing: Vec::new(), started: false, running: Vec::new() }
+        Self {
+            listeners: Vec::new(),
+            syncing: Vec::new(),
+            started: false,
+            running: Vec::new(),
+        }
     }
 
     /// Registers a listener, starting it at once if the processor runs.
@@ -311,19 +348,33 @@ mod tests {
 
     fn listener(resync: Duration) -> (Arc<Listener<i32>>, std_mpsc::Receiver<String>) {
         let (tx, rx) = std_mpsc::channel();
-        (Listener::new(Arc::new(Forward(Mutex::new(tx))), resync, resync), rx)
+        (
+            Listener::new(Arc::new(Forward(Mutex::new(tx))), resync, resync),
+            rx,
+        )
     }
 
     fn add(n: i32, initial: bool) -> Notification<i32> {
-        Notification::Add { obj: Arc::new(n), is_in_initial_list: initial }
+        Notification::Add {
+            obj: Arc::new(n),
+            is_in_initial_list: initial,
+        }
     }
 
     #[test]
     fn resync_period_rules_follow_client_go() {
         let s = Duration::from_secs;
         assert_eq!(determine_resync_period(s(0), s(10)), s(0));
-        assert_eq!(determine_resync_period(s(30), s(0)), s(0), "informer without resync");
-        assert_eq!(determine_resync_period(s(5), s(10)), s(10), "raised to the check period");
+        assert_eq!(
+            determine_resync_period(s(30), s(0)),
+            s(0),
+            "informer without resync"
+        );
+        assert_eq!(
+            determine_resync_period(s(5), s(10)),
+            s(10),
+            "raised to the check period"
+        );
         assert_eq!(determine_resync_period(s(30), s(10)), s(30));
     }
 
@@ -338,7 +389,12 @@ mod tests {
         assert!(!l.initial_delivered());
         p.start();
         let got: Vec<String> = (0..100).map(|_| rx.recv().unwrap()).collect();
-        assert_eq!(got, (0..100).map(|i| format!("add {i} true")).collect::<Vec<_>>());
+        assert_eq!(
+            got,
+            (0..100)
+                .map(|i| format!("add {i} true"))
+                .collect::<Vec<_>>()
+        );
         for _ in p.stop() {}
     }
 
@@ -366,11 +422,27 @@ mod tests {
         assert!(!p.should_resync());
         std::thread::sleep(Duration::from_millis(1100));
         assert!(p.should_resync());
-        p.distribute(Notification::Update { old: Arc::new(1), new: Arc::new(1) }, true);
-        p.distribute(Notification::Update { old: Arc::new(2), new: Arc::new(3) }, false);
+        p.distribute(
+            Notification::Update {
+                old: Arc::new(1),
+                new: Arc::new(1),
+            },
+            true,
+        );
+        p.distribute(
+            Notification::Update {
+                old: Arc::new(2),
+                new: Arc::new(3),
+            },
+            false,
+        );
         assert_eq!(due_rx.recv().unwrap(), "update 1 1");
         assert_eq!(due_rx.recv().unwrap(), "update 2 3");
-        assert_eq!(never_rx.recv().unwrap(), "update 2 3", "the sync went to the due listener only");
+        assert_eq!(
+            never_rx.recv().unwrap(),
+            "update 2 3",
+            "the sync went to the due listener only"
+        );
         assert!(!p.should_resync(), "the next resync is a period away again");
         p.stop();
     }

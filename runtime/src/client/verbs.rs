@@ -266,8 +266,34 @@ impl RawApi {
         version: &str,
     ) -> Result<BoxStream<'static, Result<WatchEvent<T>, Error>>, Error> {
         self.client
-            .request_stream(self.request.watch(wp, version)?)
+            .request_stream(self.watch_request(wp, version)?)
             .await
+    }
+
+    /// Builds a watch request. kube-core refuses `timeoutSeconds` of 295 or more (a limit of
+    /// kube-rs's HTTP stack); client-go's reflectors ask for 5 to 10 minutes and our
+    /// transport puts no deadline on streaming bodies, so a longer timeout is added to the
+    /// query here.
+    fn watch_request(
+        &self,
+        wp: &WatchParams,
+        version: &str,
+    ) -> Result<http::Request<Vec<u8>>, Error> {
+        match wp.timeout {
+            Some(timeout) if timeout >= 295 => {
+                let short = WatchParams {
+                    timeout: None,
+                    ..wp.clone()
+                };
+                let mut request = self.request.watch(&short, version)?;
+                let uri = format!("{}&timeoutSeconds={timeout}", request.uri());
+                *request.uri_mut() = uri.parse().map_err(|e: http::uri::InvalidUri| {
+                    Error::Request(RequestError::Validation(e.to_string()))
+                })?;
+                Ok(request)
+            }
+            _ => Ok(self.request.watch(wp, version)?),
+        }
     }
 
     pub(crate) async fn watch_metadata<K: Send + 'static>(

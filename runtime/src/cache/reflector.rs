@@ -1,0 +1,566 @@
+//! [`Reflector`]: keeps a [`Store`] in step with the API server by listing, then watching.
+//!
+//! The state machine, as client-go runs it:
+//!
+//! 1. **List** in pages (500 by default) at resourceVersion `"0"` the first time (any
+//!    cached state will do), at the last synced version afterwards, and at `""` (a fresh,
+//!    consistent read) once the server said that version is gone (410) or too large. An
+//!    expired continue token falls back to one unpaginated list. The store is replaced with
+//!    the result.
+//! 2. **Watch** from the list's resourceVersion with bookmarks and a random timeout in
+//!    `[min_watch_timeout, 2 × min_watch_timeout)`. Each event moves the store and the last
+//!    synced resourceVersion; a bookmark only moves the resourceVersion.
+//! 3. A watch that closes cleanly is re-opened from the last resourceVersion, **without**
+//!    relisting. Connection refused and 429 retry the watch after a backoff. A 410, an
+//!    `ERROR` event, or a watch that ends within a second without events goes back to 1
+//!    after the backoff (800 ms doubling to 30 s, with jitter, reset after 2 minutes).
+//!
+//! In streaming-list mode, step 1 is a watch with `sendInitialEvents=true`: the initial
+//! `ADDED` events are gathered until the bookmark annotated `k8s.io/initial-events-end`,
+//! then replace the store, and the same watch goes on as step 2. Re-watches never ask for
+//! initial events again. If the server refuses streaming, the reflector lists instead.
+//!
+//! An event whose object cannot be decoded is reported and skipped: the reflector keeps
+//! running and the store keeps everything else.
+
+use std::{collections::HashMap, fmt, sync::Arc, time::Duration};
+
+use futures::{StreamExt, future::BoxFuture, stream::BoxStream};
+use kube_core::{
+    ObjectList, WatchEvent,
+    params::{ListParams, VersionMatch, WatchParams},
+};
+use parking_lot::Mutex;
+use rand::Rng;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use super::{BackoffConfig, CacheError, Store, backoff::Backoff, meta_namespace_key};
+use crate::{Object, client::Error as ClientError};
+
+/// The annotation on the bookmark that ends a streaming list's initial events.
+pub const INITIAL_EVENTS_END_ANNOTATION: &str = "k8s.io/initial-events-end";
+
+/// A stream of watch events, as a [`ListerWatcher`] returns it.
+pub type WatchStream<K> = BoxStream<'static, Result<WatchEvent<K>, ClientError>>;
+
+/// Lists and watches one resource (client-go's `ListerWatcher`).
+pub trait ListerWatcher<K: Clone>: Send + Sync + 'static {
+    /// Lists one page.
+    fn list(&self, params: ListParams) -> BoxFuture<'static, Result<ObjectList<K>, ClientError>>;
+    /// Watches from `resource_version`.
+    fn watch(
+        &self,
+        params: WatchParams,
+        resource_version: String,
+    ) -> BoxFuture<'static, Result<WatchStream<K>, ClientError>>;
+}
+
+/// How the reflector gets its initial state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum InitialListStrategy {
+    /// A paginated LIST, then a WATCH.
+    #[default]
+    ListWatch,
+    /// A WATCH with `sendInitialEvents=true` (falls back to [`InitialListStrategy::ListWatch`]
+    /// when the server refuses it).
+    StreamingList,
+}
+
+/// Reflector settings.
+#[derive(Debug, Clone)]
+pub struct ReflectorConfig {
+    /// Items per list page; 0 lists in one request.
+    pub page_size: u32,
+    /// How often the store's `resync` is considered; zero disables resync.
+    pub resync_period: Duration,
+    /// The shortest server-side watch timeout; each watch picks one at random in
+    /// `[min_watch_timeout, 2 × min_watch_timeout)` to spread reconnects.
+    pub min_watch_timeout: Duration,
+    /// How the initial state is fetched.
+    pub initial_list: InitialListStrategy,
+    /// Backoff between failed list/watch rounds.
+    pub backoff: BackoffConfig,
+}
+
+impl Default for ReflectorConfig {
+    fn default() -> Self {
+        Self {
+            page_size: 500,
+            resync_period: Duration::ZERO,
+            min_watch_timeout: Duration::from_secs(300),
+            initial_list: InitialListStrategy::ListWatch,
+            backoff: BackoffConfig::default(),
+        }
+    }
+}
+
+/// What went wrong in one list/watch round; handed to the watch error handler.
+#[derive(Debug, thiserror::Error)]
+pub enum ReflectorError {
+    /// Listing failed.
+    #[error("list failed: {0}")]
+    List(#[source] ClientError),
+    /// Opening or reading a watch failed, or the server sent an ERROR event.
+    #[error("watch failed: {0}")]
+    Watch(#[source] ClientError),
+    /// A watch closed within a second without delivering anything.
+    #[error("very short watch: watch lasted less than a second and no items received")]
+    VeryShortWatch,
+    /// One watch event could not be decoded; it was skipped.
+    #[error("skipped an undecodable watch event: {0}")]
+    Decode(#[source] ClientError),
+    /// The store refused an update (an index function failed); the object was skipped.
+    #[error("store update failed: {0}")]
+    Store(#[source] CacheError),
+    /// The periodic resync failed; the watch is restarted.
+    #[error("resync failed: {0}")]
+    Resync(#[source] CacheError),
+    /// A streaming list ended before its initial events were complete.
+    #[error("streaming list ended before the initial-events-end bookmark")]
+    StreamingListIncomplete,
+}
+
+/// Decides, each resync tick, whether to resync (the informer asks its handlers).
+pub type ShouldResync = Arc<dyn Fn() -> bool + Send + Sync>;
+/// Called with every error the reflector recovers from.
+pub type WatchErrorHandler = Arc<dyn Fn(&ReflectorError) + Send + Sync>;
+
+#[derive(Debug, Default)]
+struct VersionState {
+    last_sync: String,
+    unavailable: bool,
+    streaming_refused: bool,
+}
+
+/// How one list/watch round ended.
+enum RoundEnd {
+    Stopped,
+    Relist(Option<ReflectorError>),
+}
+
+/// Lists and watches through a [`ListerWatcher`] into a [`Store`]; see the module docs.
+pub struct Reflector<K: Clone> {
+    name: String,
+    lister_watcher: Arc<dyn ListerWatcher<K>>,
+    store: Arc<dyn Store<K>>,
+    config: ReflectorConfig,
+    versions: Mutex<VersionState>,
+    should_resync: Option<ShouldResync>,
+    error_handler: Option<WatchErrorHandler>,
+}
+
+impl<K: Clone> fmt::Debug for Reflector<K> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Reflector")
+            .field("name", &self.name)
+            .field("config", &self.config)
+            .field("versions", &*self.versions.lock())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<K: Object> Reflector<K> {
+    /// A reflector feeding `store` from `lister_watcher`.
+    pub fn new(
+        lister_watcher: Arc<dyn ListerWatcher<K>>,
+        store: Arc<dyn Store<K>>,
+        config: ReflectorConfig,
+    ) -> Self {
+        Self {
+            name: format!("reflector for {}", K::kind(&())),
+            lister_watcher,
+            store,
+            config,
+            versions: Mutex::new(VersionState::default()),
+            should_resync: None,
+            error_handler: None,
+        }
+    }
+
+    /// Consulted on every resync tick; without it every tick resyncs.
+    #[must_use]
+    pub fn with_should_resync(mut self, should_resync: ShouldResync) -> Self {
+        self.should_resync = Some(should_resync);
+        self
+    }
+
+    /// Called with every error the reflector recovers from (client-go's
+    /// `WatchErrorHandler`); errors are also logged.
+    #[must_use]
+    pub fn with_error_handler(mut self, handler: WatchErrorHandler) -> Self {
+        self.error_handler = Some(handler);
+        self
+    }
+
+    /// The resourceVersion of the last list, event or bookmark seen.
+    pub fn last_sync_resource_version(&self) -> String {
+        self.versions.lock().last_sync.clone()
+    }
+
+    fn set_last_sync(&self, rv: &str) {
+        if !rv.is_empty() {
+            self.versions.lock().last_sync = rv.to_owned();
+        }
+    }
+
+    fn report(&self, error: &ReflectorError) {
+        tracing::warn!(reflector = %self.name, %error, "list/watch problem");
+        if let Some(handler) = &self.error_handler {
+            handler(error);
+        }
+    }
+
+    /// Runs list-and-watch rounds with backoff until `stop` is cancelled.
+    pub async fn run(&self, stop: CancellationToken) {
+        let mut backoff = Backoff::new(self.config.backoff.clone());
+        loop {
+            if stop.is_cancelled() {
+                return;
+            }
+            match self.list_and_watch(&stop).await {
+                RoundEnd::Stopped => return,
+                RoundEnd::Relist(error) => {
+                    if let Some(error) = error {
+                        self.report(&error);
+                    }
+                }
+            }
+            let delay = backoff.next_delay();
+            tokio::select! {
+                () = stop.cancelled() => return,
+                () = tokio::time::sleep(delay) => {}
+            }
+        }
+    }
+
+    /// The resourceVersion to list at: "0" first, then the last synced one, "" once that
+    /// is unavailable.
+    fn relist_resource_version(&self) -> String {
+        let v = self.versions.lock();
+        if v.unavailable {
+            String::new()
+        } else if v.last_sync.is_empty() {
+            "0".to_owned()
+        } else {
+            v.last_sync.clone()
+        }
+    }
+
+    async fn list_and_watch(&self, stop: &CancellationToken) -> RoundEnd {
+        let streaming = self.config.initial_list == InitialListStrategy::StreamingList
+            && !self.versions.lock().streaming_refused;
+        let mut first_watch = None;
+        if streaming {
+            tokio::select! {
+                () = stop.cancelled() => return RoundEnd::Stopped,
+                result = self.streaming_list() => match result {
+                    Ok(stream) => first_watch = Some(stream),
+                    Err(error) => {
+                        tracing::warn!(reflector = %self.name, %error, "streaming list failed; falling back to list + watch");
+                        self.report(&error);
+                    }
+                },
+            }
+        }
+        if first_watch.is_none() {
+            tokio::select! {
+                () = stop.cancelled() => return RoundEnd::Stopped,
+                result = self.list() => if let Err(error) = result {
+                    return RoundEnd::Relist(Some(error));
+                },
+            }
+        }
+        tokio::select! {
+            () = stop.cancelled() => RoundEnd::Stopped,
+            end = self.watch_loop(first_watch, stop) => end,
+            error = self.resync_loop() => RoundEnd::Relist(Some(error)),
+        }
+    }
+
+    /// Lists every page and replaces the store.
+    async fn list(&self) -> Result<(), ReflectorError> {
+        let rv = self.relist_resource_version();
+        let list = match self.list_pages(&rv).await {
+            Err(ReflectorError::List(e))
+                if e.is_gone_or_expired() || is_too_large_resource_version(&e) =>
+            {
+                self.versions.lock().unavailable = true;
+                self.list_pages("").await?
+            }
+            other => other?,
+        };
+        let rv = list.metadata.resource_version.clone().unwrap_or_default();
+        let items: Vec<Arc<K>> = list.items.into_iter().map(Arc::new).collect();
+        self.store
+            .replace(items, &rv)
+            .map_err(ReflectorError::Store)?;
+        let mut v = self.versions.lock();
+        v.unavailable = false;
+        if !rv.is_empty() {
+            v.last_sync = rv;
+        }
+        Ok(())
+    }
+
+    async fn list_pages(&self, rv: &str) -> Result<ObjectList<K>, ReflectorError> {
+        let first = ListParams {
+            limit: (self.config.page_size > 0).then_some(self.config.page_size),
+            resource_version: Some(rv.to_owned()).filter(|r| !r.is_empty()),
+            version_match: (rv == "0").then_some(VersionMatch::NotOlderThan),
+            ..ListParams::default()
+        };
+        let mut list = self
+            .lister_watcher
+            .list(first.clone())
+            .await
+            .map_err(ReflectorError::List)?;
+        while let Some(token) = list.metadata.continue_.clone().filter(|t| !t.is_empty()) {
+            let next = ListParams {
+                limit: first.limit,
+                continue_token: Some(token),
+                ..ListParams::default()
+            };
+            match self.lister_watcher.list(next).await {
+                Ok(page) => {
+                    list.items.extend(page.items);
+                    list.metadata = page.metadata;
+                }
+                Err(e) if e.is_gone_or_expired() => {
+                    // The continue token expired mid-list: one full list at the same version.
+                    let full = ListParams {
+                        limit: None,
+                        ..first.clone()
+                    };
+                    return self
+                        .lister_watcher
+                        .list(full)
+                        .await
+                        .map_err(ReflectorError::List);
+                }
+                Err(e) => return Err(ReflectorError::List(e)),
+            }
+        }
+        Ok(list)
+    }
+
+    fn watch_params(&self, send_initial_events: bool) -> WatchParams {
+        let min = self.config.min_watch_timeout.as_secs().max(1);
+        let timeout = rand::rng().random_range(min..2 * min);
+        WatchParams {
+            timeout: Some(u32::try_from(timeout).unwrap_or(u32::MAX)),
+            bookmarks: true,
+            send_initial_events,
+            ..WatchParams::default()
+        }
+    }
+
+    /// A streaming list: gathers the initial events, replaces the store at the end
+    /// bookmark, and returns the still-open watch.
+    async fn streaming_list(&self) -> Result<WatchStream<K>, ReflectorError> {
+        let rv = if self.versions.lock().unavailable {
+            String::new()
+        } else {
+            self.last_sync_resource_version()
+        };
+        let mut stream = match self.lister_watcher.watch(self.watch_params(true), rv).await {
+            Ok(stream) => stream,
+            Err(e) => {
+                let mut v = self.versions.lock();
+                if e.is_gone_or_expired() {
+                    v.unavailable = true;
+                } else if e.status().is_some() {
+                    // The server answered and refused: don't ask again.
+                    v.streaming_refused = true;
+                }
+                return Err(ReflectorError::Watch(e));
+            }
+        };
+        let mut initial: HashMap<String, Arc<K>> = HashMap::new();
+        while let Some(event) = stream.next().await {
+            match event {
+                Ok(WatchEvent::Added(obj) | WatchEvent::Modified(obj)) => {
+                    if let Ok(key) = meta_namespace_key(&obj) {
+                        initial.insert(key, Arc::new(obj));
+                    }
+                }
+                Ok(WatchEvent::Deleted(obj)) => {
+                    if let Ok(key) = meta_namespace_key(&obj) {
+                        initial.remove(&key);
+                    }
+                }
+                Ok(WatchEvent::Bookmark(bookmark)) => {
+                    let end = bookmark
+                        .metadata
+                        .annotations
+                        .get(INITIAL_EVENTS_END_ANNOTATION)
+                        .is_some_and(|v| v == "true");
+                    if end {
+                        let rv = bookmark.metadata.resource_version;
+                        self.store
+                            .replace(initial.into_values().collect(), &rv)
+                            .map_err(ReflectorError::Store)?;
+                        let mut v = self.versions.lock();
+                        v.unavailable = false;
+                        if !rv.is_empty() {
+                            v.last_sync = rv;
+                        }
+                        return Ok(stream);
+                    }
+                }
+                Ok(WatchEvent::Error(status)) => {
+                    if status.code == 410 {
+                        self.versions.lock().unavailable = true;
+                    }
+                    return Err(ReflectorError::Watch(ClientError::Api(status)));
+                }
+                Err(e @ ClientError::Decode(_)) => self.report(&ReflectorError::Decode(e)),
+                Err(e) => return Err(ReflectorError::Watch(e)),
+            }
+        }
+        Err(ReflectorError::StreamingListIncomplete)
+    }
+
+    /// Watches, re-watching from the last resourceVersion after clean closes, until a
+    /// relist is needed or `stop` fires.
+    async fn watch_loop(
+        &self,
+        mut open: Option<WatchStream<K>>,
+        stop: &CancellationToken,
+    ) -> RoundEnd {
+        let mut backoff = Backoff::new(self.config.backoff.clone());
+        loop {
+            if stop.is_cancelled() {
+                return RoundEnd::Stopped;
+            }
+            let started = Instant::now();
+            let stream = match open.take() {
+                Some(stream) => stream,
+                None => {
+                    let rv = self.last_sync_resource_version();
+                    match self
+                        .lister_watcher
+                        .watch(self.watch_params(false), rv)
+                        .await
+                    {
+                        Ok(stream) => stream,
+                        Err(e) if is_watch_retriable(&e) => {
+                            self.report(&ReflectorError::Watch(e));
+                            tokio::select! {
+                                () = stop.cancelled() => return RoundEnd::Stopped,
+                                () = tokio::time::sleep(backoff.next_delay()) => continue,
+                            }
+                        }
+                        Err(e) => return RoundEnd::Relist(Some(ReflectorError::Watch(e))),
+                    }
+                }
+            };
+            match self.handle_watch(stream).await {
+                Ok(events) => {
+                    if events == 0 && started.elapsed() < Duration::from_secs(1) {
+                        return RoundEnd::Relist(Some(ReflectorError::VeryShortWatch));
+                    }
+                }
+                Err(error) => {
+                    if let ReflectorError::Watch(e) = &error
+                        && e.is_too_many_requests()
+                    {
+                        self.report(&error);
+                        tokio::select! {
+                            () = stop.cancelled() => return RoundEnd::Stopped,
+                            () = tokio::time::sleep(backoff.next_delay()) => continue,
+                        }
+                    }
+                    return RoundEnd::Relist(Some(error));
+                }
+            }
+        }
+    }
+
+    /// Applies one watch's events to the store; returns how many arrived once it closes
+    /// cleanly, or the error that ended it.
+    async fn handle_watch(&self, mut stream: WatchStream<K>) -> Result<usize, ReflectorError> {
+        let mut events = 0;
+        while let Some(event) = stream.next().await {
+            let event = match event {
+                Ok(event) => event,
+                Err(e @ ClientError::Decode(_)) => {
+                    self.report(&ReflectorError::Decode(e));
+                    continue;
+                }
+                Err(ClientError::Transport(e)) => {
+                    // The body broke off: like a close, re-watch from where we are.
+                    tracing::debug!(reflector = %self.name, error = %e, "watch stream broke off");
+                    break;
+                }
+                Err(e) => return Err(ReflectorError::Watch(e)),
+            };
+            events += 1;
+            let (result, rv) = match event {
+                WatchEvent::Added(obj) => {
+                    let rv = obj.meta().resource_version.clone();
+                    (self.store.add(Arc::new(obj)), rv)
+                }
+                WatchEvent::Modified(obj) => {
+                    let rv = obj.meta().resource_version.clone();
+                    (self.store.update(Arc::new(obj)), rv)
+                }
+                WatchEvent::Deleted(obj) => {
+                    let rv = obj.meta().resource_version.clone();
+                    (self.store.delete(&Arc::new(obj)), rv)
+                }
+                WatchEvent::Bookmark(bookmark) => {
+                    (Ok(()), Some(bookmark.metadata.resource_version))
+                }
+                WatchEvent::Error(status) => {
+                    return Err(ReflectorError::Watch(ClientError::Api(status)));
+                }
+            };
+            if let Err(error) = result {
+                self.report(&ReflectorError::Store(error));
+            }
+            if let Some(rv) = rv {
+                self.set_last_sync(&rv);
+            }
+        }
+        Ok(events)
+    }
+
+    /// Ticks every resync period and resyncs the store when asked to; returns only on a
+    /// resync error.
+    async fn resync_loop(&self) -> ReflectorError {
+        if self.config.resync_period.is_zero() {
+            return std::future::pending().await;
+        }
+        let period = self.config.resync_period;
+        let mut ticker = tokio::time::interval_at(Instant::now() + period, period);
+        ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            ticker.tick().await;
+            let due = self.should_resync.as_ref().is_none_or(|f| f());
+            if due && let Err(error) = self.store.resync() {
+                return ReflectorError::Resync(error);
+            }
+        }
+    }
+}
+
+/// Errors after which the watch is retried rather than the list (client-go's
+/// `isWatchErrorRetriable`): the server is unreachable or throttling us.
+fn is_watch_retriable(e: &ClientError) -> bool {
+    match e {
+        ClientError::Transport(t) => matches!(t, crate::client::TransportError::Connect(_)),
+        other => other.is_too_many_requests(),
+    }
+}
+
+/// The server refused a resourceVersion newer than it has.
+fn is_too_large_resource_version(e: &ClientError) -> bool {
+    e.status().is_some_and(|s| {
+        s.details.as_ref().is_some_and(|d| {
+            d.causes
+                .iter()
+                .any(|c| c.reason == "ResourceVersionTooLarge")
+        }) || s.message.contains("Too large resource version")
+    })
+}

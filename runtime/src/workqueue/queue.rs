@@ -16,6 +16,7 @@
 //! every clone sees the same queue. Blocked [`Queue::get`] calls wait on a
 //! [`tokio::sync::Notify`]; nothing polls.
 
+use std::collections::hash_map::Entry as MapEntry;
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
 use std::hash::Hash;
@@ -73,6 +74,9 @@ pub(crate) struct State<T> {
     pub(crate) shutting_down: bool,
     /// `shut_down_with_drain` is waiting for the processing items.
     drain: bool,
+    /// How many `get` calls are registered with `get_notify`; adds skip the wake-up when
+    /// nobody waits.
+    get_waiters: usize,
     /// The delaying queue's timer heap (empty for a plain queue).
     pub(crate) waiting: WaitHeap<T>,
 }
@@ -112,6 +116,7 @@ impl<T: QueueItem> Shared<T> {
                 processing: 0,
                 shutting_down: false,
                 drain: false,
+                get_waiters: 0,
                 waiting: WaitHeap::default(),
             }),
             get_notify: Notify::new(),
@@ -154,7 +159,7 @@ impl<T: QueueItem> Shared<T> {
     }
 
     /// Marks `item` dirty and queues it unless it is already dirty or being processed.
-    /// Returns whether a `get` waiter should be woken.
+    /// Returns whether a blocked `get` should be woken.
     ///
     /// A waiting entry of the item (from `add_after`) is cancelled: the immediate add
     /// supersedes the scheduled one (see [`RateLimitingQueue`](super::RateLimitingQueue)).
@@ -162,10 +167,18 @@ impl<T: QueueItem> Shared<T> {
         if state.shutting_down {
             return false;
         }
-        match state.items.get_mut(&item) {
-            Some(entry) => {
+        let State {
+            items,
+            queue,
+            waiting,
+            get_waiters,
+            ..
+        } = state;
+        match items.entry(item) {
+            MapEntry::Occupied(mut occupied) => {
+                let entry = occupied.get_mut();
                 if entry.waiting.take().is_some() {
-                    state.waiting.live -= 1;
+                    waiting.live -= 1;
                 }
                 if entry.dirty {
                     return false;
@@ -178,26 +191,22 @@ impl<T: QueueItem> Shared<T> {
                 if entry.processing {
                     return false;
                 }
-                state.queue.push_back(item);
-                true
+                queue.push_back(occupied.key().clone());
             }
-            None => {
+            MapEntry::Vacant(vacant) => {
                 let added_at = self.metrics_now();
                 if let Some(metrics) = &self.metrics {
                     metrics.add();
                 }
-                state.items.insert(
-                    item.clone(),
-                    Entry {
-                        dirty: true,
-                        added_at,
-                        ..Entry::default()
-                    },
-                );
-                state.queue.push_back(item);
-                true
+                queue.push_back(vacant.key().clone());
+                vacant.insert(Entry {
+                    dirty: true,
+                    added_at,
+                    ..Entry::default()
+                });
             }
         }
+        *get_waiters > 0
     }
 
     pub(crate) fn add(&self, item: T) {
@@ -244,10 +253,18 @@ impl<T: QueueItem> Shared<T> {
 
     pub(crate) async fn get(self: &Arc<Self>) -> Option<T> {
         self.ensure_background();
+        let mut registration = GetRegistration {
+            shared: self,
+            registered: false,
+        };
         loop {
             let mut notified = pin!(self.get_notify.notified());
             {
                 let mut state = self.state.lock();
+                if registration.registered {
+                    registration.registered = false;
+                    state.get_waiters -= 1;
+                }
                 if let Some(item) = self.pop_locked(&mut state) {
                     return Some(item);
                 }
@@ -256,6 +273,8 @@ impl<T: QueueItem> Shared<T> {
                 }
                 // Register before releasing the lock, so an add in between is not missed.
                 notified.as_mut().enable();
+                state.get_waiters += 1;
+                registration.registered = true;
             }
             notified.await;
         }
@@ -263,30 +282,32 @@ impl<T: QueueItem> Shared<T> {
 
     pub(crate) fn done(&self, item: &T) {
         let mut state = self.state.lock();
-        let Some(entry) = state.items.get_mut(item) else {
+        // Remove first: the common case (not re-added meanwhile) costs one lookup.
+        let Some((key, mut entry)) = state.items.remove_entry(item) else {
             tracing::debug!(queue = %self.name, "done called for an item that is not being processed");
             return;
         };
         if !entry.processing {
+            state.items.insert(key, entry);
             tracing::debug!(queue = %self.name, "done called for an item that is not being processed");
             return;
         }
         entry.processing = false;
-        let started_at = entry.started_at.take();
-        let requeue = entry.dirty;
-        let idle = entry.is_idle();
         state.processing -= 1;
         if let Some(metrics) = &self.metrics {
-            metrics.done(started_at, Instant::now());
+            metrics.done(entry.started_at.take(), Instant::now());
         }
-        if requeue {
-            state.queue.push_back(item.clone());
-        } else if idle {
-            state.items.remove(item);
+        let mut wake = false;
+        if entry.dirty {
+            state.queue.push_back(key.clone());
+            state.items.insert(key, entry);
+            wake = state.get_waiters > 0;
+        } else if entry.waiting.is_some() {
+            state.items.insert(key, entry);
         }
         let drained = state.drain && state.processing == 0;
         drop(state);
-        if requeue {
+        if wake {
             self.get_notify.notify_one();
         }
         if drained {
@@ -351,6 +372,20 @@ impl<T: QueueItem> Shared<T> {
                 })
         };
         metrics.update_unfinished_work(total, longest);
+    }
+}
+
+/// Keeps `State::get_waiters` exact when a `get` future is dropped while registered.
+struct GetRegistration<'a, T: QueueItem> {
+    shared: &'a Shared<T>,
+    registered: bool,
+}
+
+impl<T: QueueItem> Drop for GetRegistration<'_, T> {
+    fn drop(&mut self) {
+        if self.registered {
+            self.shared.state.lock().get_waiters -= 1;
+        }
     }
 }
 

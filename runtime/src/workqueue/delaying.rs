@@ -505,4 +505,55 @@ mod tests {
         assert_eq!(queue.get().await, Some(1));
         assert_eq!(provider.snapshot("delayed").adds, 2);
     }
+
+    proptest::proptest! {
+        /// Each item waits for its earliest requested delay; a zero delay adds it at once
+        /// (cancelling its wait), and a later positive delay schedules it again.
+        #[test]
+        fn items_arrive_at_their_earliest_delay(
+            schedule in proptest::collection::vec((0u8..16, 0u64..2000), 1..60)
+        ) {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_time()
+                .start_paused(true)
+                .build()
+                .unwrap();
+            // Model: queued now, and/or waiting until the earliest positive delay.
+            let mut queued = std::collections::BTreeSet::new();
+            let mut waiting = std::collections::BTreeMap::new();
+            for &(item, delay) in &schedule {
+                if delay == 0 {
+                    queued.insert(item);
+                    waiting.remove(&item);
+                } else {
+                    let at = waiting.entry(item).or_insert(delay);
+                    *at = (*at).min(delay);
+                }
+            }
+            let mut expected: Vec<(Duration, u8)> = queued.iter().map(|&i| (Duration::ZERO, i)).collect();
+            expected.extend(waiting.iter().map(|(&i, &d)| (ms(d), i)));
+            expected.sort();
+            let mut arrivals = runtime.block_on(async {
+                let queue = DelayingQueue::new();
+                let start = Instant::now();
+                for &(item, delay) in &schedule {
+                    queue.add_after(item, ms(delay));
+                }
+                let mut arrivals = Vec::new();
+                for _ in 0..expected.len() {
+                    let item = queue.get().await.unwrap();
+                    arrivals.push((start.elapsed(), item));
+                    queue.done(&item);
+                }
+                // Nothing else may arrive: superseded entries are stale.
+                tokio::time::sleep(ms(5000)).await;
+                assert_eq!(queue.len(), 0);
+                arrivals
+            });
+            // Arrival times never go backwards.
+            proptest::prop_assert!(arrivals.windows(2).all(|w| w[0].0 <= w[1].0));
+            arrivals.sort();
+            proptest::prop_assert_eq!(arrivals, expected);
+        }
+    }
 }

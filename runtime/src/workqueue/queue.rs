@@ -631,11 +631,14 @@ mod tests {
                 tokio::spawn(async move { queue.get().await })
             })
             .collect();
-        // Let every waiter block.
-        while Arc::strong_count(&queue.shared) < 17 {
-            tokio::task::yield_now().await;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
+        // Wait until all 16 are registered as blocked.
+        tokio::time::timeout(Duration::from_secs(10), async {
+            while queue.shared.state.lock().get_waiters < 16 {
+                tokio::task::yield_now().await;
+            }
+        })
+        .await
+        .expect("the gets never blocked");
         queue.shut_down();
         for waiter in waiters {
             let got = tokio::time::timeout(Duration::from_secs(10), waiter)
@@ -644,6 +647,25 @@ mod tests {
                 .unwrap();
             assert_eq!(got, None);
         }
+    }
+
+    #[tokio::test]
+    async fn cancelled_get_loses_nothing() {
+        use futures::FutureExt;
+        let queue: Queue<u32> = Queue::new();
+        assert_eq!(
+            queue.get().now_or_never(),
+            None,
+            "nothing queued: get is pending"
+        );
+        assert_eq!(
+            queue.shared.state.lock().get_waiters,
+            0,
+            "the dropped get unregistered"
+        );
+        queue.add(1);
+        assert_eq!(queue.get().now_or_never(), Some(Some(1)));
+        assert_eq!(queue.shared.state.lock().processing, 1);
     }
 
     #[tokio::test]

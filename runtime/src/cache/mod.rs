@@ -15,6 +15,9 @@
 //! * `handler`: [`ResourceEventHandler`] and its closure / filtering helpers.
 //! * `processor`: the per-handler buffers and threads an informer fans out to.
 //! * `reflector`: [`Reflector`] (list, then watch, into a [`Store`]) and [`ListerWatcher`].
+//! * `list_watch`: [`ListWatch`], a [`ListerWatcher`] over a typed `ResourceClient`.
+//! * `shared_informer`: [`SharedIndexInformer`], [`HandlerRegistration`],
+//!   [`wait_for_cache_sync`].
 //! * `lister`: [`Lister`] and [`NamespaceLister`], typed read-only views of a cache.
 //!
 //! Objects are held as `Arc<K>`; nothing here ever mutates a cached object.
@@ -42,9 +45,11 @@ mod handler;
 mod index;
 mod indexer;
 mod keys;
+mod list_watch;
 mod lister;
 mod processor;
 mod reflector;
+mod shared_informer;
 mod store;
 mod wait;
 
@@ -66,9 +71,13 @@ pub use keys::{
     KeyError, KeyFunc, deletion_handling_meta_namespace_key, meta_namespace_key,
     split_meta_namespace_key,
 };
+pub use list_watch::{ListWatch, TweakListParams};
 pub use lister::{Lister, ListerError, NamespaceLister};
 pub use reflector::{
     INITIAL_EVENTS_END_ANNOTATION, InitialListStrategy, ListerWatcher, Reflector, ReflectorConfig,
     ReflectorError, ShouldResync, WatchErrorHandler, WatchStream,
+};
+pub use shared_informer::{
+    CacheSynced, HandlerRegistration, InformerError, SharedIndexInformer, wait_for_cache_sync,
 };
 pub use store::{KnownObjects, Store, ThreadSafeStore};

@@ -317,10 +317,6 @@ impl<K: Send + Sync + 'static> Processor<K> {
         self.listeners.iter().any(|l| l.id == id)
     }
 
-    pub(crate) fn listener(&self, id: u64) -> Option<Arc<Listener<K>>> {
-        self.listeners.iter().find(|l| l.id == id).cloned()
-    }
-
     pub(crate) fn len(&self) -> usize {
         self.listeners.len()
     }

@@ -1,0 +1,121 @@
+//! [`ListWatch`]: a [`ListerWatcher`] over a typed [`ResourceClient`].
+
+use std::{fmt, sync::Arc};
+
+use futures::{FutureExt, StreamExt, future::BoxFuture};
+use kube_core::{
+    ObjectList,
+    params::{ListParams, WatchParams},
+};
+
+use super::{ListerWatcher, WatchStream};
+use crate::{
+    Object,
+    client::{Error as ClientError, ResourceClient},
+};
+
+/// Changes the list options of every list and watch (client-go's `TweakListOptionsFunc`);
+/// for watches only the selectors carry over.
+pub type TweakListParams = Arc<dyn Fn(&mut ListParams) + Send + Sync>;
+
+/// Lists and watches through a [`ResourceClient`], with optional selectors and a tweak.
+pub struct ListWatch<K> {
+    client: ResourceClient<K>,
+    label_selector: Option<String>,
+    field_selector: Option<String>,
+    tweak: Option<TweakListParams>,
+}
+
+impl<K> Clone for ListWatch<K> {
+    fn clone(&self) -> Self {
+        Self {
+            client: self.client.clone(),
+            label_selector: self.label_selector.clone(),
+            field_selector: self.field_selector.clone(),
+            tweak: self.tweak.clone(),
+        }
+    }
+}
+
+impl<K> fmt::Debug for ListWatch<K> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ListWatch")
+            .field("client", &self.client)
+            .field("label_selector", &self.label_selector)
+            .field("field_selector", &self.field_selector)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<K> ListWatch<K> {
+    /// Lists and watches everything `client` can see (its namespace, or all).
+    pub fn new(client: ResourceClient<K>) -> Self {
+        Self {
+            client,
+            label_selector: None,
+            field_selector: None,
+            tweak: None,
+        }
+    }
+
+    /// Only objects matching this label selector (`app=web,tier!=db`).
+    #[must_use]
+    pub fn labels(mut self, selector: impl Into<String>) -> Self {
+        self.label_selector = Some(selector.into());
+        self
+    }
+
+    /// Only objects matching this field selector (`metadata.name=x`).
+    #[must_use]
+    pub fn fields(mut self, selector: impl Into<String>) -> Self {
+        self.field_selector = Some(selector.into());
+        self
+    }
+
+    /// Applies `tweak` to the options of every list and watch.
+    #[must_use]
+    pub fn tweak(mut self, tweak: TweakListParams) -> Self {
+        self.tweak = Some(tweak);
+        self
+    }
+
+    fn list_params(&self, mut params: ListParams) -> ListParams {
+        if params.label_selector.is_none() {
+            params.label_selector.clone_from(&self.label_selector);
+        }
+        if params.field_selector.is_none() {
+            params.field_selector.clone_from(&self.field_selector);
+        }
+        if let Some(tweak) = &self.tweak {
+            tweak(&mut params);
+        }
+        params
+    }
+
+    fn watch_params(&self, mut params: WatchParams) -> WatchParams {
+        let selectors = self.list_params(ListParams {
+            label_selector: params.label_selector.take(),
+            field_selector: params.field_selector.take(),
+            ..ListParams::default()
+        });
+        params.label_selector = selectors.label_selector;
+        params.field_selector = selectors.field_selector;
+        params
+    }
+}
+
+impl<K: Object> ListerWatcher<K> for ListWatch<K> {
+    fn list(&self, params: ListParams) -> BoxFuture<'static, Result<ObjectList<K>, ClientError>> {
+        let (client, params) = (self.client.clone(), self.list_params(params));
+        async move { client.list(&params).await }.boxed()
+    }
+
+    fn watch(
+        &self,
+        params: WatchParams,
+        resource_version: String,
+    ) -> BoxFuture<'static, Result<WatchStream<K>, ClientError>> {
+        let (client, params) = (self.client.clone(), self.watch_params(params));
+        async move { Ok(client.watch(&params, &resource_version).await?.boxed()) }.boxed()
+    }
+}

@@ -6,6 +6,7 @@
 //! * [`cache`]: the thread-safe indexed store ([`cache::Indexer`]), the plain
 //!   [`cache::Fifo`] and the [`cache::DeltaFifo`] that sits between a reflector and an
 //!   informer (client-go's `tools/cache`).
+//! * [`informers`]: the [`informers::SharedInformerFactory`], one shared informer per type.
 //! * [`workqueue`]: typed, rate-limited work queues (client-go's `util/workqueue`).
 //! * [`client`]: the REST client.
 //!
@@ -16,8 +17,9 @@
 
 pub mod cache;
 pub mod client;
+pub mod informers;
 pub mod workqueue;
 
 mod object;
 
-pub use object::Object;
+pub use object::{Object, ResourceScope};

@@ -96,6 +96,14 @@ impl<K: Object> ResourceClient<K> {
         Self::at(client, None)
     }
 
+    /// A client for `K` in `namespace` when `K` is namespaced and a namespace is given;
+    /// otherwise across all namespaces (or cluster-wide). For generic code such as informer
+    /// factories, where the scope is only known through `K`.
+    pub fn scoped(client: Client, namespace: Option<&str>) -> Self {
+        use crate::ResourceScope;
+        Self::at(client, namespace.filter(|_| <K::Scope as ResourceScope>::NAMESPACED))
+    }
+
     fn at(client: Client, namespace: Option<&str>) -> Self {
         Self {
             raw: RawApi {

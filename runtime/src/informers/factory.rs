@@ -1,0 +1,280 @@
+//! [`SharedInformerFactory`]: one informer per type, shared by every controller that asks.
+
+use std::{
+    any::{Any, TypeId, type_name},
+    collections::{BTreeMap, HashMap},
+    fmt,
+    sync::Arc,
+    time::Duration,
+};
+
+use kube_core::GroupVersionResource;
+use parking_lot::Mutex;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use super::generic::{ErasedInformer, GenericInformer};
+use crate::{
+    Object,
+    cache::{
+        CacheSynced, ListWatch, Lister, SharedIndexInformer, TransformFunc, TweakListParams,
+        namespace_indexers,
+    },
+    client::{Client, ResourceClient},
+};
+
+/// A factory request that cannot be served.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FactoryError {
+    /// No informer for this resource has been requested from the factory.
+    #[error("no informer found for {0}")]
+    UnknownResource(String),
+}
+
+/// Per-type settings are stored type-erased, keyed by `TypeId`.
+type PerType = HashMap<TypeId, Box<dyn Any + Send + Sync>>;
+
+struct Entry {
+    informer: Box<dyn Any + Send + Sync>,
+    erased: Arc<dyn ErasedInformer>,
+    gvr: GroupVersionResource,
+    type_name: &'static str,
+    run: Box<dyn Fn(CancellationToken) -> JoinHandle<()> + Send + Sync>,
+    started: bool,
+}
+
+struct Inner {
+    client: Client,
+    default_resync: Duration,
+    namespace: Option<String>,
+    tweak: Option<TweakListParams>,
+    resync: HashMap<TypeId, Duration>,
+    transforms: PerType,
+    informers: Mutex<Vec<Entry>>,
+    tasks: Mutex<Vec<JoinHandle<()>>>,
+    stop: CancellationToken,
+}
+
+/// One shared informer per type (client-go's `SharedInformerFactory`); cheap to clone.
+///
+/// Ask for informers with [`informer_for`](Self::informer_for) or
+/// [`lister_for`](Self::lister_for) (the first request's settings win), then
+/// [`start`](Self::start) them and [`wait_for_cache_sync`](Self::wait_for_cache_sync).
+/// `start` only starts informers requested so far: call it again after requesting more.
+#[derive(Clone)]
+pub struct SharedInformerFactory {
+    inner: Arc<Inner>,
+}
+
+impl fmt::Debug for SharedInformerFactory {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let names: Vec<&str> = self.inner.informers.lock().iter().map(|e| e.type_name).collect();
+        f.debug_struct("SharedInformerFactory")
+            .field("namespace", &self.inner.namespace)
+            .field("default_resync", &self.inner.default_resync)
+            .field("informers", &names)
+            .finish()
+    }
+}
+
+/// Builds a [`SharedInformerFactory`] (client-go's `NewSharedInformerFactoryWithOptions`).
+pub struct SharedInformerFactoryBuilder {
+    client: Client,
+    default_resync: Duration,
+    namespace: Option<String>,
+    tweak: Option<TweakListParams>,
+    resync: HashMap<TypeId, Duration>,
+    transforms: PerType,
+}
+
+impl fmt::Debug for SharedInformerFactoryBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SharedInformerFactoryBuilder")
+            .field("default_resync", &self.default_resync)
+            .field("namespace", &self.namespace)
+            .finish_non_exhaustive()
+    }
+}
+
+impl SharedInformerFactoryBuilder {
+    /// The resync period of informers without a per-type one (zero: no resync).
+    #[must_use]
+    pub fn default_resync(mut self, resync: Duration) -> Self {
+        self.default_resync = resync;
+        self
+    }
+
+    /// Watch only this namespace (cluster-scoped types are watched cluster-wide).
+    #[must_use]
+    pub fn namespace(mut self, namespace: impl Into<String>) -> Self {
+        self.namespace = Some(namespace.into());
+        self
+    }
+
+    /// Applies `tweak` to every list and watch of every informer (selectors, limits).
+    #[must_use]
+    pub fn tweak_list_params(mut self, tweak: impl Fn(&mut kube_core::params::ListParams) + Send + Sync + 'static) -> Self {
+        self.tweak = Some(Arc::new(tweak));
+        self
+    }
+
+    /// The resync period for `K`'s informer.
+    #[must_use]
+    pub fn resync_for<K: Object>(mut self, resync: Duration) -> Self {
+        self.resync.insert(TypeId::of::<K>(), resync);
+        self
+    }
+
+    /// Transforms `K` objects before they are cached (for example to drop `managedFields`).
+    #[must_use]
+    pub fn transform_for<K: Object>(mut self, transform: impl Fn(&mut K) + Send + Sync + 'static) -> Self {
+        let f: TransformFunc<K> = Arc::new(transform);
+        self.transforms.insert(TypeId::of::<K>(), Box::new(f));
+        self
+    }
+
+    /// The factory.
+    pub fn build(self) -> SharedInformerFactory {
+        SharedInformerFactory {
+            inner: Arc::new(Inner {
+                client: self.client,
+                default_resync: self.default_resync,
+                namespace: self.namespace,
+                tweak: self.tweak,
+                resync: self.resync,
+                transforms: self.transforms,
+                informers: Mutex::new(Vec::new()),
+                tasks: Mutex::new(Vec::new()),
+                stop: CancellationToken::new(),
+            }),
+        }
+    }
+}
+
+fn gvr_of<K: Object>() -> GroupVersionResource {
+    GroupVersionResource::gvr(&K::group(&()), &K::version(&()), &K::plural(&()))
+}
+
+fn gvr_eq(a: &GroupVersionResource, b: &GroupVersionResource) -> bool {
+    a.group == b.group && a.version == b.version && a.resource == b.resource
+}
+
+impl SharedInformerFactory {
+    /// A factory over `client` with a default resync period (zero: no resync).
+    pub fn new(client: Client, default_resync: Duration) -> Self {
+        Self::builder(client).default_resync(default_resync).build()
+    }
+
+    /// A builder for a factory with options.
+    pub fn builder(client: Client) -> SharedInformerFactoryBuilder {
+        SharedInformerFactoryBuilder {
+            client,
+            default_resync: Duration::ZERO,
+            namespace: None,
+            tweak: None,
+            resync: HashMap::new(),
+            transforms: HashMap::new(),
+        }
+    }
+
+    /// The shared informer for `K`, created on first request (with a namespace index).
+    pub fn informer_for<K: Object>(&self) -> SharedIndexInformer<K> {
+        let mut informers = self.inner.informers.lock();
+        if let Some(existing) = informers.iter().find_map(|e| e.informer.downcast_ref::<SharedIndexInformer<K>>()) {
+            return existing.clone();
+        }
+        let client = ResourceClient::<K>::scoped(self.inner.client.clone(), self.inner.namespace.as_deref());
+        let mut list_watch = ListWatch::new(client);
+        if let Some(tweak) = &self.inner.tweak {
+            list_watch = list_watch.tweak(tweak.clone());
+        }
+        let resync = self.inner.resync.get(&TypeId::of::<K>()).copied().unwrap_or(self.inner.default_resync);
+        let informer = SharedIndexInformer::new(list_watch, resync, namespace_indexers());
+        if let Some(transform) = self.inner.transforms.get(&TypeId::of::<K>()).and_then(|t| t.downcast_ref::<TransformFunc<K>>()) {
+            // A fresh informer has not started, so this cannot fail.
+            let _ = informer.set_transform(transform.clone());
+        }
+        let runner = informer.clone();
+        informers.push(Entry {
+            informer: Box::new(informer.clone()),
+            erased: Arc::new(informer.clone()),
+            gvr: gvr_of::<K>(),
+            type_name: type_name::<K>(),
+            run: Box::new(move |stop| {
+                let informer = runner.clone();
+                tokio::spawn(async move { informer.run(stop).await })
+            }),
+            started: false,
+        });
+        informer
+    }
+
+    /// A lister over `K`'s shared informer (requesting the informer if needed).
+    pub fn lister_for<K: Object>(&self) -> Lister<K> {
+        self.informer_for::<K>().lister()
+    }
+
+    /// The informer for `gvr`, if one has been requested (client-go's `ForResource`).
+    pub fn for_resource(&self, gvr: &GroupVersionResource) -> Result<GenericInformer, FactoryError> {
+        self.inner
+            .informers
+            .lock()
+            .iter()
+            .find(|e| gvr_eq(&e.gvr, gvr))
+            .map(|e| GenericInformer { gvr: e.gvr.clone(), inner: e.erased.clone() })
+            .ok_or_else(|| FactoryError::UnknownResource(format!("{}/{}, Resource={}", gvr.group, gvr.version, gvr.resource)))
+    }
+
+    /// Starts every requested informer that is not running yet; returns at once. Needs a
+    /// tokio runtime. Does nothing after [`shutdown`](Self::shutdown).
+    pub fn start(&self) {
+        if self.inner.stop.is_cancelled() {
+            return;
+        }
+        let mut informers = self.inner.informers.lock();
+        let mut tasks = self.inner.tasks.lock();
+        for entry in informers.iter_mut().filter(|e| !e.started) {
+            entry.started = true;
+            tasks.push((entry.run)(self.inner.stop.child_token()));
+        }
+    }
+
+    /// Waits until every started informer has synced or `stop` fires; the result per type
+    /// (keyed by type name), as client-go returns it. Informers not started are left out.
+    pub async fn wait_for_cache_sync(&self, stop: &CancellationToken) -> BTreeMap<&'static str, bool> {
+        let started: Vec<(&'static str, Arc<dyn ErasedInformer>)> = self
+            .inner
+            .informers
+            .lock()
+            .iter()
+            .filter(|e| e.started)
+            .map(|e| (e.type_name, e.erased.clone()))
+            .collect();
+        let mut result = BTreeMap::new();
+        for (name, informer) in started {
+            let synced = crate::cache::wait_for_cache_sync(stop, &[&Synced(informer)]).await;
+            result.insert(name, synced);
+        }
+        result
+    }
+
+    /// Stops every informer and waits for their tasks to finish. The factory cannot be
+    /// started again.
+    pub async fn shutdown(&self) {
+        self.inner.stop.cancel();
+        let tasks = std::mem::take(&mut *self.inner.tasks.lock());
+        for task in tasks {
+            if let Err(error) = task.await {
+                tracing::error!(%error, "informer task failed");
+            }
+        }
+    }
+}
+
+struct Synced(Arc<dyn ErasedInformer>);
+
+impl CacheSynced for Synced {
+    fn has_synced(&self) -> bool {
+        self.0.has_synced()
+    }
+}

@@ -508,6 +508,17 @@ pub fn apply(
         for p in prev.difference(&new_paths) {
             if !owned_by_others.contains(p) {
                 remove_at(&mut merged, p);
+                // Parents left empty by the removal go too.
+                for depth in (1..p.len()).rev() {
+                    let empty = value_at(&merged, &p[..depth]).is_some_and(|v| {
+                        v.as_object().is_some_and(Map::is_empty)
+                            || v.as_array().is_some_and(Vec::is_empty)
+                    });
+                    if !empty {
+                        break;
+                    }
+                    remove_at(&mut merged, &p[..depth]);
+                }
             }
         }
         let mut body = intent.clone();

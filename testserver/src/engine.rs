@@ -520,7 +520,37 @@ impl Engine {
             crate::crd::on_crd_write(self, out);
         }
         if out.event == Some(crate::store::EventType::Deleted) {
+            if rt.group.is_empty() && rt.plural == "namespaces" {
+                self.purge_namespace(meta::name(&out.object));
+            }
             crate::gc::on_deleted(self, rt, &out.object);
+        }
+    }
+
+    /// Removes every object in a deleted namespace (the namespace controller's job).
+    fn purge_namespace(&self, namespace: &str) {
+        for gr in self.store.resources_in_namespace(namespace) {
+            let Some(rt) = self.registry.any_version(&gr.group, &gr.resource) else {
+                continue;
+            };
+            for key in self.store.keys(&gr, Some(namespace)) {
+                let t = Target {
+                    rt: rt.clone(),
+                    namespace: Some(key.0.clone()),
+                    name: Some(key.1.clone()),
+                    subresource: None,
+                };
+                let cleared = self.replace_with(&t, &WriteOptions::default(), |old| {
+                    let mut new = old.clone();
+                    meta::meta_mut(&mut new).remove("finalizers");
+                    Ok(Some((new, String::new())))
+                });
+                if let Err(err) = cleared.and_then(|_| self.delete(&t, &DeleteOptions::default()))
+                    && err.code != 404
+                {
+                    tracing::warn!(%err, "purging namespace");
+                }
+            }
         }
     }
 

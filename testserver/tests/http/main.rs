@@ -1,0 +1,10 @@
+//! HTTP-level tests of the test server: every rule as a client sees it.
+
+mod common;
+mod crd;
+mod crud;
+mod faults;
+mod gc;
+mod list;
+mod patch;
+mod watch;

@@ -1,5 +1,7 @@
 //! Helpers: a tiny JSON client over reqwest and a watch-line reader.
 
+#![allow(clippy::unwrap_used)] // test helpers: a failed request is a failed test
+
 use std::time::Duration;
 
 use futures::StreamExt;

@@ -3,7 +3,8 @@
 //! One [`Engine`] (objects as `serde_json::Value`, a global resourceVersion counter, a
 //! bounded event history, built-in types plus CRDs registered at runtime) is served by
 //! two fronts: [`TestServer`], an HTTP server on loopback usable by kubectl and any
-//! client, and (later) an in-process transport for fake clientsets. It behaves like
+//! client, and [`InProcess`], a `kubegen::client::Transport` for fake clientsets with
+//! reactors and an action log. It behaves like
 //! kube-apiserver where a client can tell: discovery, CRUD with optimistic concurrency,
 //! the status subresource, finalizers and garbage collection, selectors, paginated lists,
 //! watches with resume, bookmarks and 410 Gone, merge / JSON / strategic / apply patches,
@@ -24,6 +25,7 @@ pub mod errors;
 pub mod faults;
 mod gc;
 pub mod handler;
+pub mod inprocess;
 pub mod kubeconfig;
 pub mod meta;
 pub mod patch;
@@ -38,6 +40,7 @@ use std::path::Path;
 
 pub use engine::{Engine, EngineConfig};
 pub use errors::ApiError;
+pub use inprocess::{Action, InProcess};
 pub use server::{ServerError, TestServer, TestServerBuilder};
 
 /// Creates every CRD found in a YAML/JSON file in `engine`.

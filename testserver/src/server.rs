@@ -247,6 +247,11 @@ impl TestServer {
         self.shared.engine.store().drop_watchers();
     }
 
+    /// An in-process transport over this server's state (reactors and action log are its own).
+    pub fn transport(&self) -> crate::InProcess {
+        crate::InProcess::from_shared(self.shared.clone())
+    }
+
     /// Registers CRDs from a YAML/JSON file (as `kubectl create -f` would).
     pub fn load_crd_file(&self, path: &Path) -> Result<(), ServerError> {
         crate::load_crd_file(&self.shared.engine, path)

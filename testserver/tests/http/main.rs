@@ -5,6 +5,7 @@ mod crd;
 mod crud;
 mod faults;
 mod gc;
+mod inprocess;
 mod list;
 mod patch;
 mod watch;

@@ -267,6 +267,8 @@ enum Route {
     Groups,
     Group(String),
     Resources(String, String),
+    OpenApiIndex,
+    OpenApiDoc(String, String),
     Resource {
         info: RequestInfo,
         legacy_watch: bool,
@@ -295,6 +297,11 @@ fn route(engine: &Engine, path: &str) -> ApiResult<Route> {
         ["apis"] => return Ok(Route::Groups),
         ["apis", g] => return Ok(Route::Group(g.to_string())),
         ["apis", g, v] => return Ok(Route::Resources(g.to_string(), v.to_string())),
+        ["openapi", "v3"] => return Ok(Route::OpenApiIndex),
+        ["openapi", "v3", "api", v] => return Ok(Route::OpenApiDoc(String::new(), v.to_string())),
+        ["openapi", "v3", "apis", g, v] => {
+            return Ok(Route::OpenApiDoc(g.to_string(), v.to_string()));
+        }
         ["api", "v1", rest @ ..] => ("", "v1", rest),
         ["apis", g, v, rest @ ..] => (*g, *v, rest),
         _ => return Err(not_found()),
@@ -415,6 +422,12 @@ async fn dispatch(shared: &Arc<Shared>, req: http::Request<Bytes>) -> ApiResult<
                         "the server could not find the requested resource",
                     )
                 });
+        }
+        Route::OpenApiIndex => return Ok(value_reply(200, &crate::openapi::index(registry))),
+        Route::OpenApiDoc(g, v) => {
+            return crate::openapi::document(registry, &g, &v)
+                .map(|d| value_reply(200, &d))
+                .ok_or_else(|| ApiError::not_found("", "openapi", &v));
         }
         Route::Resource { info, legacy_watch } => (info, legacy_watch),
     };

@@ -28,6 +28,7 @@ pub mod handler;
 pub mod inprocess;
 pub mod kubeconfig;
 pub mod meta;
+pub mod openapi;
 pub mod patch;
 pub mod registry;
 mod scale;

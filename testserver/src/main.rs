@@ -63,11 +63,11 @@ async fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     }
-    if let Some(path) = &args.kubeconfig_out {
-        if let Err(err) = server.write_kubeconfig(path) {
-            eprintln!("kubegen-testserver: writing kubeconfig: {err}");
-            return ExitCode::FAILURE;
-        }
+    if let Some(path) = &args.kubeconfig_out
+        && let Err(err) = server.write_kubeconfig(path)
+    {
+        eprintln!("kubegen-testserver: writing kubeconfig: {err}");
+        return ExitCode::FAILURE;
     }
     println!("{}", server.url());
     if let Err(err) = tokio::signal::ctrl_c().await {

@@ -35,6 +35,7 @@ mod scale;
 pub mod selectors;
 pub mod server;
 pub mod store;
+pub mod tls;
 pub mod watch;
 
 use std::path::Path;

@@ -24,6 +24,9 @@ struct Args {
     /// Require this bearer token.
     #[arg(long)]
     token: Option<String>,
+    /// Serve HTTPS with a self-signed CA (written into the kubeconfig).
+    #[arg(long)]
+    tls: bool,
     /// Register the CustomResourceDefinitions in this file (repeatable).
     #[arg(long = "crd")]
     crds: Vec<PathBuf>,
@@ -47,6 +50,7 @@ async fn main() -> ExitCode {
             .history_limit(args.history)
             .bookmark_interval(Duration::from_secs(args.bookmark_seconds.max(1))),
     );
+    builder = builder.tls(args.tls);
     if let Some(t) = &args.token {
         builder = builder.token(t.clone());
     }

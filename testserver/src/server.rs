@@ -27,8 +27,8 @@ pub enum ServerError {
     #[error("io: {0}")]
     Io(#[from] std::io::Error),
     /// TLS setup failed.
-    #[error("tls: {0}")]
-    Tls(String),
+    #[error(transparent)]
+    Tls(#[from] crate::tls::TlsError),
     /// A CRD file could not be loaded.
     #[error("crd {path}: {message}")]
     Crd {
@@ -44,6 +44,7 @@ pub enum ServerError {
 pub struct TestServerBuilder {
     addr: SocketAddr,
     token: Option<String>,
+    tls: bool,
     engine: EngineConfig,
 }
 
@@ -52,6 +53,7 @@ impl Default for TestServerBuilder {
         TestServerBuilder {
             addr: SocketAddr::from(([127, 0, 0, 1], 0)),
             token: None,
+            tls: false,
             engine: EngineConfig::default(),
         }
     }
@@ -70,6 +72,12 @@ impl TestServerBuilder {
         self
     }
 
+    /// Serve HTTPS with a freshly generated self-signed CA (see [`TestServer::ca_pem`]).
+    pub fn tls(mut self, on: bool) -> Self {
+        self.tls = on;
+        self
+    }
+
     /// Engine tunables (history size, bookmark interval).
     pub fn engine_config(mut self, config: EngineConfig) -> Self {
         self.engine = config;
@@ -82,26 +90,35 @@ impl TestServerBuilder {
         let shared = Shared::new(engine, self.token.clone());
         let listener = TcpListener::bind(self.addr).await?;
         let addr = listener.local_addr()?;
+        let tls = if self.tls {
+            Some(crate::tls::generate(addr.ip())?)
+        } else {
+            None
+        };
+        let acceptor = tls.as_ref().map(|t| t.acceptor.clone());
         let connections = Arc::new(Mutex::new(CancellationToken::new()));
         let stop = shared.shutdown.clone();
         tokio::spawn(accept_loop(
             listener,
+            acceptor,
             shared.clone(),
             connections.clone(),
             stop,
         ));
-        tracing::info!(%addr, "kubegen-testserver listening");
+        tracing::info!(%addr, tls = self.tls, "kubegen-testserver listening");
         Ok(TestServer {
             addr,
             shared,
             connections,
             token: self.token,
+            ca_pem: tls.map(|t| t.ca_pem),
         })
     }
 }
 
 async fn accept_loop(
     listener: TcpListener,
+    acceptor: Option<tokio_rustls::TlsAcceptor>,
     shared: Arc<Shared>,
     connections: Arc<Mutex<CancellationToken>>,
     stop: CancellationToken,
@@ -121,23 +138,41 @@ async fn accept_loop(
         let conn_token = connections.lock().clone();
         let shared = shared.clone();
         let stop = stop.clone();
+        let acceptor = acceptor.clone();
         tokio::spawn(async move {
-            let service = hyper::service::service_fn(move |req: http::Request<Incoming>| {
-                let shared = shared.clone();
-                async move { Ok::<_, Infallible>(serve(&shared, req).await) }
-            });
-            let builder = auto::Builder::new(TokioExecutor::new());
-            let conn = builder.serve_connection(TokioIo::new(stream), service);
-            tokio::select! {
-                _ = conn_token.cancelled() => {}
-                _ = stop.cancelled() => {}
-                result = conn => {
-                    if let Err(err) = result {
-                        tracing::debug!(%err, "connection ended");
-                    }
-                }
+            match acceptor {
+                None => serve_connection(stream, shared, conn_token, stop).await,
+                Some(acceptor) => match acceptor.accept(stream).await {
+                    Ok(tls) => serve_connection(tls, shared, conn_token, stop).await,
+                    Err(err) => tracing::debug!(%err, "TLS handshake failed"),
+                },
             }
         });
+    }
+}
+
+async fn serve_connection<I>(
+    io: I,
+    shared: Arc<Shared>,
+    conn_token: CancellationToken,
+    stop: CancellationToken,
+) where
+    I: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    let service = hyper::service::service_fn(move |req: http::Request<Incoming>| {
+        let shared = shared.clone();
+        async move { Ok::<_, Infallible>(serve(&shared, req).await) }
+    });
+    let builder = auto::Builder::new(TokioExecutor::new());
+    let conn = builder.serve_connection(TokioIo::new(io), service);
+    tokio::select! {
+        _ = conn_token.cancelled() => {}
+        _ = stop.cancelled() => {}
+        result = conn => {
+            if let Err(err) = result {
+                tracing::debug!(%err, "connection ended");
+            }
+        }
     }
 }
 
@@ -176,6 +211,7 @@ pub struct TestServer {
     shared: Arc<Shared>,
     connections: Arc<Mutex<CancellationToken>>,
     token: Option<String>,
+    ca_pem: Option<String>,
 }
 
 impl TestServer {
@@ -189,9 +225,19 @@ impl TestServer {
         TestServerBuilder::default()
     }
 
-    /// The base URL, e.g. `http://127.0.0.1:41234`.
+    /// The base URL, e.g. `http://127.0.0.1:41234` (`https` with TLS).
     pub fn url(&self) -> String {
-        format!("http://{}", self.addr)
+        let scheme = if self.ca_pem.is_some() {
+            "https"
+        } else {
+            "http"
+        };
+        format!("{scheme}://{}", self.addr)
+    }
+
+    /// The CA certificate (PEM) of a TLS server.
+    pub fn ca_pem(&self) -> Option<&str> {
+        self.ca_pem.as_deref()
     }
 
     /// The bound address.
@@ -259,7 +305,7 @@ impl TestServer {
 
     /// A kubeconfig pointing at this server (with the token, if one is required).
     pub fn kubeconfig(&self) -> String {
-        crate::kubeconfig::render(&self.url(), self.token.as_deref(), None)
+        crate::kubeconfig::render(&self.url(), self.token.as_deref(), self.ca_pem.as_deref())
     }
 
     /// Writes [`TestServer::kubeconfig`] to `path`.

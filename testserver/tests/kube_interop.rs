@@ -159,3 +159,40 @@ async fn kube_runtime_watcher_recovers_from_dropped_watches() {
         seen.push(obj.metadata.name.unwrap());
     }
 }
+
+#[tokio::test]
+async fn kube_client_over_tls_with_token_from_the_written_kubeconfig() {
+    let server = TestServer::builder()
+        .tls(true)
+        .token("t0ken")
+        .start()
+        .await
+        .unwrap();
+    assert!(server.url().starts_with("https://"));
+    let kubeconfig = kube::config::Kubeconfig::from_yaml(&server.kubeconfig()).unwrap();
+    let config =
+        Config::from_custom_kubeconfig(kubeconfig, &kube::config::KubeConfigOptions::default())
+            .await
+            .unwrap();
+    let api: Api<ConfigMap> = Api::namespaced(Client::try_from(config).unwrap(), "default");
+    api.create(&PostParams::default(), &cm("secure"))
+        .await
+        .unwrap();
+    assert_eq!(
+        api.get("secure").await.unwrap().metadata.name.as_deref(),
+        Some("secure")
+    );
+    // without the token: 401 Unauthorized
+    let mut anonymous = Config::from_custom_kubeconfig(
+        kube::config::Kubeconfig::from_yaml(&server.kubeconfig()).unwrap(),
+        &kube::config::KubeConfigOptions::default(),
+    )
+    .await
+    .unwrap();
+    anonymous.auth_info = kube::config::AuthInfo::default();
+    let api: Api<ConfigMap> = Api::namespaced(Client::try_from(anonymous).unwrap(), "default");
+    match api.get("secure").await.unwrap_err() {
+        kube::Error::Api(s) => assert_eq!(s.code, 401),
+        other => panic!("unexpected {other:?}"),
+    }
+}

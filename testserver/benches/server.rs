@@ -1,0 +1,196 @@
+//! Scale benchmark of the test server, printing figures:
+//!
+//! * a paginated HTTP list (limit=500) over 100k ConfigMaps, and one unpaginated list;
+//! * watch fan-out: writes as fast as the engine takes them, delivered over HTTP to
+//!   several watchers, reported as events per second per watcher and in total;
+//! * resident memory before and after loading the objects.
+//!
+//! `cargo bench -p kubegen-testserver --bench server` (add `-- --quick` for a small run).
+
+#![allow(clippy::unwrap_used)]
+
+use std::time::{Duration, Instant};
+
+use futures::StreamExt;
+use kubegen_testserver::{
+    EngineConfig, TestServer,
+    engine::{Target, WriteOptions},
+};
+use serde_json::{Value, json};
+
+fn rss_mib() -> f64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmRSS:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|kb| kb.parse::<f64>().ok())
+        })
+        .map(|kb| kb / 1024.0)
+        .unwrap_or(0.0)
+}
+
+fn target(server: &TestServer, ns: &str) -> Target {
+    Target {
+        rt: server
+            .engine()
+            .registry()
+            .get("", "v1", "configmaps")
+            .unwrap(),
+        namespace: Some(ns.into()),
+        name: None,
+        subresource: None,
+    }
+}
+
+fn configmap(name: &str) -> Value {
+    json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": name, "labels": {"bench": "true", "shard": (name.len() % 7).to_string()}},
+        "data": {"key": "value-0123456789", "other": "abcdefghijklmnopqrstuvwxyz"}})
+}
+
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+async fn main() {
+    let quick = std::env::args().any(|a| a == "--quick");
+    let (objects, events, watchers) = if quick {
+        (10_000, 5_000, 3)
+    } else {
+        (100_000, 50_000, 4)
+    };
+    let server = TestServer::builder()
+        .engine_config(EngineConfig::default().history_limit(200_000))
+        .start()
+        .await
+        .unwrap();
+    let http = reqwest::Client::new();
+    let base = server.url();
+
+    let rss0 = rss_mib();
+    let t = target(&server, "default");
+    let start = Instant::now();
+    for i in 0..objects {
+        server
+            .engine()
+            .create(
+                &t,
+                configmap(&format!("cm-{i:06}")),
+                &WriteOptions::default(),
+            )
+            .unwrap();
+    }
+    let load = start.elapsed();
+    let rss1 = rss_mib();
+    println!(
+        "load: {objects} ConfigMaps in {:.2}s ({:.0} creates/s); RSS {:.0} MiB -> {:.0} MiB ({:.2} KiB/object incl. history)",
+        load.as_secs_f64(),
+        objects as f64 / load.as_secs_f64(),
+        rss0,
+        rss1,
+        (rss1 - rss0) * 1024.0 / objects as f64
+    );
+
+    // Paginated list.
+    let start = Instant::now();
+    let mut seen = 0usize;
+    let mut pages = 0usize;
+    let mut token: Option<String> = None;
+    loop {
+        let mut url = format!("{base}/api/v1/namespaces/default/configmaps?limit=500");
+        if let Some(t) = &token {
+            url.push_str(&format!("&continue={t}"));
+        }
+        let page: Value = http.get(url).send().await.unwrap().json().await.unwrap();
+        seen += page["items"].as_array().unwrap().len();
+        pages += 1;
+        match page["metadata"]["continue"].as_str() {
+            Some(c) => token = Some(c.to_string()),
+            None => break,
+        }
+    }
+    let paged = start.elapsed();
+    assert_eq!(seen, objects);
+    println!(
+        "paginated list: {seen} items in {pages} pages of 500 in {:.2}s ({:.0} items/s, {:.1} ms/page)",
+        paged.as_secs_f64(),
+        seen as f64 / paged.as_secs_f64(),
+        paged.as_secs_f64() * 1000.0 / pages as f64
+    );
+    let start = Instant::now();
+    let body = http
+        .get(format!("{base}/api/v1/namespaces/default/configmaps"))
+        .send()
+        .await
+        .unwrap()
+        .bytes()
+        .await
+        .unwrap();
+    let full = start.elapsed();
+    println!(
+        "full list: {objects} items, {:.1} MiB in {:.2}s",
+        body.len() as f64 / 1048576.0,
+        full.as_secs_f64()
+    );
+
+    // Watch fan-out.
+    let mut handles = Vec::new();
+    for _ in 0..watchers {
+        let resp = http
+            .get(format!(
+                "{base}/api/v1/namespaces/kube-public/configmaps?watch=true"
+            ))
+            .send()
+            .await
+            .unwrap();
+        handles.push(tokio::spawn(async move {
+            let mut stream = resp.bytes_stream();
+            let mut lines = 0usize;
+            let mut first: Option<Instant> = None;
+            while lines < events {
+                match tokio::time::timeout(Duration::from_secs(30), stream.next()).await {
+                    Ok(Some(Ok(chunk))) => {
+                        first.get_or_insert_with(Instant::now);
+                        lines += chunk.iter().filter(|b| **b == b'\n').count();
+                    }
+                    _ => break,
+                }
+            }
+            (lines, Instant::now())
+        }));
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let t = target(&server, "kube-public");
+    let start = Instant::now();
+    let engine = server.engine().clone();
+    tokio::task::spawn_blocking(move || {
+        for i in 0..events {
+            engine
+                .create(
+                    &t,
+                    configmap(&format!("w-{i:06}")),
+                    &WriteOptions::default(),
+                )
+                .unwrap();
+        }
+    })
+    .await
+    .unwrap();
+    let written = start.elapsed();
+    let mut total = 0usize;
+    let mut last = start;
+    for h in handles {
+        let (lines, done) = h.await.unwrap();
+        assert_eq!(lines, events, "every watcher got every event");
+        total += lines;
+        last = last.max(done);
+    }
+    let delivered = last.duration_since(start);
+    println!(
+        "watch: {events} events written in {:.2}s ({:.0}/s); delivered to {watchers} watchers in {:.2}s: {:.0} events/s per watcher, {:.0} events/s total",
+        written.as_secs_f64(),
+        events as f64 / written.as_secs_f64(),
+        delivered.as_secs_f64(),
+        events as f64 / delivered.as_secs_f64(),
+        total as f64 / delivered.as_secs_f64()
+    );
+}

@@ -1,0 +1,604 @@
+//! The HTTP semantics shared by both fronts: parses a request (path, query, body) into an
+//! engine call and renders the reply (JSON, chunked watch stream, or a Status error).
+
+use std::{collections::HashMap, sync::Arc, time::Duration};
+
+use bytes::Bytes;
+use http::{HeaderValue, Method, StatusCode, header};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::{
+    discovery,
+    engine::{DeleteOptions, Engine, ListOptions, Target, WatchOptions, WriteOptions},
+    errors::{ApiError, ApiResult},
+    faults::Faults,
+    patch::{PatchType, apply_json_or_merge},
+    watch::WatchStream,
+};
+
+/// A reply body: complete, or a stream of watch events.
+pub enum ReplyBody {
+    /// The whole body.
+    Full(Bytes),
+    /// A chunked stream (watch).
+    Stream(WatchStream),
+}
+
+impl std::fmt::Debug for ReplyBody {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ReplyBody::Full(b) => write!(f, "Full({} bytes)", b.len()),
+            ReplyBody::Stream(_) => f.write_str("Stream(..)"),
+        }
+    }
+}
+
+/// A reply.
+pub type Reply = http::Response<ReplyBody>;
+
+/// What a resource request addresses, as client-go's fake actions describe it.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct RequestInfo {
+    /// `get`, `list`, `watch`, `create`, `update`, `patch`, `delete`, `deletecollection`.
+    pub verb: String,
+    /// API group (`""` for core).
+    pub group: String,
+    /// API version.
+    pub version: String,
+    /// Resource plural.
+    pub resource: String,
+    /// Namespace, `""` if none.
+    pub namespace: String,
+    /// Object name, `""` if none.
+    pub name: String,
+    /// Subresource, `""` if none.
+    pub subresource: String,
+}
+
+/// State shared by every request of one server.
+pub struct Shared {
+    /// The engine.
+    pub engine: Arc<Engine>,
+    /// Fault injection.
+    pub faults: Faults,
+    /// Required bearer token, if any.
+    pub token: Option<String>,
+    /// Cancelled when the server stops (ends watch tasks).
+    pub shutdown: CancellationToken,
+}
+
+impl Shared {
+    /// Shared state over `engine`.
+    pub fn new(engine: Arc<Engine>, token: Option<String>) -> Arc<Self> {
+        Arc::new(Shared {
+            engine,
+            faults: Faults::default(),
+            token,
+            shutdown: CancellationToken::new(),
+        })
+    }
+}
+
+fn json_reply(code: u16, body: Vec<u8>) -> Reply {
+    let mut resp = http::Response::new(ReplyBody::Full(Bytes::from(body)));
+    *resp.status_mut() = StatusCode::from_u16(code).unwrap_or(StatusCode::OK);
+    resp.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    resp
+}
+
+fn value_reply(code: u16, v: &Value) -> Reply {
+    json_reply(code, serde_json::to_vec(v).unwrap_or_default())
+}
+
+/// Renders an error as a Status reply (with `Retry-After` when set).
+pub fn error_reply(err: &ApiError) -> Reply {
+    let mut resp = value_reply(err.code, &err.to_status());
+    if let Some(secs) = err.details.retry_after_seconds
+        && let Ok(v) = HeaderValue::from_str(&secs.to_string())
+    {
+        resp.headers_mut().insert(header::RETRY_AFTER, v);
+    }
+    resp
+}
+
+fn percent_decode(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'+' => out.push(b' '),
+            b'%' if i + 2 < bytes.len() => {
+                let hex = std::str::from_utf8(&bytes[i + 1..i + 3]).unwrap_or("zz");
+                match u8::from_str_radix(hex, 16) {
+                    Ok(b) => {
+                        out.push(b);
+                        i += 2;
+                    }
+                    Err(_) => out.push(b'%'),
+                }
+            }
+            b => out.push(b),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Parses a query string into a map (last value wins; `dryRun` may repeat).
+pub fn parse_query(q: Option<&str>) -> HashMap<String, String> {
+    let mut out = HashMap::new();
+    for pair in q.unwrap_or_default().split('&').filter(|p| !p.is_empty()) {
+        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+        out.insert(percent_decode(k), percent_decode(v));
+    }
+    out
+}
+
+fn flag(q: &HashMap<String, String>, k: &str) -> bool {
+    q.get(k).is_some_and(|v| v == "true" || v == "1")
+}
+
+fn dry_run(q: &HashMap<String, String>) -> ApiResult<bool> {
+    match q.get("dryRun").map(String::as_str) {
+        None | Some("") => Ok(false),
+        Some("All") => Ok(true),
+        Some(other) => Err(ApiError::bad_request(format!(
+            "Invalid dry run value: {other:?} (only \"All\" is supported)"
+        ))),
+    }
+}
+
+fn write_options(q: &HashMap<String, String>) -> ApiResult<WriteOptions> {
+    Ok(WriteOptions {
+        dry_run: dry_run(q)?,
+        field_manager: q.get("fieldManager").cloned().filter(|s| !s.is_empty()),
+        force: flag(q, "force"),
+    })
+}
+
+fn list_options(q: &HashMap<String, String>) -> ApiResult<ListOptions> {
+    let limit = match q.get("limit").filter(|s| !s.is_empty()) {
+        Some(l) => Some(
+            l.parse::<usize>()
+                .map_err(|_| ApiError::bad_request(format!("invalid limit {l:?}")))?,
+        ),
+        None => None,
+    };
+    Ok(ListOptions {
+        label_selector: q.get("labelSelector").cloned(),
+        field_selector: q.get("fieldSelector").cloned(),
+        limit,
+        continue_token: q.get("continue").cloned().filter(|s| !s.is_empty()),
+        resource_version: q.get("resourceVersion").cloned(),
+        resource_version_match: q.get("resourceVersionMatch").cloned(),
+    })
+}
+
+fn watch_options(q: &HashMap<String, String>) -> ApiResult<WatchOptions> {
+    let timeout = match q.get("timeoutSeconds").filter(|s| !s.is_empty()) {
+        Some(t) => Some(Duration::from_secs(t.parse::<u64>().map_err(|_| {
+            ApiError::bad_request(format!("invalid timeoutSeconds {t:?}"))
+        })?)),
+        None => None,
+    };
+    let send_initial_events = match q.get("sendInitialEvents").map(String::as_str) {
+        Some("true") | Some("1") => Some(true),
+        Some("false") | Some("0") => Some(false),
+        _ => None,
+    };
+    Ok(WatchOptions {
+        label_selector: q.get("labelSelector").cloned(),
+        field_selector: q.get("fieldSelector").cloned(),
+        resource_version: q.get("resourceVersion").cloned(),
+        resource_version_match: q.get("resourceVersionMatch").cloned(),
+        allow_bookmarks: flag(q, "allowWatchBookmarks"),
+        send_initial_events,
+        timeout,
+    })
+}
+
+fn delete_options(q: &HashMap<String, String>, body: &[u8]) -> ApiResult<DeleteOptions> {
+    let mut opts = DeleteOptions {
+        propagation: q
+            .get("propagationPolicy")
+            .cloned()
+            .filter(|s| !s.is_empty()),
+        dry_run: dry_run(q)?,
+        ..DeleteOptions::default()
+    };
+    if !body.iter().all(u8::is_ascii_whitespace) {
+        let v: Value = serde_json::from_slice(body)
+            .map_err(|e| ApiError::bad_request(format!("invalid DeleteOptions body: {e}")))?;
+        if let Some(p) = v.get("propagationPolicy").and_then(Value::as_str) {
+            opts.propagation = Some(p.to_string());
+        }
+        if v.get("orphanDependents").and_then(Value::as_bool) == Some(true) {
+            opts.propagation = Some("Orphan".into());
+        }
+        if let Some(uid) = v.pointer("/preconditions/uid").and_then(Value::as_str) {
+            opts.precondition_uid = Some(uid.to_string());
+        }
+        if let Some(rv) = v
+            .pointer("/preconditions/resourceVersion")
+            .and_then(Value::as_str)
+        {
+            opts.precondition_rv = Some(rv.to_string());
+        }
+        if let Some(list) = v.get("dryRun").and_then(Value::as_array)
+            && list.iter().any(|d| d.as_str() == Some("All"))
+        {
+            opts.dry_run = true;
+        }
+    }
+    Ok(opts)
+}
+
+fn parse_body(headers: &http::HeaderMap, body: &[u8]) -> ApiResult<Value> {
+    let ct = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("application/json");
+    let base = ct.split(';').next().unwrap_or_default().trim();
+    match base {
+        "application/json" | "" | "*/*" => serde_json::from_slice(body)
+            .map_err(|e| ApiError::bad_request(format!("error decoding JSON body: {e}"))),
+        "application/yaml" | "application/x-yaml" | "text/yaml" => {
+            let text = std::str::from_utf8(body)
+                .map_err(|_| ApiError::bad_request("body is not UTF-8"))?;
+            serde_saphyr::from_str(text)
+                .map_err(|e| ApiError::bad_request(format!("error decoding YAML body: {e}")))
+        }
+        other => Err(ApiError::unsupported_media_type(format!(
+            "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml (got {other:?})"
+        ))),
+    }
+}
+
+/// Where a path points.
+enum Route {
+    Root,
+    Version,
+    CoreVersions,
+    Groups,
+    Group(String),
+    Resources(String, String),
+    OpenApiIndex,
+    OpenApiDoc(String, String),
+    Resource {
+        info: RequestInfo,
+        legacy_watch: bool,
+    },
+}
+
+fn route(engine: &Engine, path: &str) -> ApiResult<Route> {
+    let segs: Vec<String> = path
+        .split('/')
+        .filter(|s| !s.is_empty())
+        .map(percent_decode)
+        .collect();
+    let s: Vec<&str> = segs.iter().map(String::as_str).collect();
+    let not_found = || {
+        ApiError::new(
+            404,
+            crate::errors::Reason::NotFound,
+            "the server could not find the requested resource",
+        )
+    };
+    let (group, version, rest) = match s.as_slice() {
+        [] => return Ok(Route::Root),
+        ["version"] => return Ok(Route::Version),
+        ["api"] => return Ok(Route::CoreVersions),
+        ["api", "v1"] => return Ok(Route::Resources(String::new(), "v1".into())),
+        ["apis"] => return Ok(Route::Groups),
+        ["apis", g] => return Ok(Route::Group(g.to_string())),
+        ["apis", g, v] => return Ok(Route::Resources(g.to_string(), v.to_string())),
+        ["openapi", "v3"] => return Ok(Route::OpenApiIndex),
+        ["openapi", "v3", "api", v] => return Ok(Route::OpenApiDoc(String::new(), v.to_string())),
+        ["openapi", "v3", "apis", g, v] => {
+            return Ok(Route::OpenApiDoc(g.to_string(), v.to_string()));
+        }
+        ["api", "v1", rest @ ..] => ("", "v1", rest),
+        ["apis", g, v, rest @ ..] => (*g, *v, rest),
+        _ => return Err(not_found()),
+    };
+    let (legacy_watch, rest) = match rest {
+        ["watch", rest @ ..] => (true, rest),
+        rest => (false, rest),
+    };
+    let served = |plural: &str| engine.registry().get(group, version, plural);
+    let (namespace, plural, name, sub) = match rest {
+        ["namespaces", ns, plural, tail @ ..] if served(plural).is_some_and(|rt| rt.namespaced) => {
+            match tail {
+                [] => (*ns, *plural, "", ""),
+                [name] => (*ns, *plural, *name, ""),
+                [name, sub] => (*ns, *plural, *name, *sub),
+                _ => return Err(not_found()),
+            }
+        }
+        [plural] => ("", *plural, "", ""),
+        [plural, name] => ("", *plural, *name, ""),
+        [plural, name, sub] => ("", *plural, *name, *sub),
+        _ => return Err(not_found()),
+    };
+    if served(plural).is_none() {
+        return Err(not_found());
+    }
+    Ok(Route::Resource {
+        info: RequestInfo {
+            verb: String::new(),
+            group: group.into(),
+            version: version.into(),
+            resource: plural.into(),
+            namespace: namespace.into(),
+            name: name.into(),
+            subresource: sub.into(),
+        },
+        legacy_watch,
+    })
+}
+
+/// Works out the verb and resource of a request without executing it (for the action log,
+/// reactors and fault matching). `None` for non-resource paths.
+pub fn request_info(engine: &Engine, method: &Method, uri: &http::Uri) -> Option<RequestInfo> {
+    let Ok(Route::Resource {
+        mut info,
+        legacy_watch,
+    }) = route(engine, uri.path())
+    else {
+        return None;
+    };
+    let q = parse_query(uri.query());
+    info.verb = verb_for(method, &info, legacy_watch || flag(&q, "watch")).to_string();
+    Some(info)
+}
+
+fn verb_for(method: &Method, info: &RequestInfo, watching: bool) -> &'static str {
+    let named = !info.name.is_empty();
+    match *method {
+        Method::GET if watching => "watch",
+        Method::GET if named => "get",
+        Method::GET => "list",
+        Method::POST => "create",
+        Method::PUT => "update",
+        Method::PATCH => "patch",
+        Method::DELETE if named => "delete",
+        Method::DELETE => "deletecollection",
+        _ => "unknown",
+    }
+}
+
+/// Serves one request.
+pub async fn handle(shared: &Arc<Shared>, req: http::Request<Bytes>) -> Reply {
+    if let Some(token) = &shared.token {
+        let ok = req
+            .headers()
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "))
+            .is_some_and(|t| t == token);
+        if !ok {
+            return error_reply(&ApiError::unauthorized());
+        }
+    }
+    if let Some(delay) = shared.faults.delay() {
+        tokio::time::sleep(delay).await;
+    }
+    match dispatch(shared, req).await {
+        Ok(reply) => reply,
+        Err(err) => error_reply(&err),
+    }
+}
+
+async fn dispatch(shared: &Arc<Shared>, req: http::Request<Bytes>) -> ApiResult<Reply> {
+    let engine = &shared.engine;
+    let (parts, body) = req.into_parts();
+    let route = route(engine, parts.uri.path())?;
+    let registry = engine.registry();
+    let (mut info, legacy_watch) = match route {
+        Route::Root => {
+            let paths = serde_json::json!({"paths": ["/api", "/api/v1", "/apis", "/version"]});
+            return Ok(value_reply(200, &paths));
+        }
+        Route::Version => return Ok(value_reply(200, &discovery::version())),
+        Route::CoreVersions => return Ok(value_reply(200, &discovery::core_versions())),
+        Route::Groups => return Ok(value_reply(200, &discovery::group_list(registry))),
+        Route::Group(g) => {
+            return discovery::group(registry, &g)
+                .map(|v| value_reply(200, &v))
+                .ok_or_else(|| ApiError::not_found("", "groups", &g));
+        }
+        Route::Resources(g, v) => {
+            return discovery::resource_list(registry, &g, &v)
+                .map(|v| value_reply(200, &v))
+                .ok_or_else(|| {
+                    ApiError::new(
+                        404,
+                        crate::errors::Reason::NotFound,
+                        "the server could not find the requested resource",
+                    )
+                });
+        }
+        Route::OpenApiIndex => return Ok(value_reply(200, &crate::openapi::index(registry))),
+        Route::OpenApiDoc(g, v) => {
+            return crate::openapi::document(registry, &g, &v)
+                .map(|d| value_reply(200, &d))
+                .ok_or_else(|| ApiError::not_found("", "openapi", &v));
+        }
+        Route::Resource { info, legacy_watch } => (info, legacy_watch),
+    };
+    let q = parse_query(parts.uri.query());
+    let watching = legacy_watch || flag(&q, "watch");
+    info.verb = verb_for(&parts.method, &info, watching).to_string();
+    if let Some(err) = shared.faults.check(&info.verb, &info.resource) {
+        return Err(err);
+    }
+    let rt = crate::engine::resolve(engine, &info.group, &info.version, &info.resource)?;
+    if !rt.namespaced && !info.namespace.is_empty() {
+        return Err(ApiError::bad_request(
+            "cluster-scoped resources have no namespace",
+        ));
+    }
+    let target = Target {
+        rt: rt.clone(),
+        namespace: (!info.namespace.is_empty()).then(|| info.namespace.clone()),
+        name: (!info.name.is_empty()).then(|| info.name.clone()),
+        subresource: (!info.subresource.is_empty()).then(|| info.subresource.clone()),
+    };
+    if let Some(sub) = &target.subresource {
+        let known =
+            (sub == "status" && rt.status_subresource) || (sub == "scale" && rt.scale.is_some());
+        if !known {
+            return Err(ApiError::not_found(
+                &rt.group,
+                &format!("{}/{sub}", rt.plural),
+                &info.name,
+            ));
+        }
+    }
+    match info.verb.as_str() {
+        "watch" => {
+            let mut opts = watch_options(&q)?;
+            if let Some(name) = &target.name {
+                let by_name = format!("metadata.name={name}");
+                opts.field_selector = Some(match opts.field_selector.take() {
+                    Some(f) if !f.is_empty() => format!("{f},{by_name}"),
+                    _ => by_name,
+                });
+            }
+            let mut t = target.clone();
+            t.name = None;
+            let stream = crate::watch::watch(engine, &t, &opts, shared.shutdown.child_token())?;
+            let mut resp = http::Response::new(ReplyBody::Stream(stream));
+            resp.headers_mut().insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            );
+            resp.headers_mut().insert(
+                header::CACHE_CONTROL,
+                HeaderValue::from_static("no-cache, private"),
+            );
+            Ok(resp)
+        }
+        "get" => {
+            let obj = engine.get(&target)?;
+            Ok(value_reply(200, &obj))
+        }
+        "list" => {
+            let list = engine.list(&target, &list_options(&q)?)?;
+            Ok(json_reply(200, list.to_bytes()))
+        }
+        "create" => {
+            if target.name.is_some() {
+                return Err(ApiError::method_not_allowed(
+                    "the server does not allow this method on the requested resource",
+                ));
+            }
+            let value = parse_body(&parts.headers, &body)?;
+            let obj = engine.create(&target, value, &write_options(&q)?)?;
+            Ok(value_reply(201, &obj))
+        }
+        "update" => {
+            if target.name.is_none() {
+                return Err(ApiError::method_not_allowed(
+                    "the server does not allow this method on the requested resource",
+                ));
+            }
+            let value = parse_body(&parts.headers, &body)?;
+            let obj = engine.update(&target, value, &write_options(&q)?)?;
+            Ok(value_reply(200, &obj))
+        }
+        "patch" => {
+            if target.name.is_none() {
+                return Err(ApiError::method_not_allowed(
+                    "the server does not allow this method on the requested resource",
+                ));
+            }
+            let ct = parts
+                .headers
+                .get(header::CONTENT_TYPE)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or_default();
+            let patch_type = PatchType::from_content_type(ct)?;
+            let opts = write_options(&q)?;
+            let (code, obj) = patch(engine, &target, patch_type, &body, &opts)?;
+            Ok(value_reply(code, &obj))
+        }
+        "delete" => {
+            let opts = delete_options(&q, &body)?;
+            let obj = engine.delete(&target, &opts)?;
+            Ok(value_reply(200, &obj))
+        }
+        "deletecollection" => {
+            let opts = delete_options(&q, &body)?;
+            let list = engine.delete_collection(&target, &list_options(&q)?, &opts)?;
+            Ok(json_reply(200, list.to_bytes()))
+        }
+        _ => Err(ApiError::method_not_allowed(format!(
+            "the server does not allow method {} on the requested resource",
+            parts.method
+        ))),
+    }
+}
+
+/// Applies a PATCH of any type.
+pub fn patch(
+    engine: &Engine,
+    target: &Target,
+    patch_type: PatchType,
+    body: &[u8],
+    opts: &WriteOptions,
+) -> ApiResult<(u16, Arc<Value>)> {
+    let rt = &target.rt;
+    match patch_type {
+        PatchType::Apply => crate::apply::apply(engine, target, body, opts),
+        PatchType::Strategic if !rt.builtin => Err(ApiError::unsupported_media_type(
+            "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml",
+        )),
+        _ => {
+            let sub = target.subresource.clone();
+            let rt2 = rt.clone();
+            let obj = engine.replace_with(target, opts, move |old| {
+                let base: Value = if sub.as_deref() == Some("scale") {
+                    (*crate::scale::to_scale(&rt2, old)?).clone()
+                } else {
+                    old.clone()
+                };
+                let patched = apply_json_or_merge(&base, patch_type, body)?;
+                if !patched.is_object() {
+                    return Err(ApiError::bad_request("the patch produced a non-object"));
+                }
+                let name = crate::meta::name(&patched);
+                if sub.is_none() && name != crate::meta::name(old) {
+                    return Err(ApiError::bad_request(format!(
+                        "the name of the object ({name}) does not match the name on the URL ({})",
+                        crate::meta::name(old)
+                    )));
+                }
+                if sub.is_none() {
+                    let causes = crate::meta::validate_labels(&patched);
+                    if !causes.is_empty() {
+                        return Err(ApiError::invalid(
+                            &rt2.group,
+                            &rt2.kind,
+                            crate::meta::name(old),
+                            causes,
+                        ));
+                    }
+                }
+                let rv = crate::meta::resource_version(&patched).to_string();
+                let rv = if rv == crate::meta::resource_version(old) {
+                    String::new()
+                } else {
+                    rv
+                };
+                Ok(Some((patched, rv)))
+            })?;
+            Ok((200, obj))
+        }
+    }
+}

@@ -1,0 +1,229 @@
+//! The in-process front: [`kubegen::client::Transport`] over the same handler and engine,
+//! with client-go fake-clientset powers — reactors (a handler for a verb and resource that
+//! may answer or fall through) and an action log.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use futures::StreamExt;
+use kubegen::client::{Body, BoxFuture, Transport, TransportError};
+use parking_lot::{Mutex, RwLock};
+use serde_json::Value;
+
+use crate::{
+    engine::{Engine, EngineConfig},
+    errors::ApiError,
+    handler::{ReplyBody, Shared, error_reply, handle, request_info},
+};
+
+/// One request as the action log records it (client-go's `testing.Action`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Action {
+    /// `get`, `list`, `watch`, `create`, `update`, `patch`, `delete`, `deletecollection`.
+    pub verb: String,
+    /// API group.
+    pub group: String,
+    /// API version.
+    pub version: String,
+    /// Resource plural.
+    pub resource: String,
+    /// Namespace (`""` for none).
+    pub namespace: String,
+    /// Name (`""` for none).
+    pub name: String,
+    /// Subresource (`""` for none).
+    pub subresource: String,
+    /// The request body parsed as JSON, if any (patch bodies as sent).
+    pub body: Option<Value>,
+}
+
+impl Action {
+    /// Whether the action is `verb` on `resource` (`"*"` matches anything).
+    pub fn matches(&self, verb: &str, resource: &str) -> bool {
+        (verb == "*" || verb == self.verb) && (resource == "*" || resource == self.resource)
+    }
+}
+
+/// What a reactor decides: answer with an object, answer with an error, or fall through
+/// (`None`) to the next reactor and finally the engine.
+pub type ReactorResult = Option<Result<Value, ApiError>>;
+
+type ReactorFn = Arc<dyn Fn(&Action) -> ReactorResult + Send + Sync>;
+
+struct Reactor {
+    verb: String,
+    resource: String,
+    handler: ReactorFn,
+}
+
+struct Inner {
+    shared: Arc<Shared>,
+    reactors: RwLock<Vec<Reactor>>,
+    actions: Mutex<Vec<Action>>,
+}
+
+/// An in-process API server usable as a client transport. Cheap to clone; clones share
+/// state, reactors and the action log.
+#[derive(Clone)]
+pub struct InProcess {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for InProcess {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("InProcess")
+            .field("actions", &self.inner.actions.lock().len())
+            .finish()
+    }
+}
+
+impl Default for InProcess {
+    fn default() -> Self {
+        InProcess::new()
+    }
+}
+
+impl InProcess {
+    /// A fresh in-memory server with default settings.
+    pub fn new() -> Self {
+        InProcess::with_config(EngineConfig::default())
+    }
+
+    /// A fresh in-memory server with custom engine settings.
+    pub fn with_config(config: EngineConfig) -> Self {
+        InProcess::from_shared(Shared::new(Engine::new(config), None))
+    }
+
+    /// An in-process front over existing shared state (e.g. a running [`crate::TestServer`]).
+    pub fn from_shared(shared: Arc<Shared>) -> Self {
+        InProcess {
+            inner: Arc::new(Inner {
+                shared,
+                reactors: RwLock::new(Vec::new()),
+                actions: Mutex::new(Vec::new()),
+            }),
+        }
+    }
+
+    /// The engine behind this front.
+    pub fn engine(&self) -> &Arc<Engine> {
+        &self.inner.shared.engine
+    }
+
+    /// Shared state (faults).
+    pub fn shared(&self) -> &Arc<Shared> {
+        &self.inner.shared
+    }
+
+    /// Adds a reactor consulted before all others (client-go's `PrependReactor`).
+    pub fn prepend_reactor(
+        &self,
+        verb: &str,
+        resource: &str,
+        handler: impl Fn(&Action) -> ReactorResult + Send + Sync + 'static,
+    ) {
+        self.inner.reactors.write().insert(
+            0,
+            Reactor {
+                verb: verb.into(),
+                resource: resource.into(),
+                handler: Arc::new(handler),
+            },
+        );
+    }
+
+    /// Adds a reactor consulted after the existing ones (client-go's `AddReactor`).
+    pub fn add_reactor(
+        &self,
+        verb: &str,
+        resource: &str,
+        handler: impl Fn(&Action) -> ReactorResult + Send + Sync + 'static,
+    ) {
+        self.inner.reactors.write().push(Reactor {
+            verb: verb.into(),
+            resource: resource.into(),
+            handler: Arc::new(handler),
+        });
+    }
+
+    /// Every action so far, in order.
+    pub fn actions(&self) -> Vec<Action> {
+        self.inner.actions.lock().clone()
+    }
+
+    /// Forgets the recorded actions.
+    pub fn clear_actions(&self) {
+        self.inner.actions.lock().clear();
+    }
+
+    /// Serves one request (what [`Transport::send`] does, without the boxing).
+    pub async fn serve(&self, request: http::Request<Vec<u8>>) -> http::Response<Body> {
+        let (parts, body) = request.into_parts();
+        let info = request_info(&self.inner.shared.engine, &parts.method, &parts.uri);
+        if let Some(info) = info {
+            let action = Action {
+                verb: info.verb,
+                group: info.group,
+                version: info.version,
+                resource: info.resource,
+                namespace: info.namespace,
+                name: info.name,
+                subresource: info.subresource,
+                body: if body.is_empty() {
+                    None
+                } else {
+                    serde_json::from_slice(&body).ok()
+                },
+            };
+            self.inner.actions.lock().push(action.clone());
+            let handlers: Vec<ReactorFn> = self
+                .inner
+                .reactors
+                .read()
+                .iter()
+                .filter(|r| action.matches(&r.verb, &r.resource))
+                .map(|r| r.handler.clone())
+                .collect();
+            for handler in handlers {
+                match handler(&action) {
+                    None => continue,
+                    Some(Ok(obj)) => {
+                        let code = if action.verb == "create" { 201 } else { 200 };
+                        let mut resp = http::Response::new(Body::from_bytes(
+                            serde_json::to_vec(&obj).unwrap_or_default(),
+                        ));
+                        *resp.status_mut() =
+                            http::StatusCode::from_u16(code).unwrap_or(http::StatusCode::OK);
+                        resp.headers_mut().insert(
+                            http::header::CONTENT_TYPE,
+                            http::HeaderValue::from_static("application/json"),
+                        );
+                        return resp;
+                    }
+                    Some(Err(err)) => return into_body(error_reply(&err)),
+                }
+            }
+        }
+        let req = http::Request::from_parts(parts, Bytes::from(body));
+        into_body(handle(&self.inner.shared, req).await)
+    }
+}
+
+fn into_body(reply: crate::handler::Reply) -> http::Response<Body> {
+    let (parts, body) = reply.into_parts();
+    let body = match body {
+        ReplyBody::Full(b) => Body::from_bytes(b),
+        ReplyBody::Stream(s) => Body::from_stream(s.map(Ok::<Bytes, TransportError>)),
+    };
+    http::Response::from_parts(parts, body)
+}
+
+impl Transport for InProcess {
+    fn send(
+        &self,
+        request: http::Request<Vec<u8>>,
+    ) -> BoxFuture<'static, Result<http::Response<Body>, TransportError>> {
+        let this = self.clone();
+        Box::pin(async move { Ok(this.serve(request).await) })
+    }
+}

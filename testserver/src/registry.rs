@@ -1,0 +1,530 @@
+//! Resource types the server knows: the built-in table and CustomResourceDefinitions
+//! registered at runtime.
+//!
+//! The server is type-agnostic: objects are `serde_json::Value`s, and everything the
+//! engine needs to know about a kind (group, version, plural, scope, subresources) lives in
+//! a [`ResourceType`].
+
+use std::{collections::BTreeMap, sync::Arc};
+
+use parking_lot::RwLock;
+
+/// The storage identity of a resource: objects of all served versions of one group and
+/// plural live together.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct GroupResource {
+    /// API group, `""` for the core group.
+    pub group: String,
+    /// Plural resource name.
+    pub resource: String,
+}
+
+impl GroupResource {
+    /// Builds a group-resource pair.
+    pub fn new(group: &str, resource: &str) -> Self {
+        GroupResource {
+            group: group.to_string(),
+            resource: resource.to_string(),
+        }
+    }
+}
+
+/// How an object name is validated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NameRule {
+    /// RFC 1123 subdomain: lowercase alphanumerics, `-` and `.`, at most 253 characters.
+    Subdomain,
+    /// RFC 1123 label: lowercase alphanumerics and `-`, at most 63 characters.
+    Label,
+    /// Anything that can be a path segment (`/` and `%` excluded, not `.` or `..`).
+    PathSegment,
+}
+
+/// The scale subresource of a custom resource (JSON paths inside the object).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScaleSpec {
+    /// e.g. `.spec.replicas`.
+    pub spec_replicas_path: String,
+    /// e.g. `.status.replicas`.
+    pub status_replicas_path: String,
+    /// e.g. `.status.selector`.
+    pub label_selector_path: Option<String>,
+}
+
+/// Everything the server knows about one served resource in one version.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResourceType {
+    /// API group, `""` for core.
+    pub group: String,
+    /// Version, e.g. `v1`.
+    pub version: String,
+    /// Kind, e.g. `Pod`.
+    pub kind: String,
+    /// List kind, e.g. `PodList`.
+    pub list_kind: String,
+    /// Plural resource name, e.g. `pods`.
+    pub plural: String,
+    /// Singular name, e.g. `pod`.
+    pub singular: String,
+    /// Short names (`po`).
+    pub short_names: Vec<String>,
+    /// Categories (`all`).
+    pub categories: Vec<String>,
+    /// Namespaced or cluster-scoped.
+    pub namespaced: bool,
+    /// Has a `/status` subresource.
+    pub status_subresource: bool,
+    /// Has a `/scale` subresource: `None` or where the replicas live.
+    pub scale: Option<ScaleSpec>,
+    /// Verbs served.
+    pub verbs: Vec<String>,
+    /// Whether `metadata.generation` is maintained.
+    pub generation: bool,
+    /// Built-in type (strategic merge patch allowed) rather than a custom resource.
+    pub builtin: bool,
+    /// How names are validated.
+    pub name_rule: NameRule,
+    /// Field selector labels supported beyond `metadata.name` / `metadata.namespace`.
+    pub field_labels: Vec<String>,
+    /// The storage version of this resource (the one other versions share objects with).
+    pub storage_version: String,
+}
+
+impl ResourceType {
+    /// `group/version`, or `version` for the core group.
+    pub fn api_version(&self) -> String {
+        if self.group.is_empty() {
+            self.version.clone()
+        } else {
+            format!("{}/{}", self.group, self.version)
+        }
+    }
+
+    /// The storage identity.
+    pub fn group_resource(&self) -> GroupResource {
+        GroupResource::new(&self.group, &self.plural)
+    }
+}
+
+const ALL_VERBS: &[&str] = &[
+    "create",
+    "delete",
+    "deletecollection",
+    "get",
+    "list",
+    "patch",
+    "update",
+    "watch",
+];
+
+struct Builtin {
+    group: &'static str,
+    version: &'static str,
+    kind: &'static str,
+    plural: &'static str,
+    short: &'static [&'static str],
+    namespaced: bool,
+    status: bool,
+    scale: bool,
+    generation: bool,
+    name_rule: NameRule,
+    fields: &'static [&'static str],
+}
+
+const BUILTINS: &[Builtin] = &[
+    Builtin {
+        group: "",
+        version: "v1",
+        kind: "Namespace",
+        plural: "namespaces",
+        short: &["ns"],
+        namespaced: false,
+        status: true,
+        scale: false,
+        generation: false,
+        name_rule: NameRule::Label,
+        fields: &["status.phase"],
+    },
+    Builtin {
+        group: "",
+        version: "v1",
+        kind: "Pod",
+        plural: "pods",
+        short: &["po"],
+        namespaced: true,
+        status: true,
+        scale: false,
+        generation: true,
+        name_rule: NameRule::Subdomain,
+        fields: &[
+            "spec.nodeName",
+            "spec.restartPolicy",
+            "spec.schedulerName",
+            "spec.serviceAccountName",
+            "spec.hostNetwork",
+            "status.phase",
+            "status.podIP",
+            "status.nominatedNodeName",
+        ],
+    },
+    Builtin {
+        group: "",
+        version: "v1",
+        kind: "Service",
+        plural: "services",
+        short: &["svc"],
+        namespaced: true,
+        status: true,
+        scale: false,
+        generation: false,
+        name_rule: NameRule::Label,
+        fields: &[],
+    },
+    Builtin {
+        group: "",
+        version: "v1",
+        kind: "ConfigMap",
+        plural: "configmaps",
+        short: &["cm"],
+        namespaced: true,
+        status: false,
+        scale: false,
+        generation: false,
+        name_rule: NameRule::Subdomain,
+        fields: &[],
+    },
+    Builtin {
+        group: "",
+        version: "v1",
+        kind: "Secret",
+        plural: "secrets",
+        short: &[],
+        namespaced: true,
+        status: false,
+        scale: false,
+        generation: false,
+        name_rule: NameRule::Subdomain,
+        fields: &["type"],
+    },
+    Builtin {
+        group: "",
+        version: "v1",
+        kind: "Event",
+        plural: "events",
+        short: &["ev"],
+        namespaced: true,
+        status: false,
+        scale: false,
+        generation: false,
+        name_rule: NameRule::Subdomain,
+        fields: &[
+            "involvedObject.kind",
+            "involvedObject.namespace",
+            "involvedObject.name",
+            "involvedObject.uid",
+            "involvedObject.apiVersion",
+            "involvedObject.resourceVersion",
+            "involvedObject.fieldPath",
+            "reason",
+            "reportingComponent",
+            "source",
+            "type",
+        ],
+    },
+    Builtin {
+        group: "",
+        version: "v1",
+        kind: "ServiceAccount",
+        plural: "serviceaccounts",
+        short: &["sa"],
+        namespaced: true,
+        status: false,
+        scale: false,
+        generation: false,
+        name_rule: NameRule::Subdomain,
+        fields: &[],
+    },
+    Builtin {
+        group: "",
+        version: "v1",
+        kind: "Node",
+        plural: "nodes",
+        short: &["no"],
+        namespaced: false,
+        status: true,
+        scale: false,
+        generation: false,
+        name_rule: NameRule::Subdomain,
+        fields: &["spec.unschedulable"],
+    },
+    Builtin {
+        group: "apps",
+        version: "v1",
+        kind: "Deployment",
+        plural: "deployments",
+        short: &["deploy"],
+        namespaced: true,
+        status: true,
+        scale: true,
+        generation: true,
+        name_rule: NameRule::Subdomain,
+        fields: &[],
+    },
+    Builtin {
+        group: "apps",
+        version: "v1",
+        kind: "ReplicaSet",
+        plural: "replicasets",
+        short: &["rs"],
+        namespaced: true,
+        status: true,
+        scale: true,
+        generation: true,
+        name_rule: NameRule::Subdomain,
+        fields: &["status.replicas"],
+    },
+    Builtin {
+        group: "apps",
+        version: "v1",
+        kind: "StatefulSet",
+        plural: "statefulsets",
+        short: &["sts"],
+        namespaced: true,
+        status: true,
+        scale: true,
+        generation: true,
+        name_rule: NameRule::Subdomain,
+        fields: &[],
+    },
+    Builtin {
+        group: "apps",
+        version: "v1",
+        kind: "DaemonSet",
+        plural: "daemonsets",
+        short: &["ds"],
+        namespaced: true,
+        status: true,
+        scale: false,
+        generation: true,
+        name_rule: NameRule::Subdomain,
+        fields: &[],
+    },
+    Builtin {
+        group: "batch",
+        version: "v1",
+        kind: "Job",
+        plural: "jobs",
+        short: &[],
+        namespaced: true,
+        status: true,
+        scale: false,
+        generation: true,
+        name_rule: NameRule::Subdomain,
+        fields: &["status.successful"],
+    },
+    Builtin {
+        group: "coordination.k8s.io",
+        version: "v1",
+        kind: "Lease",
+        plural: "leases",
+        short: &[],
+        namespaced: true,
+        status: false,
+        scale: false,
+        generation: false,
+        name_rule: NameRule::Subdomain,
+        fields: &[],
+    },
+    Builtin {
+        group: "apiextensions.k8s.io",
+        version: "v1",
+        kind: "CustomResourceDefinition",
+        plural: "customresourcedefinitions",
+        short: &["crd", "crds"],
+        namespaced: false,
+        status: true,
+        scale: false,
+        generation: true,
+        name_rule: NameRule::Subdomain,
+        fields: &[],
+    },
+];
+
+fn builtin_type(b: &Builtin) -> ResourceType {
+    let categories = match b.plural {
+        "pods" | "services" | "deployments" | "replicasets" | "statefulsets" | "daemonsets"
+        | "jobs" => vec!["all".to_string()],
+        "customresourcedefinitions" => vec!["api-extensions".to_string()],
+        _ => Vec::new(),
+    };
+    ResourceType {
+        group: b.group.into(),
+        version: b.version.into(),
+        kind: b.kind.into(),
+        list_kind: format!("{}List", b.kind),
+        plural: b.plural.into(),
+        singular: b.kind.to_lowercase(),
+        short_names: b.short.iter().map(|s| s.to_string()).collect(),
+        categories,
+        namespaced: b.namespaced,
+        status_subresource: b.status,
+        scale: b.scale.then(|| ScaleSpec {
+            spec_replicas_path: ".spec.replicas".into(),
+            status_replicas_path: ".status.replicas".into(),
+            label_selector_path: Some(".status.selector".into()),
+        }),
+        verbs: ALL_VERBS.iter().map(|s| s.to_string()).collect(),
+        generation: b.generation,
+        builtin: true,
+        name_rule: b.name_rule,
+        field_labels: b.fields.iter().map(|s| s.to_string()).collect(),
+        storage_version: b.version.into(),
+    }
+}
+
+/// The set of served resource types, shared by the engine and discovery.
+#[derive(Default)]
+pub struct Registry {
+    inner: RwLock<BTreeMap<(String, String, String), Arc<ResourceType>>>,
+    /// Group order as served by `/apis` (insertion order).
+    groups: RwLock<Vec<String>>,
+}
+
+impl Registry {
+    /// A registry holding the built-in types.
+    pub fn with_builtins() -> Self {
+        let registry = Registry::default();
+        for b in BUILTINS {
+            registry.insert(builtin_type(b));
+        }
+        registry
+    }
+
+    /// Adds or replaces a served type.
+    pub fn insert(&self, rt: ResourceType) {
+        let mut groups = self.groups.write();
+        if !rt.group.is_empty() && !groups.contains(&rt.group) {
+            groups.push(rt.group.clone());
+        }
+        self.inner.write().insert(
+            (rt.group.clone(), rt.version.clone(), rt.plural.clone()),
+            Arc::new(rt),
+        );
+    }
+
+    /// Stops serving every version of `group`/`plural`.
+    pub fn remove(&self, group: &str, plural: &str) {
+        self.inner
+            .write()
+            .retain(|(g, _, p), _| !(g == group && p == plural));
+        let still: bool = self.inner.read().keys().any(|(g, _, _)| g == group);
+        if !still {
+            self.groups.write().retain(|g| g != group);
+        }
+    }
+
+    /// The type served at `/apis/group/version/plural` (or `/api/v1/plural`).
+    pub fn get(&self, group: &str, version: &str, plural: &str) -> Option<Arc<ResourceType>> {
+        self.inner
+            .read()
+            .get(&(group.to_string(), version.to_string(), plural.to_string()))
+            .cloned()
+    }
+
+    /// Every type served in one group-version, in plural order.
+    pub fn in_group_version(&self, group: &str, version: &str) -> Vec<Arc<ResourceType>> {
+        self.inner
+            .read()
+            .iter()
+            .filter(|((g, v, _), _)| g == group && v == version)
+            .map(|(_, rt)| rt.clone())
+            .collect()
+    }
+
+    /// Served versions of a group, preferred (storage) version first.
+    pub fn versions(&self, group: &str) -> Vec<String> {
+        let inner = self.inner.read();
+        let mut versions: Vec<String> = Vec::new();
+        let mut preferred: Option<String> = None;
+        for ((g, v, _), rt) in inner.iter() {
+            if g == group && !versions.contains(v) {
+                versions.push(v.clone());
+                if preferred.is_none() && rt.storage_version == *v {
+                    preferred = Some(v.clone());
+                }
+            }
+        }
+        versions.sort_by_key(|v| std::cmp::Reverse(version_priority(v)));
+        if let Some(p) = preferred {
+            versions.retain(|v| *v != p);
+            versions.insert(0, p);
+        }
+        versions
+    }
+
+    /// Served API groups other than core, in registration order.
+    pub fn groups(&self) -> Vec<String> {
+        self.groups.read().clone()
+    }
+
+    /// Any served version of `group`/`plural`.
+    pub fn any_version(&self, group: &str, plural: &str) -> Option<Arc<ResourceType>> {
+        self.inner
+            .read()
+            .iter()
+            .find(|((g, _, p), _)| g == group && p == plural)
+            .map(|(_, rt)| rt.clone())
+    }
+
+    /// Every served type (all versions).
+    pub fn all(&self) -> Vec<Arc<ResourceType>> {
+        self.inner.read().values().cloned().collect()
+    }
+}
+
+/// Kubernetes version ordering: GA > beta > alpha, higher numbers first.
+fn version_priority(v: &str) -> (u8, u32, u32) {
+    let Some(rest) = v.strip_prefix('v') else {
+        return (0, 0, 0);
+    };
+    let digits: String = rest.chars().take_while(|c| c.is_ascii_digit()).collect();
+    let major: u32 = digits.parse().unwrap_or(0);
+    let tail = &rest[digits.len()..];
+    if tail.is_empty() {
+        (3, major, 0)
+    } else if let Some(n) = tail.strip_prefix("beta") {
+        (2, major, n.parse().unwrap_or(0))
+    } else if let Some(n) = tail.strip_prefix("alpha") {
+        (1, major, n.parse().unwrap_or(0))
+    } else {
+        (0, major, 0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtins_include_the_issue_kinds() {
+        let r = Registry::with_builtins();
+        for (g, p) in [
+            ("", "namespaces"),
+            ("", "pods"),
+            ("apps", "deployments"),
+            ("batch", "jobs"),
+            ("coordination.k8s.io", "leases"),
+            ("apiextensions.k8s.io", "customresourcedefinitions"),
+        ] {
+            assert!(r.any_version(g, p).is_some(), "{g}/{p}");
+        }
+        assert!(!r.get("", "v1", "nodes").unwrap().namespaced);
+    }
+
+    #[test]
+    fn versions_put_ga_before_beta_before_alpha() {
+        let mut v = vec!["v1alpha1", "v2beta1", "v1", "v1beta2", "v2"];
+        v.sort_by_key(|x| std::cmp::Reverse(version_priority(x)));
+        assert_eq!(v, vec!["v2", "v1", "v2beta1", "v1beta2", "v1alpha1"]);
+    }
+}

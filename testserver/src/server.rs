@@ -1,0 +1,323 @@
+//! The HTTP front: a hyper server on loopback serving the shared handler, with
+//! `restart` (drop every connection, keep state) and a kubeconfig writer.
+
+use std::{convert::Infallible, net::SocketAddr, path::Path, sync::Arc};
+
+use bytes::Bytes;
+use futures::StreamExt;
+use http_body_util::{BodyExt, Full, StreamBody, combinators::UnsyncBoxBody};
+use hyper::body::{Frame, Incoming};
+use hyper_util::{
+    rt::{TokioExecutor, TokioIo},
+    server::conn::auto,
+};
+use parking_lot::Mutex;
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+
+use crate::{
+    engine::{Engine, EngineConfig},
+    handler::{ReplyBody, Shared, handle},
+};
+
+/// Errors starting or driving the test server.
+#[derive(Debug, thiserror::Error)]
+pub enum ServerError {
+    /// Binding or reading the socket failed.
+    #[error("io: {0}")]
+    Io(#[from] std::io::Error),
+    /// TLS setup failed.
+    #[error(transparent)]
+    Tls(#[from] crate::tls::TlsError),
+    /// A CRD file could not be loaded.
+    #[error("crd {path}: {message}")]
+    Crd {
+        /// The file.
+        path: String,
+        /// What went wrong.
+        message: String,
+    },
+}
+
+/// Builder for a [`TestServer`].
+#[derive(Debug, Clone)]
+pub struct TestServerBuilder {
+    addr: SocketAddr,
+    token: Option<String>,
+    tls: bool,
+    engine: EngineConfig,
+}
+
+impl Default for TestServerBuilder {
+    fn default() -> Self {
+        TestServerBuilder {
+            addr: SocketAddr::from(([127, 0, 0, 1], 0)),
+            token: None,
+            tls: false,
+            engine: EngineConfig::default(),
+        }
+    }
+}
+
+impl TestServerBuilder {
+    /// Listen address (default `127.0.0.1:0`, an ephemeral loopback port).
+    pub fn addr(mut self, addr: SocketAddr) -> Self {
+        self.addr = addr;
+        self
+    }
+
+    /// Require `Authorization: Bearer <token>`.
+    pub fn token(mut self, token: impl Into<String>) -> Self {
+        self.token = Some(token.into());
+        self
+    }
+
+    /// Serve HTTPS with a freshly generated self-signed CA (see [`TestServer::ca_pem`]).
+    pub fn tls(mut self, on: bool) -> Self {
+        self.tls = on;
+        self
+    }
+
+    /// Engine tunables (history size, bookmark interval).
+    pub fn engine_config(mut self, config: EngineConfig) -> Self {
+        self.engine = config;
+        self
+    }
+
+    /// Starts serving.
+    pub async fn start(self) -> Result<TestServer, ServerError> {
+        let engine = Engine::new(self.engine);
+        let shared = Shared::new(engine, self.token.clone());
+        let listener = TcpListener::bind(self.addr).await?;
+        let addr = listener.local_addr()?;
+        let tls = if self.tls {
+            Some(crate::tls::generate(addr.ip())?)
+        } else {
+            None
+        };
+        let acceptor = tls.as_ref().map(|t| t.acceptor.clone());
+        let connections = Arc::new(Mutex::new(CancellationToken::new()));
+        let stop = shared.shutdown.clone();
+        tokio::spawn(accept_loop(
+            listener,
+            acceptor,
+            shared.clone(),
+            connections.clone(),
+            stop,
+        ));
+        tracing::info!(%addr, tls = self.tls, "kubegen-testserver listening");
+        Ok(TestServer {
+            addr,
+            shared,
+            connections,
+            token: self.token,
+            ca_pem: tls.map(|t| t.ca_pem),
+        })
+    }
+}
+
+async fn accept_loop(
+    listener: TcpListener,
+    acceptor: Option<tokio_rustls::TlsAcceptor>,
+    shared: Arc<Shared>,
+    connections: Arc<Mutex<CancellationToken>>,
+    stop: CancellationToken,
+) {
+    loop {
+        let accepted = tokio::select! {
+            _ = stop.cancelled() => return,
+            accepted = listener.accept() => accepted,
+        };
+        let (stream, _) = match accepted {
+            Ok(a) => a,
+            Err(err) => {
+                tracing::warn!(%err, "accept failed");
+                continue;
+            }
+        };
+        let conn_token = connections.lock().clone();
+        let shared = shared.clone();
+        let stop = stop.clone();
+        let acceptor = acceptor.clone();
+        tokio::spawn(async move {
+            match acceptor {
+                None => serve_connection(stream, shared, conn_token, stop).await,
+                Some(acceptor) => match acceptor.accept(stream).await {
+                    Ok(tls) => serve_connection(tls, shared, conn_token, stop).await,
+                    Err(err) => tracing::debug!(%err, "TLS handshake failed"),
+                },
+            }
+        });
+    }
+}
+
+async fn serve_connection<I>(
+    io: I,
+    shared: Arc<Shared>,
+    conn_token: CancellationToken,
+    stop: CancellationToken,
+) where
+    I: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    let service = hyper::service::service_fn(move |req: http::Request<Incoming>| {
+        let shared = shared.clone();
+        async move { Ok::<_, Infallible>(serve(&shared, req).await) }
+    });
+    let builder = auto::Builder::new(TokioExecutor::new());
+    let conn = builder.serve_connection(TokioIo::new(io), service);
+    tokio::select! {
+        _ = conn_token.cancelled() => {}
+        _ = stop.cancelled() => {}
+        result = conn => {
+            if let Err(err) = result {
+                tracing::debug!(%err, "connection ended");
+            }
+        }
+    }
+}
+
+type HttpBody = UnsyncBoxBody<Bytes, Infallible>;
+
+/// Adapts the shared handler to hyper.
+pub(crate) async fn serve(
+    shared: &Arc<Shared>,
+    req: http::Request<Incoming>,
+) -> http::Response<HttpBody> {
+    let (parts, body) = req.into_parts();
+    let bytes = match body.collect().await {
+        Ok(c) => c.to_bytes(),
+        Err(err) => {
+            let e = crate::errors::ApiError::bad_request(format!("reading body: {err}"));
+            return into_hyper(crate::handler::error_reply(&e));
+        }
+    };
+    into_hyper(handle(shared, http::Request::from_parts(parts, bytes)).await)
+}
+
+fn into_hyper(reply: crate::handler::Reply) -> http::Response<HttpBody> {
+    let (parts, body) = reply.into_parts();
+    let body: HttpBody = match body {
+        ReplyBody::Full(b) => Full::new(b).boxed_unsync(),
+        ReplyBody::Stream(s) => BodyExt::boxed_unsync(StreamBody::new(
+            s.map(|b| Ok::<_, Infallible>(Frame::data(b))),
+        )),
+    };
+    http::Response::from_parts(parts, body)
+}
+
+/// A running in-memory API server; stops when dropped.
+pub struct TestServer {
+    addr: SocketAddr,
+    shared: Arc<Shared>,
+    connections: Arc<Mutex<CancellationToken>>,
+    token: Option<String>,
+    ca_pem: Option<String>,
+}
+
+impl TestServer {
+    /// Starts a server on an ephemeral loopback port with default settings.
+    pub async fn start() -> Result<TestServer, ServerError> {
+        TestServerBuilder::default().start().await
+    }
+
+    /// A builder for custom settings.
+    pub fn builder() -> TestServerBuilder {
+        TestServerBuilder::default()
+    }
+
+    /// The base URL, e.g. `http://127.0.0.1:41234` (`https` with TLS).
+    pub fn url(&self) -> String {
+        let scheme = if self.ca_pem.is_some() {
+            "https"
+        } else {
+            "http"
+        };
+        format!("{scheme}://{}", self.addr)
+    }
+
+    /// The CA certificate (PEM) of a TLS server.
+    pub fn ca_pem(&self) -> Option<&str> {
+        self.ca_pem.as_deref()
+    }
+
+    /// The bound address.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The engine (direct access to objects, the registry and the store).
+    pub fn engine(&self) -> &Arc<Engine> {
+        &self.shared.engine
+    }
+
+    /// Shared state (faults, engine) — also what the in-process transport wraps.
+    pub fn shared(&self) -> &Arc<Shared> {
+        &self.shared
+    }
+
+    /// Fault injection: fail the next `count` requests matching `verb`/`resource`.
+    pub fn fail_next(
+        &self,
+        verb: Option<&str>,
+        resource: Option<&str>,
+        code: u16,
+        count: usize,
+        retry_after_seconds: Option<u32>,
+    ) {
+        self.shared
+            .faults
+            .fail_next(verb, resource, code, count, retry_after_seconds);
+    }
+
+    /// Fault injection: delay every response.
+    pub fn set_delay(&self, delay: Option<std::time::Duration>) {
+        self.shared.faults.set_delay(delay);
+    }
+
+    /// Fault injection: end every open watch.
+    pub fn drop_watches(&self) {
+        self.shared.engine.store().drop_watchers();
+    }
+
+    /// Fault injection: forget history, so resuming from any earlier revision is 410.
+    pub fn compact(&self) {
+        self.shared.engine.store().compact();
+    }
+
+    /// Fault injection: drop every open connection (and watch); state is kept.
+    pub fn restart(&self) {
+        let mut token = self.connections.lock();
+        token.cancel();
+        *token = CancellationToken::new();
+        drop(token);
+        self.shared.engine.store().drop_watchers();
+    }
+
+    /// An in-process transport over this server's state (reactors and action log are its own).
+    pub fn transport(&self) -> crate::InProcess {
+        crate::InProcess::from_shared(self.shared.clone())
+    }
+
+    /// Registers CRDs from a YAML/JSON file (as `kubectl create -f` would).
+    pub fn load_crd_file(&self, path: &Path) -> Result<(), ServerError> {
+        crate::load_crd_file(&self.shared.engine, path)
+    }
+
+    /// A kubeconfig pointing at this server (with the token, if one is required).
+    pub fn kubeconfig(&self) -> String {
+        crate::kubeconfig::render(&self.url(), self.token.as_deref(), self.ca_pem.as_deref())
+    }
+
+    /// Writes [`TestServer::kubeconfig`] to `path`.
+    pub fn write_kubeconfig(&self, path: &Path) -> Result<(), ServerError> {
+        std::fs::write(path, self.kubeconfig())?;
+        Ok(())
+    }
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        self.connections.lock().cancel();
+        self.shared.shutdown.cancel();
+    }
+}

@@ -1,0 +1,140 @@
+use futures::StreamExt;
+use kubegen::client::Transport;
+use kubegen_testserver::{ApiError, InProcess};
+use serde_json::{Value, json};
+
+use crate::common::*;
+
+const CMS: &str = "/api/v1/namespaces/default/configmaps";
+
+fn request(method: &str, path: &str, body: Option<Value>) -> http::Request<Vec<u8>> {
+    http::Request::builder()
+        .method(method)
+        .uri(path)
+        .header("content-type", "application/json")
+        .body(body.map(|b| b.to_string().into_bytes()).unwrap_or_default())
+        .unwrap()
+}
+
+async fn send(t: &InProcess, method: &str, path: &str, body: Option<Value>) -> (u16, Value) {
+    let resp = t.send(request(method, path, body)).await.unwrap();
+    let code = resp.status().as_u16();
+    let bytes = resp.into_body().collect().await.unwrap();
+    (code, serde_json::from_slice(&bytes).unwrap_or(Value::Null))
+}
+
+#[tokio::test]
+async fn in_process_transport_shares_the_http_servers_state() {
+    let (s, api) = server().await;
+    let t = s.transport();
+    let (code, _) = send(&t, "POST", CMS, Some(cm("a", json!({})))).await;
+    assert_eq!(code, 201);
+    assert_eq!(api.get(&format!("{CMS}/a")).await.0, 200);
+    let (code, status) = send(&t, "GET", &format!("{CMS}/missing"), None).await;
+    assert_eq!((code, status["reason"].as_str()), (404, Some("NotFound")));
+}
+
+#[tokio::test]
+async fn action_log_records_verb_resource_namespace_name_subresource_and_body() {
+    let t = InProcess::new();
+    send(&t, "POST", CMS, Some(cm("a", json!({})))).await;
+    send(&t, "GET", &format!("{CMS}/a"), None).await;
+    send(&t, "GET", "/api/v1/configmaps", None).await;
+    send(
+        &t,
+        "PUT",
+        "/apis/apps/v1/namespaces/default/deployments/web/status",
+        Some(json!({})),
+    )
+    .await;
+    send(&t, "DELETE", &format!("{CMS}/a"), None).await;
+    let actions = t.actions();
+    let summary: Vec<(String, String, String, String, String)> = actions
+        .iter()
+        .map(|a| {
+            (
+                a.verb.clone(),
+                a.resource.clone(),
+                a.namespace.clone(),
+                a.name.clone(),
+                a.subresource.clone(),
+            )
+        })
+        .collect();
+    let s = |a: &str, b: &str, c: &str, d: &str, e: &str| {
+        (a.into(), b.into(), c.into(), d.into(), e.into())
+    };
+    assert_eq!(
+        summary,
+        vec![
+            s("create", "configmaps", "default", "", ""),
+            s("get", "configmaps", "default", "a", ""),
+            s("list", "configmaps", "", "", ""),
+            s("update", "deployments", "default", "web", "status"),
+            s("delete", "configmaps", "default", "a", ""),
+        ]
+    );
+    assert_eq!(actions[0].body.as_ref().unwrap()["metadata"]["name"], "a");
+    t.clear_actions();
+    assert!(t.actions().is_empty());
+}
+
+#[tokio::test]
+async fn reactors_answer_or_fall_through() {
+    let t = InProcess::new();
+    t.prepend_reactor("create", "configmaps", |a| {
+        if a.body
+            .as_ref()
+            .is_some_and(|b| b["metadata"]["name"] == "forbidden")
+        {
+            Some(Err(ApiError::forbidden("no")))
+        } else {
+            None
+        }
+    });
+    t.prepend_reactor("get", "secrets", |_| {
+        Some(Ok(json!({"kind": "Secret", "metadata": {"name": "fake"}})))
+    });
+    assert_eq!(
+        send(&t, "POST", CMS, Some(cm("forbidden", json!({}))))
+            .await
+            .0,
+        403
+    );
+    assert_eq!(
+        send(&t, "POST", CMS, Some(cm("fine", json!({})))).await.0,
+        201,
+        "fell through"
+    );
+    let (code, obj) = send(
+        &t,
+        "GET",
+        "/api/v1/namespaces/default/secrets/anything",
+        None,
+    )
+    .await;
+    assert_eq!(
+        (code, obj["metadata"]["name"].as_str()),
+        (200, Some("fake"))
+    );
+    assert_eq!(
+        send(&t, "GET", &format!("{CMS}/forbidden"), None).await.0,
+        404,
+        "nothing stored"
+    );
+}
+
+#[tokio::test]
+async fn in_process_watch_streams_events() {
+    let t = InProcess::new();
+    let resp = t
+        .send(request("GET", &format!("{CMS}?watch=true"), None))
+        .await
+        .unwrap();
+    let mut body = resp.into_body().into_stream();
+    send(&t, "POST", CMS, Some(cm("a", json!({})))).await;
+    let chunk = body.next().await.unwrap().unwrap();
+    let ev: Value = serde_json::from_slice(&chunk).unwrap();
+    assert_eq!(ev["type"], "ADDED");
+    assert_eq!(ev["object"]["metadata"]["name"], "a");
+}

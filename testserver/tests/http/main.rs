@@ -1,0 +1,13 @@
+//! HTTP-level tests of the test server: every rule as a client sees it.
+
+#![allow(clippy::unwrap_used)] // helpers outside #[test] fns: a failed call is a failed test
+
+mod common;
+mod crd;
+mod crud;
+mod faults;
+mod gc;
+mod inprocess;
+mod list;
+mod patch;
+mod watch;

@@ -1,0 +1,303 @@
+//! Script test: the `kubegen-testserver` binary driven by the installed kubectl, for a
+//! built-in kind (ConfigMap) and a CRD kind (cert-manager's Certificate).
+//!
+//! Skipped, with a message, when `/usr/bin/kubectl` is absent.
+
+#![allow(clippy::unwrap_used)]
+
+use std::{
+    io::{BufRead, BufReader, Read},
+    path::{Path, PathBuf},
+    process::{Child, Command, Stdio},
+    thread,
+    time::Duration,
+};
+
+const KUBECTL: &str = "/usr/bin/kubectl";
+
+struct Server {
+    child: Child,
+    url: String,
+    dir: PathBuf,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn start(name: &str) -> Server {
+    let dir = std::env::temp_dir().join(format!("kubegen-kubectl-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let crd = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../shared/testdata/crds/cert-manager.io_certificates.yaml");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kubegen-testserver"))
+        .args(["--addr", "127.0.0.1:0", "--kubeconfig-out"])
+        .arg(dir.join("kubeconfig"))
+        .arg("--crd")
+        .arg(crd)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let url = line.trim().to_string();
+    assert!(url.starts_with("http://127.0.0.1:"), "printed URL: {url:?}");
+    Server { child, url, dir }
+}
+
+impl Server {
+    fn kubectl(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new(KUBECTL);
+        cmd.arg("--kubeconfig")
+            .arg(self.dir.join("kubeconfig"))
+            .arg("--server")
+            .arg(&self.url)
+            .arg("--cache-dir")
+            .arg(self.dir.join("cache"))
+            .args(args);
+        cmd
+    }
+
+    /// Runs kubectl (with `stdin` as a file body when given); returns (success, stdout+stderr).
+    fn run(&self, args: &[&str], stdin: Option<&str>) -> (bool, String) {
+        let mut cmd = self.kubectl(args);
+        cmd.stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = cmd.spawn().unwrap();
+        {
+            use std::io::Write;
+            let mut input = child.stdin.take().unwrap();
+            if let Some(s) = stdin {
+                input.write_all(s.as_bytes()).unwrap();
+            }
+        }
+        let out = child.wait_with_output().unwrap();
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (out.status.success(), text)
+    }
+
+    fn ok(&self, args: &[&str], stdin: Option<&str>) -> String {
+        let (ok, text) = self.run(args, stdin);
+        assert!(ok, "kubectl {args:?} failed: {text}");
+        text
+    }
+
+    /// `kubectl get <kind> -w` while `during` runs; returns what the watch printed.
+    fn watch_while(&self, kind: &str, during: impl FnOnce()) -> String {
+        let mut child = self
+            .kubectl(&["get", kind, "-w", "-o", "name"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        thread::sleep(Duration::from_millis(1500));
+        during();
+        thread::sleep(Duration::from_millis(1500));
+        child.kill().unwrap();
+        let mut out = String::new();
+        child
+            .stdout
+            .take()
+            .unwrap()
+            .read_to_string(&mut out)
+            .unwrap();
+        child.wait().unwrap();
+        out
+    }
+}
+
+fn kubectl_present() -> bool {
+    if Path::new(KUBECTL).exists() {
+        true
+    } else {
+        println!("skipping: {KUBECTL} is not installed");
+        false
+    }
+}
+
+const CONFIGMAP: &str = "apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: demo
+  labels:
+    app: demo
+data:
+  a: \"1\"
+";
+
+#[test]
+fn kubectl_drives_a_builtin_kind() {
+    if !kubectl_present() {
+        return;
+    }
+    let s = start("builtin");
+    assert!(
+        s.ok(&["get", "namespaces", "-o", "name"], None)
+            .contains("namespace/kube-system")
+    );
+    s.ok(&["create", "-f", "-"], Some(CONFIGMAP));
+    let (ok, text) = s.run(&["create", "-f", "-"], Some(CONFIGMAP));
+    assert!(
+        !ok && text.contains("AlreadyExists") || text.contains("already exists"),
+        "{text}"
+    );
+    let changed = CONFIGMAP.replace("\"1\"", "\"2\"");
+    let (ok, text) = s.run(&["apply", "--server-side", "-f", "-"], Some(&changed));
+    assert!(
+        !ok && text.contains("conflict with \"kubectl-create\""),
+        "{text}"
+    );
+    s.ok(
+        &["apply", "--server-side", "--force-conflicts", "-f", "-"],
+        Some(&changed),
+    );
+    s.ok(
+        &["patch", "configmap", "demo", "-p", r#"{"data":{"b":"2"}}"#],
+        None,
+    );
+    s.ok(
+        &[
+            "patch",
+            "configmap",
+            "demo",
+            "--type=merge",
+            "-p",
+            r#"{"data":{"c":"3"}}"#,
+        ],
+        None,
+    );
+    s.ok(
+        &[
+            "patch",
+            "configmap",
+            "demo",
+            "--type=json",
+            "-p",
+            r#"[{"op":"add","path":"/data/d","value":"4"}]"#,
+        ],
+        None,
+    );
+    s.ok(&["label", "configmap", "demo", "tier=web"], None);
+    let data = s.ok(
+        &["get", "configmap", "demo", "-o", "jsonpath={.data}"],
+        None,
+    );
+    assert_eq!(data.trim(), r#"{"a":"2","b":"2","c":"3","d":"4"}"#);
+    assert!(
+        s.ok(&["get", "configmaps", "-l", "tier=web", "-o", "name"], None)
+            .contains("configmap/demo")
+    );
+    let managers = s.ok(
+        &[
+            "get",
+            "configmap",
+            "demo",
+            "--show-managed-fields",
+            "-o",
+            "jsonpath={.metadata.managedFields[*].manager}",
+        ],
+        None,
+    );
+    assert!(managers.contains("kubectl"), "{managers}");
+    let watched = s.watch_while("configmaps", || {
+        s.ok(&["delete", "configmap", "demo"], None);
+    });
+    assert!(watched.contains("configmap/demo"), "{watched}");
+    let (ok, _) = s.run(&["get", "configmap", "demo"], None);
+    assert!(!ok, "deleted");
+}
+
+const CERTIFICATE: &str = "apiVersion: cert-manager.io/v1
+kind: Certificate
+metadata:
+  name: web
+spec:
+  secretName: web-tls
+  issuerRef:
+    name: ca
+";
+
+#[test]
+fn kubectl_drives_a_crd_kind() {
+    if !kubectl_present() {
+        return;
+    }
+    let s = start("crd");
+    s.ok(&["create", "-f", "-"], Some(CERTIFICATE));
+    s.ok(&["apply", "--server-side", "-f", "-"], Some(CERTIFICATE));
+    s.ok(
+        &["apply", "--server-side", "--force-conflicts", "-f", "-"],
+        Some(&CERTIFICATE.replace("web-tls", "web-tls-2")),
+    );
+    s.ok(
+        &[
+            "patch",
+            "certificate",
+            "web",
+            "--type=merge",
+            "-p",
+            r#"{"spec":{"duration":"1h"}}"#,
+        ],
+        None,
+    );
+    s.ok(
+        &[
+            "patch",
+            "certificate",
+            "web",
+            "--type=json",
+            "-p",
+            r#"[{"op":"replace","path":"/spec/secretName","value":"s3"}]"#,
+        ],
+        None,
+    );
+    let (ok, text) = s.run(
+        &[
+            "patch",
+            "certificate",
+            "web",
+            "-p",
+            r#"{"spec":{"secretName":"x"}}"#,
+        ],
+        None,
+    );
+    assert!(
+        !ok && text.contains("not supported"),
+        "strategic merge is refused for CRs: {text}"
+    );
+    s.ok(&["label", "certificate", "web", "team=a"], None);
+    let spec = s.ok(
+        &[
+            "get",
+            "certificate",
+            "web",
+            "-o",
+            "jsonpath={.spec.secretName} {.spec.duration} {.metadata.labels.team}",
+        ],
+        None,
+    );
+    assert_eq!(spec.trim(), "s3 1h a");
+    assert!(
+        s.ok(&["get", "certs", "-o", "name"], None)
+            .contains("certificate.cert-manager.io/web")
+    );
+    let watched = s.watch_while("certificates", || {
+        s.ok(&["delete", "certificate", "web"], None);
+    });
+    assert!(
+        watched.contains("certificate.cert-manager.io/web"),
+        "{watched}"
+    );
+}

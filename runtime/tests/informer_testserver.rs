@@ -1,0 +1,247 @@
+//! Informers, listers and the factory against the in-memory API server over HTTP.
+
+#![allow(clippy::unwrap_used)] // test helpers outside #[test] fns
+
+use std::{
+    collections::BTreeMap,
+    sync::{Arc, Mutex},
+    time::Duration,
+};
+
+use k8s_openapi::api::core::v1::ConfigMap;
+use kube_core::{
+    GroupVersionResource, ObjectMeta,
+    params::{DeleteParams, ListParams, PostParams},
+};
+use kubegen::{
+    cache::{
+        DeletedObject, ResourceEventHandler, SharedIndexInformer, deletion_handling_meta_namespace_key,
+        meta_namespace_key,
+    },
+    client::{Client, Config, ResourceClient},
+    informers::{FactoryError, SharedInformerFactory},
+};
+use kubegen_testserver::TestServer;
+use rand::{Rng, SeedableRng, rngs::StdRng};
+use tokio_util::sync::CancellationToken;
+
+async fn server_and_client() -> (TestServer, Client) {
+    let server = TestServer::start().await.unwrap();
+    let config = Config::new(server.url().parse().unwrap()).with_rate_limit(-1.0, 0);
+    let client = Client::try_from_config(config).unwrap();
+    (server, client)
+}
+
+fn cm(ns: &str, name: &str, value: &str) -> ConfigMap {
+    ConfigMap {
+        metadata: ObjectMeta { namespace: Some(ns.into()), name: Some(name.into()), ..ObjectMeta::default() },
+        data: Some(BTreeMap::from([("v".to_owned(), value.to_owned())])),
+        ..ConfigMap::default()
+    }
+}
+
+/// Applies every notification to a map: what the handler believes the world is.
+#[derive(Default, Clone)]
+struct View {
+    objects: Arc<Mutex<BTreeMap<String, String>>>,
+    violations: Arc<Mutex<Vec<String>>>,
+}
+
+impl ResourceEventHandler<ConfigMap> for View {
+    fn on_add(&self, obj: &Arc<ConfigMap>, _: bool) {
+        let key = meta_namespace_key(obj.as_ref()).unwrap();
+        let value = obj.data.as_ref().and_then(|d| d.get("v")).cloned().unwrap_or_default();
+        self.objects.lock().unwrap().insert(key, value);
+    }
+    fn on_update(&self, _: &Arc<ConfigMap>, new: &Arc<ConfigMap>) {
+        let key = meta_namespace_key(new.as_ref()).unwrap();
+        let mut objects = self.objects.lock().unwrap();
+        if !objects.contains_key(&key) {
+            self.violations.lock().unwrap().push(format!("update for unseen {key}"));
+        }
+        objects.insert(key, new.data.as_ref().and_then(|d| d.get("v")).cloned().unwrap_or_default());
+    }
+    fn on_delete(&self, obj: &DeletedObject<ConfigMap>) {
+        let key = deletion_handling_meta_namespace_key(obj).unwrap();
+        if self.objects.lock().unwrap().remove(&key).is_none() {
+            self.violations.lock().unwrap().push(format!("delete for unseen {key}"));
+        }
+    }
+}
+
+async fn server_state(client: &Client) -> BTreeMap<String, String> {
+    let all: ResourceClient<ConfigMap> = ResourceClient::all(client.clone());
+    all.list_all(&ListParams::default())
+        .await
+        .unwrap()
+        .items
+        .into_iter()
+        .filter(|c| c.metadata.namespace.as_deref() != Some("kube-system"))
+        .map(|c| {
+            (meta_namespace_key(&c).unwrap(), c.data.and_then(|d| d.get("v").cloned()).unwrap_or_default())
+        })
+        .collect()
+}
+
+async fn eventually(what: &str, mut check: impl FnMut() -> bool) {
+    for _ in 0..400 {
+        if check() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    panic!("timed out waiting for {what}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn factory_informer_syncs_lists_and_follows_a_namespace() {
+    let (_server, client) = server_and_client().await;
+    let a: ResourceClient<ConfigMap> = ResourceClient::namespaced(client.clone(), "default");
+    let b: ResourceClient<ConfigMap> = ResourceClient::namespaced(client.clone(), "kube-public");
+    a.create(&PostParams::default(), &cm("default", "one", "1")).await.unwrap();
+    b.create(&PostParams::default(), &cm("kube-public", "other", "x")).await.unwrap();
+
+    let factory = SharedInformerFactory::builder(client.clone()).namespace("default").build();
+    let informer = factory.informer_for::<ConfigMap>();
+    let view = View::default();
+    informer.add_event_handler(view.clone()).unwrap();
+    assert_eq!(
+        factory.for_resource(&GroupVersionResource::gvr("apps", "v1", "deployments")).unwrap_err(),
+        FactoryError::UnknownResource("apps/v1, Resource=deployments".into())
+    );
+    factory.start();
+    factory.start(); // idempotent
+    let stop = CancellationToken::new();
+    let synced = factory.wait_for_cache_sync(&stop).await;
+    assert_eq!(synced.values().copied().collect::<Vec<_>>(), vec![true]);
+
+    let lister = factory.lister_for::<ConfigMap>();
+    let names: Vec<String> = lister
+        .namespaced("default")
+        .list(&Default::default())
+        .iter()
+        .map(|c| c.metadata.name.clone().unwrap())
+        .collect();
+    assert!(names.contains(&"one".to_owned()));
+    assert!(lister.namespaced("kube-public").get("other").is_err(), "other namespaces are not watched");
+    assert!(lister.namespaced("default").get("missing").unwrap_err().is_not_found());
+
+    a.create(&PostParams::default(), &cm("default", "two", "2")).await.unwrap();
+    eventually("live add", || view.objects.lock().unwrap().contains_key("default/two")).await;
+
+    let generic = factory.for_resource(&GroupVersionResource::gvr("", "v1", "configmaps")).unwrap();
+    assert!(generic.has_synced());
+    assert!(generic.downcast::<ConfigMap>().is_some());
+    let dynamic = generic.lister().get("default", "two").unwrap();
+    assert_eq!(dynamic.types.as_ref().map(|t| t.kind.as_str()), Some("ConfigMap"));
+
+    factory.shutdown().await;
+    assert!(informer.is_stopped());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn informer_is_shared_per_type_and_first_settings_win() {
+    let (_server, client) = server_and_client().await;
+    let factory = SharedInformerFactory::new(client, Duration::ZERO);
+    let first: SharedIndexInformer<ConfigMap> = factory.informer_for();
+    let second: SharedIndexInformer<ConfigMap> = factory.informer_for();
+    let view = View::default();
+    first.add_event_handler(view.clone()).unwrap();
+    // Both handles are the same informer: a handler on one shows on the other.
+    assert!(second.indexer().is_empty());
+    factory.start();
+    let stop = CancellationToken::new();
+    assert!(factory.wait_for_cache_sync(&stop).await.values().all(|v| *v));
+    assert_eq!(first.last_sync_resource_version(), second.last_sync_resource_version());
+    factory.shutdown().await;
+    assert!(second.is_stopped());
+}
+
+/// Random creates, updates and deletes interleaved with dropped watches, history
+/// compaction, error bursts and restarts: after quiescence the cache and every handler's
+/// view equal the server, and no handler saw an update or delete for a key it never had.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn informer_converges_after_a_fault_schedule() {
+    let schedules: u64 = std::env::var("KUBEGEN_FAULT_SCHEDULES").ok().and_then(|v| v.parse().ok()).unwrap_or(6);
+    for seed in 0..schedules {
+        run_schedule(seed).await;
+    }
+}
+
+async fn run_schedule(seed: u64) {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let (server, client) = server_and_client().await;
+    let namespaces = ["default", "kube-public", "kube-node-lease"];
+    let factory = SharedInformerFactory::new(client.clone(), Duration::ZERO);
+    let informer = factory.informer_for::<ConfigMap>();
+    let views: Vec<View> = (0..2).map(|_| View::default()).collect();
+    for v in &views {
+        informer.add_event_handler(v.clone()).unwrap();
+    }
+    factory.start();
+    let stop = CancellationToken::new();
+    assert!(factory.wait_for_cache_sync(&stop).await.values().all(|v| *v));
+    let late = View::default();
+    let mut late_added = false;
+
+    for step in 0..60 {
+        let ns = namespaces[rng.random_range(0..namespaces.len())];
+        let name = format!("cm{}", rng.random_range(0..8));
+        let api: ResourceClient<ConfigMap> = ResourceClient::namespaced(client.clone(), ns);
+        match rng.random_range(0..100) {
+            0..40 => {
+                let obj = cm(ns, &name, &format!("{seed}-{step}"));
+                if api.create(&PostParams::default(), &obj).await.is_err() {
+                    if let Ok(mut existing) = api.get(&name).await {
+                        existing.data = obj.data.clone();
+                        let _ = api.update(&PostParams::default(), &existing).await;
+                    }
+                }
+            }
+            40..60 => {
+                let _ = api.delete(&name, &DeleteParams::default()).await;
+            }
+            60..68 => server.drop_watches(),
+            68..74 => server.compact(),
+            74..80 => server.fail_next(Some("watch"), None, 500, 2, None),
+            80..84 => server.fail_next(Some("list"), None, 429, 1, Some(1)),
+            84..88 => server.restart(),
+            88..92 if !late_added => {
+                informer.add_event_handler(late.clone()).unwrap();
+                late_added = true;
+            }
+            _ => tokio::time::sleep(Duration::from_millis(rng.random_range(0..20))).await,
+        }
+    }
+    let expected = server_state(&client).await;
+    let cache_state = || -> BTreeMap<String, String> {
+        informer
+            .indexer()
+            .list()
+            .iter()
+            .filter(|c| c.metadata.namespace.as_deref() != Some("kube-system"))
+            .map(|c| {
+                (meta_namespace_key(c.as_ref()).unwrap(), c.data.clone().and_then(|d| d.get("v").cloned()).unwrap_or_default())
+            })
+            .collect()
+    };
+    let mut all_views = views.clone();
+    if late_added {
+        all_views.push(late.clone());
+    }
+    let filtered = |v: &View| -> BTreeMap<String, String> {
+        v.objects.lock().unwrap().iter().filter(|(k, _)| !k.starts_with("kube-system/")).map(|(k, v)| (k.clone(), v.clone())).collect()
+    };
+    for _ in 0..800 {
+        if cache_state() == expected && all_views.iter().all(|v| filtered(v) == expected) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    assert_eq!(cache_state(), expected, "seed {seed}: cache differs from the server");
+    for (i, v) in all_views.iter().enumerate() {
+        assert_eq!(filtered(v), expected, "seed {seed}: handler {i}'s view differs");
+        assert!(v.violations.lock().unwrap().is_empty(), "seed {seed}: {:?}", v.violations.lock().unwrap());
+    }
+    factory.shutdown().await;
+}

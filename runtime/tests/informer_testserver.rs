@@ -15,8 +15,8 @@ use kube_core::{
 };
 use kubegen::{
     cache::{
-        DeletedObject, ResourceEventHandler, SharedIndexInformer, deletion_handling_meta_namespace_key,
-        meta_namespace_key,
+        DeletedObject, ResourceEventHandler, SharedIndexInformer,
+        deletion_handling_meta_namespace_key, meta_namespace_key,
     },
     client::{Client, Config, ResourceClient},
     informers::{FactoryError, SharedInformerFactory},
@@ -34,7 +34,11 @@ async fn server_and_client() -> (TestServer, Client) {
 
 fn cm(ns: &str, name: &str, value: &str) -> ConfigMap {
     ConfigMap {
-        metadata: ObjectMeta { namespace: Some(ns.into()), name: Some(name.into()), ..ObjectMeta::default() },
+        metadata: ObjectMeta {
+            namespace: Some(ns.into()),
+            name: Some(name.into()),
+            ..ObjectMeta::default()
+        },
         data: Some(BTreeMap::from([("v".to_owned(), value.to_owned())])),
         ..ConfigMap::default()
     }
@@ -50,35 +54,65 @@ struct View {
 impl ResourceEventHandler<ConfigMap> for View {
     fn on_add(&self, obj: &Arc<ConfigMap>, _: bool) {
         let key = meta_namespace_key(obj.as_ref()).unwrap();
-        let value = obj.data.as_ref().and_then(|d| d.get("v")).cloned().unwrap_or_default();
+        let value = obj
+            .data
+            .as_ref()
+            .and_then(|d| d.get("v"))
+            .cloned()
+            .unwrap_or_default();
         self.objects.lock().unwrap().insert(key, value);
     }
     fn on_update(&self, _: &Arc<ConfigMap>, new: &Arc<ConfigMap>) {
         let key = meta_namespace_key(new.as_ref()).unwrap();
         let mut objects = self.objects.lock().unwrap();
         if !objects.contains_key(&key) {
-            self.violations.lock().unwrap().push(format!("update for unseen {key}"));
+            self.violations
+                .lock()
+                .unwrap()
+                .push(format!("update for unseen {key}"));
         }
-        objects.insert(key, new.data.as_ref().and_then(|d| d.get("v")).cloned().unwrap_or_default());
+        objects.insert(
+            key,
+            new.data
+                .as_ref()
+                .and_then(|d| d.get("v"))
+                .cloned()
+                .unwrap_or_default(),
+        );
     }
     fn on_delete(&self, obj: &DeletedObject<ConfigMap>) {
         let key = deletion_handling_meta_namespace_key(obj).unwrap();
         if self.objects.lock().unwrap().remove(&key).is_none() {
-            self.violations.lock().unwrap().push(format!("delete for unseen {key}"));
+            self.violations
+                .lock()
+                .unwrap()
+                .push(format!("delete for unseen {key}"));
         }
     }
 }
 
 async fn server_state(client: &Client) -> BTreeMap<String, String> {
     let all: ResourceClient<ConfigMap> = ResourceClient::all(client.clone());
-    all.list_all(&ListParams::default())
-        .await
-        .unwrap()
+    // Injected faults may still be pending: retry like any client would.
+    let mut list = None;
+    for _ in 0..20 {
+        match all.list_all(&ListParams::default()).await {
+            Ok(l) => {
+                list = Some(l);
+                break;
+            }
+            Err(_) => tokio::time::sleep(Duration::from_millis(50)).await,
+        }
+    }
+    list.expect("server never answered the final list")
         .items
         .into_iter()
         .filter(|c| c.metadata.namespace.as_deref() != Some("kube-system"))
         .map(|c| {
-            (meta_namespace_key(&c).unwrap(), c.data.and_then(|d| d.get("v").cloned()).unwrap_or_default())
+            (
+                meta_namespace_key(&c).unwrap(),
+                c.data.and_then(|d| d.get("v").cloned()).unwrap_or_default(),
+            )
         })
         .collect()
 }
@@ -98,15 +132,23 @@ async fn factory_informer_syncs_lists_and_follows_a_namespace() {
     let (_server, client) = server_and_client().await;
     let a: ResourceClient<ConfigMap> = ResourceClient::namespaced(client.clone(), "default");
     let b: ResourceClient<ConfigMap> = ResourceClient::namespaced(client.clone(), "kube-public");
-    a.create(&PostParams::default(), &cm("default", "one", "1")).await.unwrap();
-    b.create(&PostParams::default(), &cm("kube-public", "other", "x")).await.unwrap();
+    a.create(&PostParams::default(), &cm("default", "one", "1"))
+        .await
+        .unwrap();
+    b.create(&PostParams::default(), &cm("kube-public", "other", "x"))
+        .await
+        .unwrap();
 
-    let factory = SharedInformerFactory::builder(client.clone()).namespace("default").build();
+    let factory = SharedInformerFactory::builder(client.clone())
+        .namespace("default")
+        .build();
     let informer = factory.informer_for::<ConfigMap>();
     let view = View::default();
     informer.add_event_handler(view.clone()).unwrap();
     assert_eq!(
-        factory.for_resource(&GroupVersionResource::gvr("apps", "v1", "deployments")).unwrap_err(),
+        factory
+            .for_resource(&GroupVersionResource::gvr("apps", "v1", "deployments"))
+            .unwrap_err(),
         FactoryError::UnknownResource("apps/v1, Resource=deployments".into())
     );
     factory.start();
@@ -123,17 +165,36 @@ async fn factory_informer_syncs_lists_and_follows_a_namespace() {
         .map(|c| c.metadata.name.clone().unwrap())
         .collect();
     assert!(names.contains(&"one".to_owned()));
-    assert!(lister.namespaced("kube-public").get("other").is_err(), "other namespaces are not watched");
-    assert!(lister.namespaced("default").get("missing").unwrap_err().is_not_found());
+    assert!(
+        lister.namespaced("kube-public").get("other").is_err(),
+        "other namespaces are not watched"
+    );
+    assert!(
+        lister
+            .namespaced("default")
+            .get("missing")
+            .unwrap_err()
+            .is_not_found()
+    );
 
-    a.create(&PostParams::default(), &cm("default", "two", "2")).await.unwrap();
-    eventually("live add", || view.objects.lock().unwrap().contains_key("default/two")).await;
+    a.create(&PostParams::default(), &cm("default", "two", "2"))
+        .await
+        .unwrap();
+    eventually("live add", || {
+        view.objects.lock().unwrap().contains_key("default/two")
+    })
+    .await;
 
-    let generic = factory.for_resource(&GroupVersionResource::gvr("", "v1", "configmaps")).unwrap();
+    let generic = factory
+        .for_resource(&GroupVersionResource::gvr("", "v1", "configmaps"))
+        .unwrap();
     assert!(generic.has_synced());
     assert!(generic.downcast::<ConfigMap>().is_some());
     let dynamic = generic.lister().get("default", "two").unwrap();
-    assert_eq!(dynamic.types.as_ref().map(|t| t.kind.as_str()), Some("ConfigMap"));
+    assert_eq!(
+        dynamic.types.as_ref().map(|t| t.kind.as_str()),
+        Some("ConfigMap")
+    );
 
     factory.shutdown().await;
     assert!(informer.is_stopped());
@@ -151,8 +212,17 @@ async fn informer_is_shared_per_type_and_first_settings_win() {
     assert!(second.indexer().is_empty());
     factory.start();
     let stop = CancellationToken::new();
-    assert!(factory.wait_for_cache_sync(&stop).await.values().all(|v| *v));
-    assert_eq!(first.last_sync_resource_version(), second.last_sync_resource_version());
+    assert!(
+        factory
+            .wait_for_cache_sync(&stop)
+            .await
+            .values()
+            .all(|v| *v)
+    );
+    assert_eq!(
+        first.last_sync_resource_version(),
+        second.last_sync_resource_version()
+    );
     factory.shutdown().await;
     assert!(second.is_stopped());
 }
@@ -162,7 +232,10 @@ async fn informer_is_shared_per_type_and_first_settings_win() {
 /// view equal the server, and no handler saw an update or delete for a key it never had.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn informer_converges_after_a_fault_schedule() {
-    let schedules: u64 = std::env::var("KUBEGEN_FAULT_SCHEDULES").ok().and_then(|v| v.parse().ok()).unwrap_or(6);
+    let schedules: u64 = std::env::var("KUBEGEN_FAULT_SCHEDULES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(6);
     for seed in 0..schedules {
         run_schedule(seed).await;
     }
@@ -180,7 +253,13 @@ async fn run_schedule(seed: u64) {
     }
     factory.start();
     let stop = CancellationToken::new();
-    assert!(factory.wait_for_cache_sync(&stop).await.values().all(|v| *v));
+    assert!(
+        factory
+            .wait_for_cache_sync(&stop)
+            .await
+            .values()
+            .all(|v| *v)
+    );
     let late = View::default();
     let mut late_added = false;
 
@@ -221,7 +300,13 @@ async fn run_schedule(seed: u64) {
             .iter()
             .filter(|c| c.metadata.namespace.as_deref() != Some("kube-system"))
             .map(|c| {
-                (meta_namespace_key(c.as_ref()).unwrap(), c.data.clone().and_then(|d| d.get("v").cloned()).unwrap_or_default())
+                (
+                    meta_namespace_key(c.as_ref()).unwrap(),
+                    c.data
+                        .clone()
+                        .and_then(|d| d.get("v").cloned())
+                        .unwrap_or_default(),
+                )
             })
             .collect()
     };
@@ -230,7 +315,13 @@ async fn run_schedule(seed: u64) {
         all_views.push(late.clone());
     }
     let filtered = |v: &View| -> BTreeMap<String, String> {
-        v.objects.lock().unwrap().iter().filter(|(k, _)| !k.starts_with("kube-system/")).map(|(k, v)| (k.clone(), v.clone())).collect()
+        v.objects
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|(k, _)| !k.starts_with("kube-system/"))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect()
     };
     for _ in 0..800 {
         if cache_state() == expected && all_views.iter().all(|v| filtered(v) == expected) {
@@ -238,10 +329,22 @@ async fn run_schedule(seed: u64) {
         }
         tokio::time::sleep(Duration::from_millis(25)).await;
     }
-    assert_eq!(cache_state(), expected, "seed {seed}: cache differs from the server");
+    assert_eq!(
+        cache_state(),
+        expected,
+        "seed {seed}: cache differs from the server"
+    );
     for (i, v) in all_views.iter().enumerate() {
-        assert_eq!(filtered(v), expected, "seed {seed}: handler {i}'s view differs");
-        assert!(v.violations.lock().unwrap().is_empty(), "seed {seed}: {:?}", v.violations.lock().unwrap());
+        assert_eq!(
+            filtered(v),
+            expected,
+            "seed {seed}: handler {i}'s view differs"
+        );
+        assert!(
+            v.violations.lock().unwrap().is_empty(),
+            "seed {seed}: {:?}",
+            v.violations.lock().unwrap()
+        );
     }
     factory.shutdown().await;
 }

@@ -101,7 +101,10 @@ impl<K: Object> ResourceClient<K> {
     /// factories, where the scope is only known through `K`.
     pub fn scoped(client: Client, namespace: Option<&str>) -> Self {
         use crate::ResourceScope;
-        Self::at(client, namespace.filter(|_| <K::Scope as ResourceScope>::NAMESPACED))
+        Self::at(
+            client,
+            namespace.filter(|_| <K::Scope as ResourceScope>::NAMESPACED),
+        )
     }
 
     fn at(client: Client, namespace: Option<&str>) -> Self {

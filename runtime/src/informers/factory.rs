@@ -68,7 +68,13 @@ pub struct SharedInformerFactory {
 
 impl fmt::Debug for SharedInformerFactory {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let names: Vec<&str> = self.inner.informers.lock().iter().map(|e| e.type_name).collect();
+        let names: Vec<&str> = self
+            .inner
+            .informers
+            .lock()
+            .iter()
+            .map(|e| e.type_name)
+            .collect();
         f.debug_struct("SharedInformerFactory")
             .field("namespace", &self.inner.namespace)
             .field("default_resync", &self.inner.default_resync)
@@ -113,7 +119,10 @@ impl SharedInformerFactoryBuilder {
 
     /// Applies `tweak` to every list and watch of every informer (selectors, limits).
     #[must_use]
-    pub fn tweak_list_params(mut self, tweak: impl Fn(&mut kube_core::params::ListParams) + Send + Sync + 'static) -> Self {
+    pub fn tweak_list_params(
+        mut self,
+        tweak: impl Fn(&mut kube_core::params::ListParams) + Send + Sync + 'static,
+    ) -> Self {
         self.tweak = Some(Arc::new(tweak));
         self
     }
@@ -127,7 +136,10 @@ impl SharedInformerFactoryBuilder {
 
     /// Transforms `K` objects before they are cached (for example to drop `managedFields`).
     #[must_use]
-    pub fn transform_for<K: Object>(mut self, transform: impl Fn(&mut K) + Send + Sync + 'static) -> Self {
+    pub fn transform_for<K: Object>(
+        mut self,
+        transform: impl Fn(&mut K) + Send + Sync + 'static,
+    ) -> Self {
         let f: TransformFunc<K> = Arc::new(transform);
         self.transforms.insert(TypeId::of::<K>(), Box::new(f));
         self
@@ -180,17 +192,31 @@ impl SharedInformerFactory {
     /// The shared informer for `K`, created on first request (with a namespace index).
     pub fn informer_for<K: Object>(&self) -> SharedIndexInformer<K> {
         let mut informers = self.inner.informers.lock();
-        if let Some(existing) = informers.iter().find_map(|e| e.informer.downcast_ref::<SharedIndexInformer<K>>()) {
+        if let Some(existing) = informers
+            .iter()
+            .find_map(|e| e.informer.downcast_ref::<SharedIndexInformer<K>>())
+        {
             return existing.clone();
         }
-        let client = ResourceClient::<K>::scoped(self.inner.client.clone(), self.inner.namespace.as_deref());
+        let client =
+            ResourceClient::<K>::scoped(self.inner.client.clone(), self.inner.namespace.as_deref());
         let mut list_watch = ListWatch::new(client);
         if let Some(tweak) = &self.inner.tweak {
             list_watch = list_watch.tweak(tweak.clone());
         }
-        let resync = self.inner.resync.get(&TypeId::of::<K>()).copied().unwrap_or(self.inner.default_resync);
+        let resync = self
+            .inner
+            .resync
+            .get(&TypeId::of::<K>())
+            .copied()
+            .unwrap_or(self.inner.default_resync);
         let informer = SharedIndexInformer::new(list_watch, resync, namespace_indexers());
-        if let Some(transform) = self.inner.transforms.get(&TypeId::of::<K>()).and_then(|t| t.downcast_ref::<TransformFunc<K>>()) {
+        if let Some(transform) = self
+            .inner
+            .transforms
+            .get(&TypeId::of::<K>())
+            .and_then(|t| t.downcast_ref::<TransformFunc<K>>())
+        {
             // A fresh informer has not started, so this cannot fail.
             let _ = informer.set_transform(transform.clone());
         }
@@ -215,14 +241,25 @@ impl SharedInformerFactory {
     }
 
     /// The informer for `gvr`, if one has been requested (client-go's `ForResource`).
-    pub fn for_resource(&self, gvr: &GroupVersionResource) -> Result<GenericInformer, FactoryError> {
+    pub fn for_resource(
+        &self,
+        gvr: &GroupVersionResource,
+    ) -> Result<GenericInformer, FactoryError> {
         self.inner
             .informers
             .lock()
             .iter()
             .find(|e| gvr_eq(&e.gvr, gvr))
-            .map(|e| GenericInformer { gvr: e.gvr.clone(), inner: e.erased.clone() })
-            .ok_or_else(|| FactoryError::UnknownResource(format!("{}/{}, Resource={}", gvr.group, gvr.version, gvr.resource)))
+            .map(|e| GenericInformer {
+                gvr: e.gvr.clone(),
+                inner: e.erased.clone(),
+            })
+            .ok_or_else(|| {
+                FactoryError::UnknownResource(format!(
+                    "{}/{}, Resource={}",
+                    gvr.group, gvr.version, gvr.resource
+                ))
+            })
     }
 
     /// Starts every requested informer that is not running yet; returns at once. Needs a
@@ -241,7 +278,10 @@ impl SharedInformerFactory {
 
     /// Waits until every started informer has synced or `stop` fires; the result per type
     /// (keyed by type name), as client-go returns it. Informers not started are left out.
-    pub async fn wait_for_cache_sync(&self, stop: &CancellationToken) -> BTreeMap<&'static str, bool> {
+    pub async fn wait_for_cache_sync(
+        &self,
+        stop: &CancellationToken,
+    ) -> BTreeMap<&'static str, bool> {
         let started: Vec<(&'static str, Arc<dyn ErasedInformer>)> = self
             .inner
             .informers

@@ -24,11 +24,17 @@ impl<K: Object> ErasedInformer for SharedIndexInformer<K> {
     }
 
     fn list(&self) -> Vec<Result<DynamicObject, serde_json::Error>> {
-        self.indexer().list().iter().map(|o| to_dynamic(o.as_ref())).collect()
+        self.indexer()
+            .list()
+            .iter()
+            .map(|o| to_dynamic(o.as_ref()))
+            .collect()
     }
 
     fn get(&self, key: &str) -> Option<Result<DynamicObject, serde_json::Error>> {
-        self.indexer().get_by_key(key).map(|o| to_dynamic(o.as_ref()))
+        self.indexer()
+            .get_by_key(key)
+            .map(|o| to_dynamic(o.as_ref()))
     }
 
     fn as_any(&self) -> &dyn Any {
@@ -37,7 +43,11 @@ impl<K: Object> ErasedInformer for SharedIndexInformer<K> {
 
     fn resource(&self) -> String {
         let group = K::group(&());
-        if group.is_empty() { K::plural(&()).into_owned() } else { format!("{}.{group}", K::plural(&())) }
+        if group.is_empty() {
+            K::plural(&()).into_owned()
+        } else {
+            format!("{}.{group}", K::plural(&()))
+        }
     }
 }
 
@@ -46,8 +56,10 @@ impl<K: Object> ErasedInformer for SharedIndexInformer<K> {
 fn to_dynamic<K: Object>(obj: &K) -> Result<DynamicObject, serde_json::Error> {
     let mut value = serde_json::to_value(obj)?;
     if let Some(map) = value.as_object_mut() {
-        map.entry("apiVersion").or_insert_with(|| K::api_version(&()).into_owned().into());
-        map.entry("kind").or_insert_with(|| K::kind(&()).into_owned().into());
+        map.entry("apiVersion")
+            .or_insert_with(|| K::api_version(&()).into_owned().into());
+        map.entry("kind")
+            .or_insert_with(|| K::kind(&()).into_owned().into());
     }
     serde_json::from_value(value)
 }
@@ -61,7 +73,10 @@ pub struct GenericInformer {
 
 impl fmt::Debug for GenericInformer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("GenericInformer").field("resource", &self.gvr.resource).field("group", &self.gvr.group).finish_non_exhaustive()
+        f.debug_struct("GenericInformer")
+            .field("resource", &self.gvr.resource)
+            .field("group", &self.gvr.group)
+            .finish_non_exhaustive()
     }
 }
 
@@ -78,12 +93,17 @@ impl GenericInformer {
 
     /// The typed informer, if it is for `K`.
     pub fn downcast<K: Object>(&self) -> Option<SharedIndexInformer<K>> {
-        self.inner.as_any().downcast_ref::<SharedIndexInformer<K>>().cloned()
+        self.inner
+            .as_any()
+            .downcast_ref::<SharedIndexInformer<K>>()
+            .cloned()
     }
 
     /// A lister returning `DynamicObject`s.
     pub fn lister(&self) -> GenericLister {
-        GenericLister { inner: self.inner.clone() }
+        GenericLister {
+            inner: self.inner.clone(),
+        }
     }
 }
 
@@ -105,14 +125,24 @@ impl GenericLister {
         self.inner
             .list()
             .into_iter()
-            .filter_map(|r| r.map_err(|error| tracing::warn!(%error, "object not representable")).ok())
+            .filter_map(|r| {
+                r.map_err(|error| tracing::warn!(%error, "object not representable"))
+                    .ok()
+            })
             .collect()
     }
 
     /// The cached object `namespace/name` (empty namespace for cluster-scoped objects).
     pub fn get(&self, namespace: &str, name: &str) -> Result<DynamicObject, ListerError> {
-        let key = if namespace.is_empty() { name.to_owned() } else { format!("{namespace}/{name}") };
-        let not_found = || ListerError::NotFound { resource: self.inner.resource(), name: name.to_owned() };
+        let key = if namespace.is_empty() {
+            name.to_owned()
+        } else {
+            format!("{namespace}/{name}")
+        };
+        let not_found = || ListerError::NotFound {
+            resource: self.inner.resource(),
+            name: name.to_owned(),
+        };
         match self.inner.get(&key) {
             Some(Ok(obj)) => Ok(obj),
             Some(Err(error)) => {

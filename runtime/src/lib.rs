@@ -16,8 +16,23 @@
 
 pub mod cache;
 pub mod client;
+pub mod deepcopy;
 pub mod workqueue;
 
 mod object;
 
 pub use object::Object;
+
+/// `#[derive(kubegen::Resource)]`: implements `kube_core::Resource` and
+/// [`deepcopy::DeepCopy`] for a struct from `#[resource(...)]` keys and client-go markers
+/// (`/// +genclient:nonNamespaced`, ...), exactly as the `kubegen-codegen` CLI would.
+pub use kubegen_derive::Resource;
+
+/// What generated code refers to: `::kubegen::__private::kube_core::Resource`, so a crate
+/// using the derive does not need its own dependency on kube-core or k8s-openapi.
+/// Not public API.
+#[doc(hidden)]
+pub mod __private {
+    pub use k8s_openapi;
+    pub use kube_core;
+}

@@ -1,5 +1,7 @@
 //! The `kubegen-codegen` binary: exit codes, `file:line: message` errors, verify diffs.
 
+#![allow(clippy::unwrap_used)] // test helpers outside #[test] fns unwrap too
+
 mod common;
 
 use std::path::Path;

@@ -1,7 +1,7 @@
 //! Helpers shared by the file-based tests: a copy of the test API tree in a temporary
 //! directory, and the configuration hack/update-codegen.sh uses.
 
-#![allow(dead_code)]
+#![allow(dead_code, clippy::unwrap_used)]
 
 use std::fs;
 use std::path::{Path, PathBuf};

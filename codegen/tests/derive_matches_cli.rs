@@ -2,6 +2,8 @@
 //! CLI's output for that type (read from a file, with package markers) are the same
 //! tokens.
 
+#![allow(clippy::unwrap_used)] // test helpers outside #[test] fns unwrap too
+
 use kubegen_codegen::model::DeepCopyGen;
 use kubegen_codegen::{FileContext, expand_derive_resource, expand_file};
 use proc_macro2::TokenStream;

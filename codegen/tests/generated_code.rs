@@ -1,6 +1,8 @@
 //! Compiles the committed golden output of the test API tree (`testdata/apis`) and
 //! exercises the generated `kube_core::Resource` and `DeepCopy` impls.
 
+#![allow(clippy::unwrap_used)] // test helpers outside #[test] fns unwrap too
+
 #[path = "../testdata/apis/mod.rs"]
 #[allow(dead_code)]
 mod apis;

@@ -2,6 +2,8 @@
 //! exactly what the generator produces, and `verify` catches stale, missing and extra
 //! files.
 
+#![allow(clippy::unwrap_used)] // test helpers outside #[test] fns unwrap too
+
 mod common;
 
 use std::fs;

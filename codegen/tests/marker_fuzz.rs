@@ -1,6 +1,8 @@
 //! Arbitrary marker text never panics the parser or the derive expansion: it either
 //! yields markers or spanned errors.
 
+#![allow(clippy::unwrap_used)] // test helpers outside #[test] fns unwrap too
+
 use proptest::prelude::*;
 
 const PREFIXES: &[&str] = &[

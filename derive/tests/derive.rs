@@ -1,6 +1,8 @@
 //! `#[derive(kubegen::Resource)]` and `#[derive(kubegen::deepcopy::DeepCopy)]` on real
 //! types: the impls compile and behave.
 
+#![allow(clippy::unwrap_used)] // test helpers outside #[test] fns unwrap too
+
 use std::collections::BTreeMap;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;

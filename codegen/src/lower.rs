@@ -8,7 +8,7 @@ use proc_macro2::Span;
 
 use crate::ctxt::Ctxt;
 use crate::markers::{self, Marker};
-use crate::model::{Body, DeepCopyGen, Extension, ResourceDef, Scope, TypeDef, Verb};
+use crate::model::{Body, DeepCopyGen, Derived, Extension, ResourceDef, Scope, TypeDef, Verb};
 use crate::plural::PluralExceptions;
 use crate::validate;
 
@@ -144,23 +144,25 @@ fn first<T: Clone>(values: &[(T, Span)]) -> Option<T> {
     values.first().map(|(v, _)| v.clone())
 }
 
-/// Whether the item's `#[derive(...)]` lists `Resource` (kubegen's, not kube's: kube's
-/// comes with `#[resource(inherit = ...)]`) or `DeepCopy`.
-pub fn derives_kubegen(attrs: &[syn::Attribute]) -> bool {
+/// Which impls the item's `#[derive(...)]` provides: `Resource` (kubegen's, not
+/// kube's, which comes with `#[resource(inherit = ...)]`) brings `Resource` and, unless
+/// `+k8s:deepcopy-gen=false`, `DeepCopy`; `DeepCopy` brings `DeepCopy`.
+pub fn derived_impls(attrs: &[syn::Attribute], deep_copy_off: bool) -> Derived {
     let inherit = markers::has_inherit(attrs);
-    attrs
-        .iter()
-        .filter(|a| a.path().is_ident("derive"))
-        .any(|a| {
-            let mut found = false;
-            let _ = a.parse_nested_meta(|meta| {
-                if let Some(last) = meta.path.segments.last() {
-                    found |= (last.ident == "Resource" && !inherit) || last.ident == "DeepCopy";
+    let mut derived = Derived::default();
+    for attr in attrs.iter().filter(|a| a.path().is_ident("derive")) {
+        let _ = attr.parse_nested_meta(|meta| {
+            if let Some(last) = meta.path.segments.last() {
+                if last.ident == "Resource" && !inherit {
+                    derived.resource = true;
+                    derived.deep_copy |= !deep_copy_off;
                 }
-                Ok(())
-            });
-            found
-        })
+                derived.deep_copy |= last.ident == "DeepCopy";
+            }
+            Ok(())
+        });
+    }
+    derived
 }
 
 /// Lowers a struct, enum or union into a [`TypeDef`]; `None` when errors were reported.
@@ -183,10 +185,13 @@ pub fn lower_type(
         body,
         module,
         deep_copy: false,
-        derived: ctx.mode == Mode::Cli && derives_kubegen(&input.attrs),
+        derived: Derived::default(),
         resource: None,
     };
     let type_deep_copy = first(&markers.deep_copy);
+    if ctx.mode == Mode::Cli {
+        ty.derived = derived_impls(&input.attrs, type_deep_copy == Some(DeepCopyGen::False));
+    }
     ty.deep_copy = match ctx.mode {
         Mode::DeriveResource => type_deep_copy != Some(DeepCopyGen::False),
         Mode::DeriveDeepCopy => true,
@@ -236,7 +241,7 @@ pub fn lower_alias(
         body: Body::Alias,
         module,
         deep_copy: false,
-        derived: false,
+        derived: Derived::default(),
         resource: None,
     };
     if markers.genclient.is_some() {

@@ -264,6 +264,16 @@ pub enum Body {
     Alias,
 }
 
+/// Impls a type gets from its own `#[derive(...)]`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Derived {
+    /// `#[derive(kubegen::Resource)]`: the `Resource` impl.
+    pub resource: bool,
+    /// `#[derive(kubegen::Resource)]` (which also emits `DeepCopy`, unless
+    /// `+k8s:deepcopy-gen=false`) or `#[derive(DeepCopy)]`.
+    pub deep_copy: bool,
+}
+
 /// One type of a package.
 #[derive(Clone, Debug)]
 pub struct TypeDef {
@@ -278,9 +288,9 @@ pub struct TypeDef {
     pub module: Vec<syn::Ident>,
     /// Whether to emit a `DeepCopy` impl.
     pub deep_copy: bool,
-    /// Whether the type derives `kubegen::Resource` / `DeepCopy` itself, so the CLI
-    /// leaves its `Resource` and `DeepCopy` impls to the derive.
-    pub derived: bool,
+    /// Which impls the type's own `#[derive(...)]` provides, so the CLI leaves them to
+    /// the derive (CLI mode only; always empty for derive input).
+    pub derived: Derived,
     /// `Some` for `+genclient` types.
     pub resource: Option<ResourceDef>,
 }
@@ -316,7 +326,9 @@ pub struct Package {
 impl Package {
     /// Types needing a generated `DeepCopy` impl (those that do not derive it).
     pub fn deep_copy_types(&self) -> impl Iterator<Item = &TypeDef> {
-        self.types.iter().filter(|t| t.deep_copy && !t.derived)
+        self.types
+            .iter()
+            .filter(|t| t.deep_copy && !t.derived.deep_copy)
     }
 
     /// `+genclient` types with their resource definitions.
@@ -329,7 +341,7 @@ impl Package {
     /// Resources needing a generated `kube_core::Resource` impl.
     pub fn resource_impl_types(&self) -> impl Iterator<Item = (&TypeDef, &ResourceDef)> {
         self.resources()
-            .filter(|(t, r)| r.impl_resource && !t.derived)
+            .filter(|(t, r)| r.impl_resource && !t.derived.resource)
     }
 }
 

@@ -117,8 +117,8 @@ fn lower_module(
             _ => continue,
         };
         if let Some(ty) = ty {
-            let needs_impl = !ty.derived
-                && (ty.deep_copy || ty.resource.as_ref().is_some_and(|r| r.impl_resource));
+            let needs_impl = (ty.deep_copy && !ty.derived.deep_copy)
+                || (ty.resource.as_ref().is_some_and(|r| r.impl_resource) && !ty.derived.resource);
             if needs_impl && !visible(vis) {
                 cx.error_at(
                     ty.ident.span(),

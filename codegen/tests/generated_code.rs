@@ -82,6 +82,17 @@ fn a_type_deriving_resource_gets_its_impls_from_the_derive() {
 }
 
 #[test]
+fn a_type_deriving_only_deep_copy_gets_a_generated_resource_impl() {
+    assert_eq!(v2beta1::Cog::plural(&()), "cogs");
+    namespaced::<v2beta1::Cog>();
+    let cog = v2beta1::Cog {
+        teeth: 12,
+        ..Default::default()
+    };
+    assert_eq!(cog.deep_copy(), cog);
+}
+
+#[test]
 fn meta_accessors_reach_the_metadata_field() {
     let mut foo = v1alpha1::Foo::default();
     foo.meta_mut().name = Some("foo".into());

@@ -85,6 +85,14 @@ fn golden_output_honours_every_marker_combination() {
     let v2_res = read("widgets/v2beta1/zz_generated_resource.rs");
     assert!(v2_res.contains("ClusterResourceScope") && v2_res.contains("\"cacti\""));
     assert!(!v2_res.contains("Sprocket"));
+    assert!(
+        v2_res.contains("Resource for Cog {"),
+        "deriving DeepCopy only keeps the Resource impl"
+    );
+    assert!(
+        !v2_dc.contains("Cog"),
+        "...but leaves DeepCopy to the derive"
+    );
 }
 
 #[test]

@@ -50,3 +50,15 @@ pub struct Cactus {
     /// Standard object metadata.
     pub metadata: ObjectMeta,
 }
+
+/// Cog derives only `DeepCopy`: the CLI still generates its `Resource` impl.
+///
+/// +genclient
+/// +k8s:deepcopy-gen=true
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, kubegen::deepcopy::DeepCopy)]
+pub struct Cog {
+    /// Standard object metadata.
+    pub metadata: ObjectMeta,
+    /// Teeth.
+    pub teeth: u32,
+}

@@ -5,6 +5,7 @@
 
 use super::Widget;
 use super::Cactus;
+use super::Cog;
 #[automatically_derived]
 impl ::kubegen::__private::kube_core::Resource for Widget {
     type DynamicType = ();
@@ -53,6 +54,36 @@ impl ::kubegen::__private::kube_core::Resource for Cactus {
     }
     fn plural(_: &()) -> ::std::borrow::Cow<'_, str> {
         ::std::borrow::Cow::Borrowed("cacti")
+    }
+    fn meta(
+        &self,
+    ) -> &::kubegen::__private::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &self.metadata
+    }
+    fn meta_mut(
+        &mut self,
+    ) -> &mut ::kubegen::__private::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &mut self.metadata
+    }
+}
+#[automatically_derived]
+impl ::kubegen::__private::kube_core::Resource for Cog {
+    type DynamicType = ();
+    type Scope = ::kubegen::__private::k8s_openapi::NamespaceResourceScope;
+    fn kind(_: &()) -> ::std::borrow::Cow<'_, str> {
+        ::std::borrow::Cow::Borrowed("Cog")
+    }
+    fn group(_: &()) -> ::std::borrow::Cow<'_, str> {
+        ::std::borrow::Cow::Borrowed("widgets.example.com")
+    }
+    fn version(_: &()) -> ::std::borrow::Cow<'_, str> {
+        ::std::borrow::Cow::Borrowed("v2beta1")
+    }
+    fn api_version(_: &()) -> ::std::borrow::Cow<'_, str> {
+        ::std::borrow::Cow::Borrowed("widgets.example.com/v2beta1")
+    }
+    fn plural(_: &()) -> ::std::borrow::Cow<'_, str> {
+        ::std::borrow::Cow::Borrowed("cogs")
     }
     fn meta(
         &self,

@@ -306,3 +306,163 @@ fn resolve_resource(
     validate::resource_names(&resource, span, cx);
     Some(resource)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lower(input: syn::DeriveInput, mode: Mode) -> Result<TypeDef, Vec<String>> {
+        let exceptions = PluralExceptions::default();
+        let ctx = PackageContext {
+            mode,
+            group: Some("example.com".into()),
+            version: Some("v1".into()),
+            deep_copy: None,
+            group_go_name: None,
+            plural_exceptions: &exceptions,
+        };
+        let cx = Ctxt::new();
+        let ty = lower_type(&input, Vec::new(), &ctx, &cx);
+        match cx.check() {
+            Ok(()) => Ok(ty.unwrap()),
+            Err(e) => Err(e.into_iter().map(|e| e.to_string()).collect()),
+        }
+    }
+
+    fn verbs(docs: &[&str]) -> Vec<Verb> {
+        let docs = docs.iter().map(|d| format!(" {d}"));
+        let input: syn::DeriveInput = syn::parse_quote! {
+            #(#[doc = #docs])*
+            struct Foo { metadata: ObjectMeta, status: Option<S> }
+        };
+        lower(input, Mode::DeriveResource)
+            .unwrap()
+            .resource
+            .unwrap()
+            .client_verbs()
+    }
+
+    #[test]
+    fn verb_markers_compute_the_client_verbs() {
+        assert_eq!(verbs(&[]), Verb::ALL);
+        assert_eq!(verbs(&["+genclient:noVerbs"]), []);
+        assert_eq!(verbs(&["+genclient:readonly"]), Verb::READONLY);
+        assert_eq!(
+            verbs(&["+genclient:readonly", "+genclient:onlyVerbs=create"]),
+            [Verb::Create, Verb::Get, Verb::List, Verb::Watch]
+        );
+        assert_eq!(
+            verbs(&[
+                "+genclient:skipVerbs=watch,patch",
+                "+genclient:skipVerbs=apply"
+            ]),
+            [
+                Verb::Create,
+                Verb::Update,
+                Verb::UpdateStatus,
+                Verb::Delete,
+                Verb::DeleteCollection,
+                Verb::Get,
+                Verb::List,
+                Verb::ApplyStatus
+            ]
+        );
+        assert!(!verbs(&["+genclient:noStatus"]).contains(&Verb::UpdateStatus));
+    }
+
+    #[test]
+    fn derive_defaults_to_namespaced_and_markers_make_it_cluster_scoped() {
+        let input: syn::DeriveInput = syn::parse_quote! { struct Foo { metadata: M } };
+        let r = lower(input, Mode::DeriveResource)
+            .unwrap()
+            .resource
+            .unwrap();
+        assert_eq!(r.scope, Scope::Namespaced);
+        assert_eq!(r.plural, "foos");
+        assert!(!r.has_status_field);
+        let input: syn::DeriveInput = syn::parse_quote! {
+            #[resource(nonNamespaced, kind = "Bar", plural = "barz")]
+            struct Foo { metadata: M }
+        };
+        let r = lower(input, Mode::DeriveResource)
+            .unwrap()
+            .resource
+            .unwrap();
+        assert_eq!(
+            (r.scope, r.kind.as_str(), r.plural.as_str()),
+            (Scope::Cluster, "Bar", "barz")
+        );
+    }
+
+    #[test]
+    fn cli_deep_copy_follows_package_then_type_markers() {
+        let exceptions = PluralExceptions::default();
+        let run = |pkg: Option<DeepCopyGen>, input: syn::DeriveInput| {
+            let ctx = PackageContext {
+                mode: Mode::Cli,
+                group: None,
+                version: Some("v1".into()),
+                deep_copy: pkg,
+                group_go_name: None,
+                plural_exceptions: &exceptions,
+            };
+            let cx = Ctxt::new();
+            let ty = lower_type(&input, Vec::new(), &ctx, &cx).unwrap();
+            cx.check().unwrap();
+            ty.deep_copy
+        };
+        let plain: syn::DeriveInput = syn::parse_quote! { struct A; };
+        let opt_out: syn::DeriveInput = syn::parse_quote! {
+            /// +k8s:deepcopy-gen=false
+            struct A;
+        };
+        let opt_in: syn::DeriveInput = syn::parse_quote! {
+            /// +k8s:deepcopy-gen=true
+            struct A;
+        };
+        assert!(run(Some(DeepCopyGen::Package), plain.clone()));
+        assert!(!run(Some(DeepCopyGen::Package), opt_out));
+        assert!(!run(None, plain.clone()));
+        assert!(!run(Some(DeepCopyGen::False), plain));
+        assert!(run(None, opt_in));
+    }
+
+    #[test]
+    fn cli_records_which_impls_a_types_own_derive_provides() {
+        let attrs: syn::DeriveInput = syn::parse_quote! {
+            #[derive(Clone, kubegen::Resource)]
+            struct A;
+        };
+        assert_eq!(
+            derived_impls(&attrs.attrs, false),
+            Derived {
+                resource: true,
+                deep_copy: true
+            }
+        );
+        assert_eq!(
+            derived_impls(&attrs.attrs, true),
+            Derived {
+                resource: true,
+                deep_copy: false
+            }
+        );
+        let kube: syn::DeriveInput = syn::parse_quote! {
+            #[derive(Resource)]
+            #[resource(inherit = "ConfigMap")]
+            struct A;
+        };
+        assert_eq!(derived_impls(&kube.attrs, false), Derived::default());
+        let dc: syn::DeriveInput = syn::parse_quote! {
+            #[derive(DeepCopy)]
+            struct A;
+        };
+        assert_eq!(
+            derived_impls(&dc.attrs, false),
+            Derived {
+                resource: false,
+                deep_copy: true
+            }
+        );
+    }
+}

@@ -550,6 +550,24 @@ mod tests {
         assert_eq!(src.deep_copy(), src);
     }
 
+    proptest::proptest! {
+        #[test]
+        fn deep_copy_into_always_matches_deep_copy(
+            src in proptest::collection::vec(proptest::option::of("[a-z]{0,8}"), 0..12),
+            dst in proptest::collection::vec(proptest::option::of("[a-z]{0,8}"), 0..12),
+            map_src in proptest::collection::btree_map("[a-c]{1,2}", proptest::collection::vec(0u8..5, 0..4), 0..6),
+            map_dst in proptest::collection::btree_map("[a-c]{1,2}", proptest::collection::vec(0u8..5, 0..4), 0..6),
+        ) {
+            let mut dst = dst;
+            src.deep_copy_into(&mut dst);
+            proptest::prop_assert_eq!(&dst, &src);
+            proptest::prop_assert_eq!(src.deep_copy(), src);
+            let mut map_dst = map_dst;
+            map_src.deep_copy_into(&mut map_dst);
+            proptest::prop_assert_eq!(&map_dst, &map_src);
+        }
+    }
+
     #[test]
     fn tuples_and_arrays_copy_elementwise() {
         let src = ((1u8, "a".to_string()), [Some(1i32), None]);

@@ -156,20 +156,31 @@ impl Generator {
         }
     }
 
+    /// Reads and lowers every version package of the tree, in path order. Problems in
+    /// every package are reported together.
+    pub fn packages(&self) -> Result<Vec<(VersionDir, Package)>, Error> {
+        let mut packages = Vec::new();
+        let mut diagnostics = Vec::new();
+        for dir in source::discover(&self.config.input_dir)? {
+            match source::load_package(&dir, &self.config.plural_exceptions) {
+                Ok(p) => packages.push((dir, p)),
+                Err(Error::Invalid(d)) => diagnostics.extend(d),
+                Err(other) => return Err(other),
+            }
+        }
+        if diagnostics.is_empty() {
+            Ok(packages)
+        } else {
+            Err(Error::Invalid(diagnostics))
+        }
+    }
+
     /// Reads the whole tree and returns every generated file, sorted by root and path.
     /// Problems in every package are reported together.
     pub fn generate(&self) -> Result<Vec<GeneratedFile>, Error> {
         let mut files = Vec::new();
         let mut diagnostics = Vec::new();
-        for dir in source::discover(&self.config.input_dir)? {
-            let package = match source::load_package(&dir, &self.config.plural_exceptions) {
-                Ok(p) => p,
-                Err(Error::Invalid(d)) => {
-                    diagnostics.extend(d);
-                    continue;
-                }
-                Err(other) => return Err(other),
-            };
+        for (dir, package) in self.packages()? {
             tracing::debug!(package = %dir.relative.display(), types = package.types.len(), "generating");
             match self.package_files(&dir, &package) {
                 Ok(f) => files.extend(f),

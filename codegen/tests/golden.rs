@@ -172,3 +172,88 @@ fn verify_treats_the_output_directory_as_entirely_generated() {
     let generator = Generator::new(common::config(&root)).unwrap();
     assert_eq!(generator.verify().unwrap().differing, [stray]);
 }
+
+#[test]
+fn the_model_of_the_test_tree_carries_what_later_emitters_need() {
+    use kubegen_codegen::model::{Scope, Verb};
+
+    let generator = Generator::new(common::config(&common::testdata())).unwrap();
+    let packages = generator.packages().unwrap();
+    let summary: Vec<(String, Option<String>, String)> = packages
+        .iter()
+        .map(|(dir, p)| {
+            (
+                dir.relative.display().to_string(),
+                p.group.clone(),
+                p.version.clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        summary,
+        [
+            (
+                "samplecontroller/v1".into(),
+                Some("samplecontroller.k8s.io".into()),
+                "v1".into()
+            ),
+            (
+                "samplecontroller/v1alpha1".into(),
+                Some("samplecontroller.k8s.io".into()),
+                "v1alpha1".into()
+            ),
+            (
+                "widgets/v1".into(),
+                Some("widgets.example.com".into()),
+                "v1".into()
+            ),
+            (
+                "widgets/v2beta1".into(),
+                Some("widgets.example.com".into()),
+                "v2beta1".into()
+            ),
+        ]
+    );
+    let find = |pkg: usize, kind: &str| {
+        packages[pkg]
+            .1
+            .resources()
+            .find(|(t, _)| t.ident == kind)
+            .map(|(_, r)| r.clone())
+            .unwrap()
+    };
+    let foo = find(1, "Foo");
+    assert!(foo.has_status() && foo.has_verb(Verb::UpdateStatus) && foo.has_informer());
+    let ext: Vec<(&str, Verb, Option<&str>)> = foo
+        .extensions
+        .iter()
+        .map(|e| (e.name.as_str(), e.verb, e.subresource.as_deref()))
+        .collect();
+    assert_eq!(
+        ext,
+        [
+            ("GetScale", Verb::Get, Some("scale")),
+            ("UpdateScale", Verb::Update, Some("scale"))
+        ]
+    );
+    assert!(foo.extensions[1].input.is_some() && foo.extensions[1].result.is_some());
+    let bar = find(1, "Bar");
+    assert!(bar.has_status_field && !bar.has_status() && !bar.has_verb(Verb::UpdateStatus));
+    assert_eq!(find(1, "Baz").client_verbs(), Verb::READONLY);
+    assert_eq!(
+        find(0, "Foo").client_verbs(),
+        [Verb::Create, Verb::Get, Verb::List, Verb::Watch]
+    );
+    let widget = find(2, "Widget");
+    assert_eq!(widget.scope, Scope::Cluster);
+    assert!(!widget.has_verb(Verb::DeleteCollection) && !widget.has_verb(Verb::Patch));
+    assert!(widget.has_verb(Verb::UpdateStatus));
+    let gadget = find(2, "Gadget");
+    assert!(gadget.client_verbs().is_empty() && !gadget.has_lister());
+    assert_eq!(gadget.extensions[0].verb, Verb::Create);
+    assert_eq!(find(3, "Cactus").plural, "cacti");
+    assert!(
+        find(3, "Sprocket").impl_resource,
+        "the derive provides it; the model still knows"
+    );
+}

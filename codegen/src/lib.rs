@@ -5,13 +5,17 @@
 //! * [`expand_derive_resource`] / [`expand_derive_deep_copy`] take a
 //!   [`syn::DeriveInput`] and return tokens; `kubegen-derive` is a thin shell over them.
 //! * [`expand_file`] takes a parsed source file plus its package context, and
-//!   [`Generator`] walks an API tree (`<apis root>/<group>/<version>/`) and writes
+//!   `Generator` walks an API tree (`<apis root>/<group>/<version>/`) and writes
 //!   `zz_generated_deepcopy.rs` and `zz_generated_resource.rs` beside each version module;
 //!   the `kubegen-codegen` CLI (`update`, `verify`) and `build.rs` scripts use it.
 //!
+//! Features: `files` (the tree walker, [`Generator`], `verify`, prettyplease output) and
+//! `cli` (the binary) are on by default; `kubegen-derive` turns both off, so a crate
+//! using the derive compiles only `syn`, `quote` and the model.
+//!
 //! Pipeline: [`markers`] (doc comments and `#[resource(...)]` → markers) → [`lower`]
 //! (markers + items → [`model`]) with [`validate`] reporting every problem into a
-//! [`ctxt::Ctxt`] → [`expand`] (model → tokens) → [`render`] (prettyplease + header).
+//! [`ctxt::Ctxt`] → [`expand`] (model → tokens) → `render` (prettyplease + header).
 //!
 //! ```
 //! let input: syn::DeriveInput = syn::parse_quote! {
@@ -25,22 +29,30 @@
 //! ```
 
 pub mod ctxt;
+#[cfg(feature = "files")]
 pub mod diagnostic;
 pub mod expand;
 mod fallback;
+#[cfg(feature = "files")]
 pub mod generate;
 pub mod lower;
 pub mod markers;
 pub mod model;
 pub mod plural;
+#[cfg(feature = "files")]
 pub mod render;
+#[cfg(feature = "files")]
 pub mod source;
 pub mod validate;
+#[cfg(feature = "files")]
 pub mod verify;
 
+#[cfg(feature = "files")]
 pub use diagnostic::{Diagnostic, Error};
+#[cfg(feature = "files")]
 pub use generate::{Config, GeneratedFile, Generator, Root};
 pub use plural::PluralExceptions;
+#[cfg(feature = "files")]
 pub use verify::VerifyOutcome;
 
 use proc_macro2::TokenStream;
@@ -123,7 +135,7 @@ pub fn expand_file(file: &syn::File, ctx: &FileContext) -> Result<FileOutput, sy
         group_go_name: None,
         plural_exceptions: &ctx.plural_exceptions,
     };
-    let types = source::lower_items(&file.items, &[], &pctx, &cx);
+    let types = lower::lower_items(&file.items, &[], &pctx, &cx);
     let package = Package {
         group: ctx.group.clone(),
         version: ctx.version.clone(),

@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 
 use crate::ctxt::Ctxt;
 use crate::diagnostic::{Diagnostic, Error};
-use crate::lower::{self, Mode, PackageContext, TypeMarkers};
-use crate::model::{DeepCopyGen, Package, TypeDef};
+use crate::lower::{Mode, PackageContext, TypeMarkers, lower_items};
+use crate::model::{DeepCopyGen, Package};
 use crate::plural::PluralExceptions;
 use crate::validate;
 
@@ -63,76 +63,6 @@ pub fn discover(root: &Path) -> Result<Vec<VersionDir>, Error> {
 fn parse(path: &Path) -> Result<syn::File, Error> {
     let text = fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
     syn::parse_file(&text).map_err(|e| Error::Invalid(Diagnostic::from_syn(path, e)))
-}
-
-/// Lowers the struct, enum, union and type-alias items of a module (and of its inline
-/// submodules) into types; `module` is the path below the version module.
-///
-/// Generated files are children of the version module, so they can name its private
-/// items, but an item inside a submodule must be visible outside that submodule. A type
-/// needing generated code that the generated files cannot name is an error.
-pub fn lower_items(
-    items: &[syn::Item],
-    module: &[syn::Ident],
-    ctx: &PackageContext<'_>,
-    cx: &Ctxt,
-) -> Vec<TypeDef> {
-    lower_module(items, module, true, ctx, cx)
-}
-
-fn lower_module(
-    items: &[syn::Item],
-    module: &[syn::Ident],
-    reachable: bool,
-    ctx: &PackageContext<'_>,
-    cx: &Ctxt,
-) -> Vec<TypeDef> {
-    let visible = |vis: &syn::Visibility| {
-        reachable && (module.is_empty() || !matches!(vis, syn::Visibility::Inherited))
-    };
-    let mut types = Vec::new();
-    for item in items {
-        let (ty, vis) = match item {
-            syn::Item::Struct(s) => (
-                lower::lower_type(&syn::DeriveInput::from(s.clone()), module.to_vec(), ctx, cx),
-                &s.vis,
-            ),
-            syn::Item::Enum(e) => (
-                lower::lower_type(&syn::DeriveInput::from(e.clone()), module.to_vec(), ctx, cx),
-                &e.vis,
-            ),
-            syn::Item::Union(u) => (
-                lower::lower_type(&syn::DeriveInput::from(u.clone()), module.to_vec(), ctx, cx),
-                &u.vis,
-            ),
-            syn::Item::Type(t) => (lower::lower_alias(t, module.to_vec(), ctx, cx), &t.vis),
-            syn::Item::Mod(m) => {
-                if let Some((_, inner)) = &m.content {
-                    let mut path = module.to_vec();
-                    path.push(m.ident.clone());
-                    types.extend(lower_module(inner, &path, visible(&m.vis), ctx, cx));
-                }
-                continue;
-            }
-            _ => continue,
-        };
-        if let Some(ty) = ty {
-            let needs_impl = (ty.deep_copy && !ty.derived.deep_copy)
-                || (ty.resource.as_ref().is_some_and(|r| r.impl_resource) && !ty.derived.resource);
-            if needs_impl && !visible(vis) {
-                cx.error_at(
-                    ty.ident.span(),
-                    format!(
-                        "`{}` is not visible to the generated zz_generated_*.rs modules: make it (and its module) `pub(super)` or wider, or add `+k8s:deepcopy-gen=false`",
-                        ty.ident
-                    ),
-                );
-                continue;
-            }
-            types.push(ty);
-        }
-    }
-    types
 }
 
 /// Package markers from mod.rs's inner doc comments; type markers there are errors.

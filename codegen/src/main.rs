@@ -33,7 +33,8 @@ struct Options {
     /// The apis root: <input-dir>/<group>/<version>/mod.rs.
     #[arg(long)]
     input_dir: PathBuf,
-    /// Where clientsets, listers and informers are generated.
+    /// Where clientsets, listers and informers are generated (an entirely generated
+    /// directory; verify reports any file in it that generation would not produce).
     #[arg(long)]
     output_dir: PathBuf,
     /// The Rust module path of --output-dir (e.g. crate::client).
@@ -42,7 +43,7 @@ struct Options {
     /// A header (of `//` comment lines) for every generated file.
     #[arg(long)]
     boilerplate: Option<PathBuf>,
-    /// Also generate fake clientsets.
+    /// Also generate fake clientsets (read by the clientset emitter).
     #[arg(long)]
     with_fake: bool,
     /// Kind:Plural pairs overriding the pluraliser (repeatable, or comma-separated).

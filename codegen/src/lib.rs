@@ -1,6 +1,156 @@
-//! The kubegen code generator.
+//! The kubegen code generator: client-go's `+genclient` markers to Rust code.
 //!
-//! This crate will hold the marker parser (`+genclient`, `+groupName`, `+k8s:deepcopy-gen`
-//! read from doc comments or `#[resource(...)]`), the typed model, its validation and the
-//! emitters for clientsets, listers, informers, `DeepCopy` impls and fake clientsets, plus
-//! the `kubegen-codegen` CLI (`update` / `verify`). It holds no code yet; issue 7 delivers it.
+//! One model, one set of emitters, two entry points:
+//!
+//! * [`expand_derive_resource`] / [`expand_derive_deep_copy`] take a
+//!   [`syn::DeriveInput`] and return tokens; `kubegen-derive` is a thin shell over them.
+//! * [`expand_file`] takes a parsed source file plus its package context, and
+//!   `Generator` walks an API tree (`<apis root>/<group>/<version>/`) and writes
+//!   `zz_generated_deepcopy.rs` and `zz_generated_resource.rs` beside each version module;
+//!   the `kubegen-codegen` CLI (`update`, `verify`) and `build.rs` scripts use it.
+//!
+//! Features: `files` (the tree walker, [`Generator`], `verify`, prettyplease output) and
+//! `cli` (the binary) are on by default; `kubegen-derive` turns both off, so a crate
+//! using the derive compiles only `syn`, `quote` and the model.
+//!
+//! Pipeline: [`markers`] (doc comments and `#[resource(...)]` → markers) → [`lower`]
+//! (markers + items → [`model`]) with [`validate`] reporting every problem into a
+//! [`ctxt::Ctxt`] → [`expand`] (model → tokens) → `render` (prettyplease + header).
+//!
+//! ```
+//! let input: syn::DeriveInput = syn::parse_quote! {
+//!     /// +genclient:nonNamespaced
+//!     #[resource(group = "example.com", version = "v1")]
+//!     pub struct Widget { pub metadata: ObjectMeta }
+//! };
+//! let tokens = kubegen_codegen::expand_derive_resource(&input).to_string();
+//! assert!(tokens.contains("ClusterResourceScope"));
+//! assert!(tokens.contains("\"widgets\""));
+//! ```
+
+pub mod ctxt;
+#[cfg(feature = "files")]
+pub mod diagnostic;
+pub mod expand;
+mod fallback;
+#[cfg(feature = "files")]
+pub mod generate;
+pub mod lower;
+pub mod markers;
+pub mod model;
+pub mod plural;
+#[cfg(feature = "files")]
+pub mod render;
+#[cfg(feature = "files")]
+pub mod source;
+pub mod validate;
+#[cfg(feature = "files")]
+pub mod verify;
+
+#[cfg(feature = "files")]
+pub use diagnostic::{Diagnostic, Error};
+#[cfg(feature = "files")]
+pub use generate::{Config, GeneratedFile, Generator, Root};
+pub use plural::PluralExceptions;
+#[cfg(feature = "files")]
+pub use verify::VerifyOutcome;
+
+use proc_macro2::TokenStream;
+
+use crate::ctxt::Ctxt;
+use crate::lower::{Mode, PackageContext};
+use crate::model::{DeepCopyGen, Package};
+
+fn expand_derive(input: &syn::DeriveInput, mode: Mode) -> TokenStream {
+    let exceptions = PluralExceptions::default();
+    let ctx = PackageContext {
+        mode,
+        group: None,
+        version: None,
+        deep_copy: None,
+        group_go_name: None,
+        plural_exceptions: &exceptions,
+    };
+    let cx = Ctxt::new();
+    let ty = lower::lower_type(input, Vec::new(), &ctx, &cx);
+    match (cx.check(), ty) {
+        (Ok(()), Some(ty)) => expand::type_tokens(&ty),
+        (Err(err), _) => {
+            let markers = lower::TypeMarkers::from_attrs(&input.attrs, &Ctxt::new());
+            let deep_copy = mode == Mode::DeriveDeepCopy
+                || markers.deep_copy.first().map(|(d, _)| *d) != Some(DeepCopyGen::False);
+            let resource = mode == Mode::DeriveResource
+                && markers.resource_impl.first().map(|(b, _)| *b) != Some(false);
+            fallback::fallback(input, &err, resource, deep_copy)
+        }
+        // Lowering returns `None` only after reporting an error.
+        (Ok(()), None) => TokenStream::new(),
+    }
+}
+
+/// `#[derive(kubegen::Resource)]`: the `kube_core::Resource` impl (unless
+/// `resource_impl = false`) and the `DeepCopy` impl (unless `deepcopy = false`), or,
+/// when the input is invalid, every error plus stub impls.
+pub fn expand_derive_resource(input: &syn::DeriveInput) -> TokenStream {
+    expand_derive(input, Mode::DeriveResource)
+}
+
+/// `#[derive(kubegen::deepcopy::DeepCopy)]`: the field-wise `DeepCopy` impl.
+pub fn expand_derive_deep_copy(input: &syn::DeriveInput) -> TokenStream {
+    expand_derive(input, Mode::DeriveDeepCopy)
+}
+
+/// Package context for [`expand_file`]: what the version directory and its mod.rs say.
+#[derive(Clone, Debug, Default)]
+pub struct FileContext {
+    /// `+groupName` (or `None`).
+    pub group: Option<String>,
+    /// The version (directory name).
+    pub version: String,
+    /// Package `+k8s:deepcopy-gen`.
+    pub deep_copy: Option<DeepCopyGen>,
+    /// Plural exceptions.
+    pub plural_exceptions: PluralExceptions,
+}
+
+/// What [`expand_file`] generates for one file's types.
+#[derive(Clone, Debug, Default)]
+pub struct FileOutput {
+    /// `kube_core::Resource` impls of the `+genclient` types.
+    pub resource: TokenStream,
+    /// `DeepCopy` impls.
+    pub deep_copy: TokenStream,
+}
+
+/// Generates the impls for the types of one source file (as if it were a version
+/// module's `mod.rs` with `ctx` as package context), exactly as the CLI does for that
+/// file. Errors are combined into one [`syn::Error`].
+pub fn expand_file(file: &syn::File, ctx: &FileContext) -> Result<FileOutput, syn::Error> {
+    let cx = Ctxt::new();
+    let pctx = PackageContext {
+        mode: Mode::Cli,
+        group: ctx.group.clone(),
+        version: Some(ctx.version.clone()),
+        deep_copy: ctx.deep_copy,
+        group_go_name: None,
+        plural_exceptions: &ctx.plural_exceptions,
+    };
+    let types = lower::lower_items(&file.items, &[], &pctx, &cx);
+    let package = Package {
+        group: ctx.group.clone(),
+        version: ctx.version.clone(),
+        deep_copy: ctx.deep_copy,
+        group_go_name: None,
+        types,
+    };
+    validate::package(&package, &cx);
+    cx.check()?;
+    let mut out = FileOutput::default();
+    for (ty, r) in package.resource_impl_types() {
+        out.resource.extend(expand::resource_impl(ty, r));
+    }
+    for ty in package.deep_copy_types() {
+        out.deep_copy.extend(expand::deep_copy_impl(ty));
+    }
+    Ok(out)
+}

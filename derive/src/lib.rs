@@ -1,6 +1,36 @@
-//! `#[derive(kubegen::Resource)]`.
+//! `#[derive(kubegen::Resource)]` and `#[derive(kubegen::deepcopy::DeepCopy)]`.
 //!
-//! This crate will be a thin shell around the `kubegen-codegen` library: it parses the
-//! annotated type into the generator's model and emits the same code the
-//! `kubegen-codegen` CLI writes (typed client, lister, informer, `DeepCopy` and the
-//! `kube_core::Resource` impl). It holds no macros yet; issue 7 delivers them.
+//! A thin shell around the `kubegen-codegen` library: the input is parsed into
+//! [`syn::DeriveInput`] and handed to the same model, validation and emitters the
+//! `kubegen-codegen` CLI uses, so the derive and the CLI cannot drift apart. Invalid
+//! input produces every error at once, spanned at the offending marker, plus stub impls
+//! so the errors are not buried under follow-on "trait not implemented" errors.
+//!
+//! Keys, as `#[resource(...)]` arguments or as client-go markers in doc comments:
+//! `group` (`+groupName=`), `version`, `kind`, `plural` (`+resourceName=`), `namespaced`
+//! / `nonNamespaced` (`+genclient:nonNamespaced`), `noStatus`, `noVerbs`, `readonly`,
+//! `onlyVerbs = "get,list"`, `skipVerbs = "watch"`,
+//! `method = "Scale,verb=get,subresource=scale,result=Scale"`, `deepcopy = false`
+//! (`+k8s:deepcopy-gen=false`) and `resource_impl = false` (the type implements
+//! `kube_core::Resource` itself). Snake-case spellings (`no_status`) are accepted too.
+
+use proc_macro::TokenStream;
+use syn::parse_macro_input;
+
+/// Implements `kube_core::Resource` and `kubegen::deepcopy::DeepCopy` for a resource
+/// struct (one with a `metadata: ObjectMeta` field).
+///
+/// Scope defaults to namespaced, as in client-gen; the plural defaults to
+/// code-generator's pluralisation of the kind.
+#[proc_macro_derive(Resource, attributes(resource))]
+pub fn derive_resource(input: TokenStream) -> TokenStream {
+    let input = parse_macro_input!(input as syn::DeriveInput);
+    kubegen_codegen::expand_derive_resource(&input).into()
+}
+
+/// Implements `kubegen::deepcopy::DeepCopy` field by field for a struct or enum.
+#[proc_macro_derive(DeepCopy, attributes(resource))]
+pub fn derive_deep_copy(input: TokenStream) -> TokenStream {
+    let input = parse_macro_input!(input as syn::DeriveInput);
+    kubegen_codegen::expand_derive_deep_copy(&input).into()
+}

@@ -1,0 +1,319 @@
+//! The file-based generator behind the CLI and `build.rs`: walk the API tree, lower
+//! each version package, emit `zz_generated_deepcopy.rs` (DeepCopy impls) and
+//! `zz_generated_resource.rs` (`kube_core::Resource` impls) beside its mod.rs.
+//!
+//! The version module must declare them: `mod zz_generated_deepcopy;` and
+//! `mod zz_generated_resource;` (as Go compiles `zz_generated.deepcopy.go` as part of
+//! the package). Generated files import the types they implement with
+//! `use super::<module>::<Type>;`.
+//!
+//! ```no_run
+//! // build.rs
+//! let config = kubegen_codegen::Config::new("src/apis", "src/client", "crate::client");
+//! kubegen_codegen::Generator::new(config)?.update()?;
+//! # Ok::<(), kubegen_codegen::Error>(())
+//! ```
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use proc_macro2::TokenStream;
+use quote::quote;
+
+use crate::diagnostic::{Diagnostic, Error};
+use crate::expand;
+use crate::model::{Package, TypeDef};
+use crate::plural::PluralExceptions;
+use crate::render::{self, Boilerplate, GENERATED_LINE};
+use crate::source::{self, GENERATED_PREFIX, VersionDir};
+use crate::verify::{self, VerifyOutcome};
+
+/// The file with the `DeepCopy` impls of a version package.
+pub const DEEPCOPY_FILE: &str = "zz_generated_deepcopy.rs";
+/// The file with the `kube_core::Resource` impls of a version package.
+pub const RESOURCE_FILE: &str = "zz_generated_resource.rs";
+
+/// Generator options (the CLI's flags).
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// The apis root (`<root>/<group>/<version>/mod.rs`).
+    pub input_dir: PathBuf,
+    /// Where clientsets, listers and informers go (entirely generated).
+    pub output_dir: PathBuf,
+    /// The Rust module path at which `output_dir` is mounted (`crate::client`); the
+    /// client, lister and informer emitters use it for paths between generated modules.
+    pub output_module: String,
+    /// License header file.
+    pub boilerplate: Option<PathBuf>,
+    /// Generate fake clientsets (used by the clientset emitter).
+    pub with_fake: bool,
+    /// Kind → plural overrides.
+    pub plural_exceptions: PluralExceptions,
+}
+
+impl Config {
+    /// A configuration with the required options and defaults for the rest.
+    pub fn new(
+        input_dir: impl Into<PathBuf>,
+        output_dir: impl Into<PathBuf>,
+        output_module: impl Into<String>,
+    ) -> Self {
+        Self {
+            input_dir: input_dir.into(),
+            output_dir: output_dir.into(),
+            output_module: output_module.into(),
+            boilerplate: None,
+            with_fake: false,
+            plural_exceptions: PluralExceptions::default(),
+        }
+    }
+
+    /// Sets the boilerplate header file.
+    #[must_use]
+    pub fn boilerplate(mut self, path: impl Into<PathBuf>) -> Self {
+        self.boilerplate = Some(path.into());
+        self
+    }
+
+    /// Enables fake clientsets.
+    #[must_use]
+    pub fn with_fake(mut self, on: bool) -> Self {
+        self.with_fake = on;
+        self
+    }
+
+    /// Adds a `Kind:Plural` exception.
+    pub fn plural_exception(mut self, spec: &str) -> Result<Self, Error> {
+        self.plural_exceptions
+            .add_spec(spec)
+            .map_err(|e| Error::Config(e.to_string()))?;
+        Ok(self)
+    }
+}
+
+/// Which directory a generated file belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Root {
+    /// The API tree (`zz_generated_*.rs` beside the types).
+    Input,
+    /// The output directory (clientsets, listers, informers).
+    Output,
+}
+
+/// One generated file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GeneratedFile {
+    /// Its root.
+    pub root: Root,
+    /// Its path relative to the root.
+    pub path: PathBuf,
+    /// Its full contents.
+    pub contents: String,
+}
+
+/// Runs the generator for a [`Config`].
+#[derive(Clone, Debug)]
+pub struct Generator {
+    config: Config,
+    boilerplate: Boilerplate,
+}
+
+impl Generator {
+    /// Checks the configuration and loads the boilerplate.
+    pub fn new(config: Config) -> Result<Self, Error> {
+        if syn::parse_str::<syn::Path>(&config.output_module).is_err() {
+            return Err(Error::Config(format!(
+                "--output-module `{}` is not a Rust module path",
+                config.output_module
+            )));
+        }
+        if !config.input_dir.is_dir() {
+            return Err(Error::Config(format!(
+                "--input-dir `{}` is not a directory",
+                config.input_dir.display()
+            )));
+        }
+        let boilerplate = match &config.boilerplate {
+            Some(path) => Boilerplate::load(path)?,
+            None => Boilerplate::default(),
+        };
+        Ok(Self {
+            config,
+            boilerplate,
+        })
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// Root directory for `root`.
+    pub fn root_dir(&self, root: Root) -> &Path {
+        match root {
+            Root::Input => &self.config.input_dir,
+            Root::Output => &self.config.output_dir,
+        }
+    }
+
+    /// Reads and lowers every version package of the tree, in path order. Problems in
+    /// every package are reported together.
+    pub fn packages(&self) -> Result<Vec<(VersionDir, Package)>, Error> {
+        let mut packages = Vec::new();
+        let mut diagnostics = Vec::new();
+        for dir in source::discover(&self.config.input_dir)? {
+            match source::load_package(&dir, &self.config.plural_exceptions) {
+                Ok(p) => packages.push((dir, p)),
+                Err(Error::Invalid(d)) => diagnostics.extend(d),
+                Err(other) => return Err(other),
+            }
+        }
+        if diagnostics.is_empty() {
+            Ok(packages)
+        } else {
+            Err(Error::Invalid(diagnostics))
+        }
+    }
+
+    /// Reads the whole tree and returns every generated file, sorted by root and path.
+    /// Problems in every package are reported together.
+    pub fn generate(&self) -> Result<Vec<GeneratedFile>, Error> {
+        let mut files = Vec::new();
+        let mut diagnostics = Vec::new();
+        for (dir, package) in self.packages()? {
+            tracing::debug!(package = %dir.relative.display(), types = package.types.len(), "generating");
+            match self.package_files(&dir, &package) {
+                Ok(f) => files.extend(f),
+                Err(d) => diagnostics.extend(d),
+            }
+        }
+        if !diagnostics.is_empty() {
+            return Err(Error::Invalid(diagnostics));
+        }
+        files.sort_by(|a, b| (a.root, &a.path).cmp(&(b.root, &b.path)));
+        Ok(files)
+    }
+
+    fn package_files(
+        &self,
+        dir: &VersionDir,
+        pkg: &Package,
+    ) -> Result<Vec<GeneratedFile>, Vec<Diagnostic>> {
+        let mut out = Vec::new();
+        let deep_copy: Vec<&TypeDef> = pkg.deep_copy_types().collect();
+        if !deep_copy.is_empty() {
+            let impls: TokenStream = deep_copy
+                .iter()
+                .map(|t| expand::deep_copy_impl(t))
+                .collect();
+            out.push(self.file(dir, DEEPCOPY_FILE, &deep_copy, impls)?);
+        }
+        let resources: Vec<&TypeDef> = pkg.resource_impl_types().map(|(t, _)| t).collect();
+        if !resources.is_empty() {
+            let impls: TokenStream = pkg
+                .resource_impl_types()
+                .map(|(t, r)| expand::resource_impl(t, r))
+                .collect();
+            out.push(self.file(dir, RESOURCE_FILE, &resources, impls)?);
+        }
+        Ok(out)
+    }
+
+    fn file(
+        &self,
+        dir: &VersionDir,
+        name: &str,
+        types: &[&TypeDef],
+        impls: TokenStream,
+    ) -> Result<GeneratedFile, Vec<Diagnostic>> {
+        let imports = types.iter().map(|t| {
+            let module = &t.module;
+            let ident = &t.ident;
+            quote!(use super:: #(#module::)* #ident;)
+        });
+        let tokens = quote! {
+            #(#imports)*
+            #impls
+        };
+        let path = dir.relative.join(name);
+        let contents = render::render_file(tokens, &self.boilerplate)
+            .map_err(|e| Diagnostic::from_syn(&self.config.input_dir.join(&path), e))?;
+        Ok(GeneratedFile {
+            root: Root::Input,
+            path,
+            contents,
+        })
+    }
+
+    /// Generated files currently on disk: `zz_generated_*.rs` in every version
+    /// directory, and every file under the output directory.
+    pub fn existing_files(&self) -> Result<Vec<(Root, PathBuf)>, Error> {
+        let mut out = Vec::new();
+        for dir in source::discover(&self.config.input_dir)? {
+            for entry in fs::read_dir(&dir.dir).map_err(|e| Error::io(&dir.dir, e))? {
+                let entry = entry.map_err(|e| Error::io(&dir.dir, e))?;
+                let name = entry.file_name().to_string_lossy().into_owned();
+                if name.starts_with(GENERATED_PREFIX)
+                    && name.ends_with(".rs")
+                    && entry.path().is_file()
+                {
+                    out.push((Root::Input, dir.relative.join(name)));
+                }
+            }
+        }
+        if self.config.output_dir.is_dir() {
+            for path in verify::walk_files(&self.config.output_dir)? {
+                if let Ok(rel) = path.strip_prefix(&self.config.output_dir) {
+                    out.push((Root::Output, rel.to_owned()));
+                }
+            }
+        }
+        out.sort();
+        Ok(out)
+    }
+
+    /// Writes `files` below `input_root` / `output_root`.
+    pub fn write_files(
+        files: &[GeneratedFile],
+        input_root: &Path,
+        output_root: &Path,
+    ) -> Result<(), Error> {
+        for f in files {
+            let root = match f.root {
+                Root::Input => input_root,
+                Root::Output => output_root,
+            };
+            let path = root.join(&f.path);
+            if let Some(parent) = path.parent() {
+                fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
+            }
+            fs::write(&path, &f.contents).map_err(|e| Error::io(&path, e))?;
+        }
+        Ok(())
+    }
+
+    /// Regenerates in place: writes every generated file and removes stale generated
+    /// files (a `zz_generated_*.rs` carrying the generated line that is no longer
+    /// produced). Returns the files written.
+    pub fn update(&self) -> Result<Vec<GeneratedFile>, Error> {
+        let files = self.generate()?;
+        Self::write_files(&files, &self.config.input_dir, &self.config.output_dir)?;
+        for (root, rel) in self.existing_files()? {
+            if files.iter().any(|f| f.root == root && f.path == rel) {
+                continue;
+            }
+            let path = self.root_dir(root).join(&rel);
+            let text = fs::read_to_string(&path).map_err(|e| Error::io(&path, e))?;
+            if text.contains(GENERATED_LINE) {
+                tracing::info!(path = %path.display(), "removing stale generated file");
+                fs::remove_file(&path).map_err(|e| Error::io(&path, e))?;
+            }
+        }
+        Ok(files)
+    }
+
+    /// Regenerates into a temporary directory and diffs it against the tree.
+    pub fn verify(&self) -> Result<VerifyOutcome, Error> {
+        verify::verify(self)
+    }
+}

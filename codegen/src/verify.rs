@@ -1,0 +1,108 @@
+//! `verify`: regenerate into a temporary directory and compare with the tree, as
+//! code-generator's verify-codegen.sh does; stale, missing and extra generated files all
+//! count, and the differences come back as a unified diff.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use similar::TextDiff;
+
+use crate::diagnostic::Error;
+use crate::generate::{Generator, Root};
+
+/// The result of a verification.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct VerifyOutcome {
+    /// Files whose committed state differs from a fresh generation (stale, missing or
+    /// extra), as paths under their root directory.
+    pub differing: Vec<PathBuf>,
+    /// A unified diff from the tree (`a/`) to the fresh output (`b/`).
+    pub diff: String,
+}
+
+impl VerifyOutcome {
+    /// Whether the tree matches a fresh generation.
+    pub fn is_up_to_date(&self) -> bool {
+        self.differing.is_empty()
+    }
+}
+
+/// Every regular file below `dir`, recursively, sorted.
+pub fn walk_files(dir: &Path) -> Result<Vec<PathBuf>, Error> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_owned()];
+    while let Some(d) = stack.pop() {
+        for entry in fs::read_dir(&d).map_err(|e| Error::io(&d, e))? {
+            let path = entry.map_err(|e| Error::io(&d, e))?.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.is_file() {
+                out.push(path);
+            }
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+fn read(path: &Path) -> Result<String, Error> {
+    fs::read_to_string(path).map_err(|e| Error::io(path, e))
+}
+
+/// Regenerates `generator`'s output into a temporary directory and diffs it against
+/// what is on disk.
+pub fn verify(generator: &Generator) -> Result<VerifyOutcome, Error> {
+    let files = generator.generate()?;
+    let tmp = tempfile::tempdir().map_err(|e| Error::io(std::env::temp_dir(), e))?;
+    let (tmp_in, tmp_out) = (tmp.path().join("input"), tmp.path().join("output"));
+    Generator::write_files(&files, &tmp_in, &tmp_out)?;
+
+    let mut pairs: BTreeMap<(Root, PathBuf), (Option<PathBuf>, Option<PathBuf>)> = BTreeMap::new();
+    for f in &files {
+        let fresh = match f.root {
+            Root::Input => tmp_in.join(&f.path),
+            Root::Output => tmp_out.join(&f.path),
+        };
+        pairs.entry((f.root, f.path.clone())).or_default().1 = Some(fresh);
+    }
+    for (root, rel) in generator.existing_files()? {
+        let current = generator.root_dir(root).join(&rel);
+        pairs.entry((root, rel)).or_default().0 = Some(current);
+    }
+
+    let mut outcome = VerifyOutcome::default();
+    for ((root, rel), (current, fresh)) in pairs {
+        let old = current
+            .as_deref()
+            .map(read)
+            .transpose()?
+            .unwrap_or_default();
+        let new = fresh.as_deref().map(read).transpose()?.unwrap_or_default();
+        if current.is_some() && fresh.is_some() && old == new {
+            continue;
+        }
+        let shown = generator.root_dir(root).join(&rel);
+        let a = match current {
+            Some(_) => format!("a/{}", shown.display()),
+            None => "/dev/null".to_owned(),
+        };
+        let b = match fresh {
+            Some(_) => format!("b/{}", shown.display()),
+            None => "/dev/null".to_owned(),
+        };
+        let diff = TextDiff::from_lines(&old, &new);
+        outcome.diff.push_str(
+            &diff
+                .unified_diff()
+                .context_radius(3)
+                .header(&a, &b)
+                .to_string(),
+        );
+        if !outcome.diff.ends_with('\n') {
+            outcome.diff.push('\n');
+        }
+        outcome.differing.push(shown);
+    }
+    Ok(outcome)
+}

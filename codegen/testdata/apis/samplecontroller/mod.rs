@@ -1,0 +1,4 @@
+//! The `samplecontroller.k8s.io` group.
+
+pub mod v1;
+pub mod v1alpha1;

@@ -1,0 +1,7 @@
+#[derive(kubegen::deepcopy::DeepCopy)]
+pub union Bits {
+    pub a: u32,
+    pub b: f32,
+}
+
+fn main() {}

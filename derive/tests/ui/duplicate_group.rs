@@ -1,0 +1,10 @@
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+
+/// +groupName=other.io
+#[derive(kubegen::Resource)]
+#[resource(group = "example.com", version = "v1")]
+pub struct Foo {
+    pub metadata: ObjectMeta,
+}
+
+fn main() {}

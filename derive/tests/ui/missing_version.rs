@@ -1,0 +1,9 @@
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+
+#[derive(kubegen::Resource)]
+#[resource(group = "example.com")]
+pub struct Foo {
+    pub metadata: ObjectMeta,
+}
+
+fn main() {}

@@ -1,0 +1,7 @@
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+
+#[derive(kubegen::Resource)]
+#[resource(group = "example.com", version = "v1")]
+pub struct Foo(pub ObjectMeta);
+
+fn main() {}

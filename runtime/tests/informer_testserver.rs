@@ -270,11 +270,11 @@ async fn run_schedule(seed: u64) {
         match rng.random_range(0..100) {
             0..40 => {
                 let obj = cm(ns, &name, &format!("{seed}-{step}"));
-                if api.create(&PostParams::default(), &obj).await.is_err() {
-                    if let Ok(mut existing) = api.get(&name).await {
-                        existing.data = obj.data.clone();
-                        let _ = api.update(&PostParams::default(), &existing).await;
-                    }
+                if api.create(&PostParams::default(), &obj).await.is_err()
+                    && let Ok(mut existing) = api.get(&name).await
+                {
+                    existing.data = obj.data.clone();
+                    let _ = api.update(&PostParams::default(), &existing).await;
                 }
             }
             40..60 => {

@@ -169,3 +169,31 @@ async fn invalid_crds_are_rejected() {
     bad["spec"]["versions"][0]["storage"] = json!(false);
     assert_eq!(api.post(CRDS, &bad).await.0, 422);
 }
+
+#[tokio::test]
+async fn multi_version_crds_serve_the_same_objects_in_every_version() {
+    let (s, api) = server().await;
+    s.load_crd_file(&crd_path("gateway.networking.k8s.io_gateways.yaml"))
+        .unwrap();
+    let (code, _) = api
+        .post(
+            "/apis/gateway.networking.k8s.io/v1/namespaces/default/gateways",
+            &json!({"apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway",
+                "metadata": {"name": "gw"}, "spec": {"gatewayClassName": "gc", "listeners": []}}),
+        )
+        .await;
+    assert_eq!(code, 201);
+    let (code, beta) = api
+        .get("/apis/gateway.networking.k8s.io/v1beta1/namespaces/default/gateways/gw")
+        .await;
+    assert_eq!(code, 200);
+    assert_eq!(beta["apiVersion"], "gateway.networking.k8s.io/v1beta1");
+    let (_, g) = api.get("/apis/gateway.networking.k8s.io").await;
+    let versions: Vec<&str> = g["versions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["version"].as_str().unwrap())
+        .collect();
+    assert_eq!(versions, ["v1", "v1beta1"]);
+}

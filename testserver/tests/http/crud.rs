@@ -366,3 +366,36 @@ async fn deleting_a_namespace_removes_its_objects() {
     assert_eq!(api.get("/api/v1/namespaces/tmp").await.0, 404);
     assert_eq!(api.get("/api/v1/namespaces/tmp/configmaps/a").await.0, 404);
 }
+
+#[tokio::test]
+async fn unsupported_methods_are_405_method_not_allowed() {
+    let (_s, api) = server().await;
+    api.post(CMS, &cm("a", json!({}))).await;
+    let (code, status) = api.post(&format!("{CMS}/a"), &cm("a", json!({}))).await;
+    assert_eq!(
+        (code, status["reason"].as_str()),
+        (405, Some("MethodNotAllowed"))
+    );
+    let (code, _) = api.put(CMS, &cm("a", json!({}))).await;
+    assert_eq!(code, 405);
+}
+
+#[tokio::test]
+async fn dry_run_updates_and_patches_change_nothing() {
+    let (_s, api) = server().await;
+    let (_, obj) = api.post(CMS, &cm("a", json!({}))).await;
+    let mut upd = obj.clone();
+    upd["data"]["k"] = json!("dry");
+    let (code, shown) = api.put(&format!("{CMS}/a?dryRun=All"), &upd).await;
+    assert_eq!((code, shown["data"]["k"].as_str()), (200, Some("dry")));
+    let (code, _) = api
+        .patch(
+            &format!("{CMS}/a?dryRun=All"),
+            "application/merge-patch+json",
+            r#"{"data":{"k":"dry2"}}"#,
+        )
+        .await;
+    assert_eq!(code, 200);
+    let (_, now) = api.get(&format!("{CMS}/a")).await;
+    assert_eq!(now, obj);
+}

@@ -138,3 +138,58 @@ async fn in_process_watch_streams_events() {
     assert_eq!(ev["type"], "ADDED");
     assert_eq!(ev["object"]["metadata"]["name"], "a");
 }
+
+async fn next_event(
+    body: &mut futures::stream::BoxStream<
+        'static,
+        Result<bytes::Bytes, kubegen::client::TransportError>,
+    >,
+) -> Option<Value> {
+    body.next()
+        .await
+        .map(|chunk| serde_json::from_slice(&chunk.unwrap()).unwrap())
+}
+
+#[tokio::test(start_paused = true)]
+async fn watch_timeout_and_bookmarks_follow_the_clock() {
+    let t = InProcess::with_config(
+        kubegen_testserver::EngineConfig::default()
+            .bookmark_interval(std::time::Duration::from_secs(60)),
+    );
+    let (_, a) = send(&t, "POST", CMS, Some(cm("a", json!({})))).await;
+    let rv = a["metadata"]["resourceVersion"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let resp = t
+        .send(request(
+            "GET",
+            &format!(
+                "{CMS}?watch=true&allowWatchBookmarks=true&timeoutSeconds=150&resourceVersion={rv}"
+            ),
+            None,
+        ))
+        .await
+        .unwrap();
+    let mut body = resp.into_body().into_stream();
+    let start = tokio::time::Instant::now();
+    // two bookmarks (at 60s and 120s of virtual time), then the 150s timeout ends the stream
+    let b1 = next_event(&mut body).await.unwrap();
+    assert_eq!(b1["type"], "BOOKMARK");
+    assert_eq!(b1["object"]["metadata"]["resourceVersion"], rv);
+    assert_eq!(start.elapsed().as_secs(), 60);
+    assert_eq!(next_event(&mut body).await.unwrap()["type"], "BOOKMARK");
+    assert!(next_event(&mut body).await.is_none());
+    assert_eq!(start.elapsed().as_secs(), 150);
+}
+
+#[tokio::test(start_paused = true)]
+async fn injected_delay_holds_the_response_for_the_configured_time() {
+    let t = InProcess::new();
+    t.shared()
+        .faults
+        .set_delay(Some(std::time::Duration::from_secs(5)));
+    let start = tokio::time::Instant::now();
+    assert_eq!(send(&t, "GET", CMS, None).await.0, 200);
+    assert_eq!(start.elapsed().as_secs(), 5);
+}

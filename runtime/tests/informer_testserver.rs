@@ -18,7 +18,7 @@ use kubegen::{
         DeletedObject, ResourceEventHandler, SharedIndexInformer,
         deletion_handling_meta_namespace_key, meta_namespace_key,
     },
-    client::{Client, Config, ResourceClient},
+    client::{Client, ResourceClient},
     informers::{FactoryError, SharedInformerFactory},
 };
 use kubegen_testserver::TestServer;
@@ -27,8 +27,7 @@ use tokio_util::sync::CancellationToken;
 
 async fn server_and_client() -> (TestServer, Client) {
     let server = TestServer::start().await.unwrap();
-    let config = Config::new(server.url().parse().unwrap()).with_rate_limit(-1.0, 0);
-    let client = Client::try_from_config(config).unwrap();
+    let client = server.client().unwrap();
     (server, client)
 }
 

@@ -37,6 +37,9 @@ pub enum ServerError {
         /// What went wrong.
         message: String,
     },
+    /// A client configuration for the server could not be built.
+    #[error("client config: {0}")]
+    Config(String),
 }
 
 /// Builder for a [`TestServer`].
@@ -233,6 +236,35 @@ impl TestServer {
             "http"
         };
         format!("{scheme}://{}", self.addr)
+    }
+
+    /// A kubegen client `Config` for this server: its URL, the CA of a TLS server, the
+    /// bearer token if one is required, and no client-side throttling (tests should not
+    /// wait on a rate limiter).
+    pub fn config(&self) -> Result<kubegen::client::Config, ServerError> {
+        use kubegen::client::{Config, Credentials, TlsConfig, pem_certs};
+        let url = self
+            .url()
+            .parse()
+            .map_err(|e: http::uri::InvalidUri| ServerError::Config(e.to_string()))?;
+        let mut config = Config::new(url).with_rate_limit(-1.0, 0);
+        if let Some(ca) = &self.ca_pem {
+            let roots = pem_certs(ca.as_bytes()).map_err(|e| ServerError::Config(e.to_string()))?;
+            config = config.with_tls(TlsConfig {
+                root_certs: Some(roots),
+                ..TlsConfig::default()
+            });
+        }
+        if let Some(token) = &self.token {
+            config = config.with_credentials(Credentials::Bearer(token.clone().into()));
+        }
+        Ok(config)
+    }
+
+    /// A kubegen `Client` for this server over HTTP (see [`TestServer::config`]).
+    pub fn client(&self) -> Result<kubegen::client::Client, ServerError> {
+        kubegen::client::Client::try_from_config(self.config()?)
+            .map_err(|e| ServerError::Config(e.to_string()))
     }
 
     /// The CA certificate (PEM) of a TLS server.

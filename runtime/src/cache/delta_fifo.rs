@@ -5,18 +5,16 @@
 //! decide what a delete, a relist ([`DeltaFifo::replace`]) or a resync must queue. The
 //! consumer applies popped deltas to that cache.
 
-use std::{collections::VecDeque, fmt, sync::Arc};
+use std::{fmt, sync::Arc};
 
-use ahash::{AHashMap, AHashSet};
-use parking_lot::Mutex;
-use tokio::sync::Notify;
+use ahash::AHashSet;
 
 use super::{
     CacheError, DeletedFinalStateUnknown, DeletedObject, Delta, DeltaType, Deltas, KeyFunc,
     KnownObjects, PopError, ProcessError, Store,
     index::StoreKey,
     meta_namespace_key,
-    wait::{Step, pop_when_ready},
+    queue_core::{QueueCore, QueueState},
 };
 use crate::Object;
 
@@ -76,17 +74,10 @@ impl<K: Object> DeltaFifoOptions<K> {
     }
 }
 
-struct State<K> {
-    items: AHashMap<StoreKey, Deltas<K>>,
-    queue: VecDeque<StoreKey>,
-    populated: bool,
-    initial_population_count: usize,
-    closed: bool,
-}
+type State<K> = QueueState<Deltas<K>>;
 
 struct Shared<K> {
-    state: Mutex<State<K>>,
-    notify: Notify,
+    core: QueueCore<Deltas<K>>,
     options: DeltaFifoOptions<K>,
 }
 
@@ -105,7 +96,7 @@ impl<K> Clone for DeltaFifo<K> {
 
 impl<K> fmt::Debug for DeltaFifo<K> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let state = self.shared.state.lock();
+        let state = self.shared.core.lock();
         f.debug_struct("DeltaFifo")
             .field("queued", &state.queue.len())
             .field("populated", &state.populated)
@@ -120,14 +111,7 @@ impl<K: Object> DeltaFifo<K> {
     pub fn new(options: DeltaFifoOptions<K>) -> Self {
         Self {
             shared: Arc::new(Shared {
-                state: Mutex::new(State {
-                    items: AHashMap::new(),
-                    queue: VecDeque::new(),
-                    populated: false,
-                    initial_population_count: 0,
-                    closed: false,
-                }),
-                notify: Notify::new(),
+                core: QueueCore::new(),
                 options,
             }),
         }
@@ -156,24 +140,19 @@ impl<K: Object> DeltaFifo<K> {
     fn queue_locked(&self, state: &mut State<K>, key: &str, delta: Delta<K>) {
         match state.items.get_mut(key) {
             Some(deltas) => deltas.push_dedup(delta),
-            None => {
-                let key = StoreKey::from(key);
-                // vec![] allocates exactly one slot: most keys never get a second delta.
-                let deltas = vec![delta];
-                state.queue.push_back(key.clone());
-                state.items.insert(key, Deltas(deltas));
-            }
+            // vec![] allocates exactly one slot: most keys never get a second delta.
+            None => state.push_new(StoreKey::from(key), Deltas(vec![delta])),
         }
     }
 
     fn add_with_type(&self, delta_type: DeltaType, obj: Arc<K>) -> Result<(), CacheError> {
         let key = self.key_of(&obj)?;
         let obj = self.transform(obj);
-        let mut state = self.shared.state.lock();
+        let mut state = self.shared.core.lock();
         state.populated = true;
         self.queue_locked(&mut state, &key, Delta::with_type(delta_type, obj));
         drop(state);
-        self.shared.notify.notify_waiters();
+        self.shared.core.wake();
         Ok(())
     }
 
@@ -193,7 +172,7 @@ impl<K: Object> DeltaFifo<K> {
     pub fn delete(&self, obj: Arc<K>) -> Result<(), CacheError> {
         let key = self.key_of(&obj)?;
         let obj = self.transform(obj);
-        let mut state = self.shared.state.lock();
+        let mut state = self.shared.core.lock();
         state.populated = true;
         let queued = state.items.contains_key(key.as_str());
         let known = match &self.shared.options.known_objects {
@@ -205,7 +184,7 @@ impl<K: Object> DeltaFifo<K> {
         }
         self.queue_locked(&mut state, &key, Delta::Deleted(DeletedObject::Object(obj)));
         drop(state);
-        self.shared.notify.notify_waiters();
+        self.shared.core.wake();
         Ok(())
     }
 
@@ -222,20 +201,12 @@ impl<K: Object> DeltaFifo<K> {
                 None => return Ok(()),
             },
         };
-        let mut state = self.shared.state.lock();
+        let mut state = self.shared.core.lock();
         state.populated = true;
-        Self::add_if_not_present_locked(&mut state, StoreKey::from(key), deltas);
+        state.add_if_not_present(StoreKey::from(key), deltas);
         drop(state);
-        self.shared.notify.notify_waiters();
+        self.shared.core.wake();
         Ok(())
-    }
-
-    fn add_if_not_present_locked(state: &mut State<K>, key: StoreKey, deltas: Deltas<K>) {
-        if state.items.contains_key(&key) {
-            return;
-        }
-        state.queue.push_back(key.clone());
-        state.items.insert(key, deltas);
     }
 
     /// Replaces the content after a (re)list: queues [`Delta::Replaced`] (or
@@ -264,7 +235,7 @@ impl<K: Object> DeltaFifo<K> {
             .as_ref()
             .map(|k| k.list_keys());
 
-        let mut state = self.shared.state.lock();
+        let mut state = self.shared.core.lock();
         let mut listed_keys: AHashSet<String> = AHashSet::with_capacity(listed.len());
         for (key, obj) in listed {
             self.queue_locked(&mut state, &key, Delta::with_type(delta_type, obj));
@@ -320,7 +291,7 @@ impl<K: Object> DeltaFifo<K> {
             state.initial_population_count = listed_count + tombstones;
         }
         drop(state);
-        self.shared.notify.notify_waiters();
+        self.shared.core.wake();
         Ok(())
     }
 
@@ -331,7 +302,7 @@ impl<K: Object> DeltaFifo<K> {
         let Some(known) = &self.shared.options.known_objects else {
             return Ok(());
         };
-        let mut state = self.shared.state.lock();
+        let mut state = self.shared.core.lock();
         let mut queued_any = false;
         for key in known.list_keys() {
             let Some(obj) = known.get_by_key(&key) else {
@@ -347,7 +318,7 @@ impl<K: Object> DeltaFifo<K> {
         }
         drop(state);
         if queued_any {
-            self.shared.notify.notify_waiters();
+            self.shared.core.wake();
         }
         Ok(())
     }
@@ -362,51 +333,17 @@ impl<K: Object> DeltaFifo<K> {
         &self,
         process: impl FnOnce(&Deltas<K>, bool) -> Result<(), ProcessError<E>>,
     ) -> Result<Deltas<K>, PopError<E>> {
-        let mut process = Some(process);
-        pop_when_ready(&self.shared.state, &self.shared.notify, |state| {
-            loop {
-                let Some(key) = state.queue.pop_front() else {
-                    return if state.closed {
-                        Step::Done(Err(PopError::Closed))
-                    } else {
-                        Step::Wait
-                    };
-                };
-                let is_in_initial_list = !(state.populated && state.initial_population_count == 0);
-                state.initial_population_count = state.initial_population_count.saturating_sub(1);
-                let Some(deltas) = state.items.remove(&key) else {
-                    continue;
-                };
-                let Some(process) = process.take() else {
-                    return Step::Done(Ok(deltas));
-                };
-                return Step::Done(match process(&deltas, is_in_initial_list) {
-                    Ok(()) => Ok(deltas),
-                    Err(ProcessError::Failed(error)) => Err(PopError::Process {
-                        error,
-                        requeued: false,
-                    }),
-                    Err(ProcessError::Requeue(error)) => {
-                        Self::add_if_not_present_locked(state, key, deltas);
-                        Err(PopError::Process {
-                            error,
-                            requeued: true,
-                        })
-                    }
-                });
-            }
-        })
-        .await
+        self.shared.core.pop(process).await
     }
 
     /// The deltas queued under `key` (a copy).
     pub fn get_by_key(&self, key: &str) -> Option<Deltas<K>> {
-        self.shared.state.lock().items.get(key).cloned()
+        self.shared.core.lock().items.get(key).cloned()
     }
 
     /// The newest queued state of every key that has one.
     pub fn list(&self) -> Vec<Arc<K>> {
-        let state = self.shared.state.lock();
+        let state = self.shared.core.lock();
         state
             .items
             .values()
@@ -416,9 +353,7 @@ impl<K: Object> DeltaFifo<K> {
 
     /// Every queued key, in pop order.
     pub fn list_keys(&self) -> Vec<String> {
-        self.shared
-            .state
-            .lock()
+        self.shared.core.lock()
             .queue
             .iter()
             .map(|k| k.to_string())
@@ -427,7 +362,7 @@ impl<K: Object> DeltaFifo<K> {
 
     /// How many keys are queued.
     pub fn len(&self) -> usize {
-        self.shared.state.lock().queue.len()
+        self.shared.core.lock().queue.len()
     }
 
     /// Whether nothing is queued.
@@ -437,21 +372,19 @@ impl<K: Object> DeltaFifo<K> {
 
     /// Closes the queue: pops drain what is queued, then report [`PopError::Closed`].
     pub fn close(&self) {
-        self.shared.state.lock().closed = true;
-        self.shared.notify.notify_waiters();
+        self.shared.core.close();
     }
 
     /// Whether [`DeltaFifo::close`] was called.
     pub fn is_closed(&self) -> bool {
-        self.shared.state.lock().closed
+        self.shared.core.is_closed()
     }
 
     /// True once the first [`DeltaFifo::replace`] batch (tombstones included) has been
     /// popped and processed, or when anything else was queued before the first replace.
     /// Stays true.
     pub fn has_synced(&self) -> bool {
-        let state = self.shared.state.lock();
-        state.populated && state.initial_population_count == 0
+        self.shared.core.has_synced()
     }
 }
 

@@ -4,57 +4,18 @@
 //! state; a deleted object is never popped. Use it when a worker should see the latest
 //! value and deletions need no processing.
 
-use std::{collections::VecDeque, fmt, sync::Arc};
+use std::{fmt, sync::Arc};
 
 use ahash::{AHashMap, AHashSet};
-use parking_lot::Mutex;
-use tokio::sync::Notify;
 
 use super::{
-    CacheError, KeyFunc, Store,
-    index::StoreKey,
-    meta_namespace_key,
-    wait::{Step, pop_when_ready},
+    CacheError, KeyFunc, PopError, ProcessError, Store, index::StoreKey, meta_namespace_key,
+    queue_core::QueueCore,
 };
 use crate::Object;
 
-/// How a pop's process callback failed.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ProcessError<E> {
-    /// Processing failed and the item should be tried again: it is put back with
-    /// add-if-not-present (so anything queued for its key meanwhile wins), at the tail.
-    Requeue(E),
-    /// Processing failed; the item is dropped.
-    Failed(E),
-}
-
-/// Why a pop returned no item, or what its process callback reported.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum PopError<E> {
-    /// The queue is closed and empty.
-    #[error("queue is closed")]
-    Closed,
-    /// The process callback failed; `requeued` tells whether the item was put back.
-    #[error("processing failed (requeued: {requeued})")]
-    Process {
-        /// The callback's error.
-        error: E,
-        /// Whether the item went back into the queue.
-        requeued: bool,
-    },
-}
-
-struct State<K> {
-    items: AHashMap<StoreKey, Arc<K>>,
-    queue: VecDeque<StoreKey>,
-    populated: bool,
-    initial_population_count: usize,
-    closed: bool,
-}
-
 struct Shared<K> {
-    state: Mutex<State<K>>,
-    notify: Notify,
+    core: QueueCore<Arc<K>>,
     key_func: KeyFunc<K>,
 }
 
@@ -74,7 +35,7 @@ impl<K> Clone for Fifo<K> {
 
 impl<K> fmt::Debug for Fifo<K> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let state = self.shared.state.lock();
+        let state = self.shared.core.lock();
         f.debug_struct("Fifo")
             .field("queued", &state.items.len())
             .field("closed", &state.closed)
@@ -100,14 +61,7 @@ impl<K: Send + Sync + 'static> Fifo<K> {
     pub fn with_key_func(key_func: KeyFunc<K>) -> Self {
         Self {
             shared: Arc::new(Shared {
-                state: Mutex::new(State {
-                    items: AHashMap::new(),
-                    queue: VecDeque::new(),
-                    populated: false,
-                    initial_population_count: 0,
-                    closed: false,
-                }),
-                notify: Notify::new(),
+                core: QueueCore::new(),
                 key_func,
             }),
         }
@@ -120,18 +74,14 @@ impl<K: Send + Sync + 'static> Fifo<K> {
     /// Queues `obj`, or replaces the queued value with its key (keeping its place).
     pub fn add(&self, obj: Arc<K>) -> Result<(), CacheError> {
         let key = self.key(&obj)?;
-        let mut state = self.shared.state.lock();
+        let mut state = self.shared.core.lock();
         state.populated = true;
         match state.items.get_mut(key.as_str()) {
             Some(slot) => *slot = obj,
-            None => {
-                let key = StoreKey::from(key);
-                state.queue.push_back(key.clone());
-                state.items.insert(key, obj);
-            }
+            None => state.push_new(StoreKey::from(key), obj),
         }
         drop(state);
-        self.shared.notify.notify_waiters();
+        self.shared.core.wake();
         Ok(())
     }
 
@@ -144,7 +94,7 @@ impl<K: Send + Sync + 'static> Fifo<K> {
     /// `pop` skips it.
     pub fn delete(&self, obj: &K) -> Result<(), CacheError> {
         let key = self.key(obj)?;
-        let mut state = self.shared.state.lock();
+        let mut state = self.shared.core.lock();
         state.populated = true;
         state.items.remove(key.as_str());
         Ok(())
@@ -154,37 +104,27 @@ impl<K: Send + Sync + 'static> Fifo<K> {
     /// process: a newer value wins).
     pub fn add_if_not_present(&self, obj: Arc<K>) -> Result<(), CacheError> {
         let key = self.key(&obj)?;
-        let mut state = self.shared.state.lock();
+        let mut state = self.shared.core.lock();
         state.populated = true;
-        Self::add_if_not_present_locked(&mut state, StoreKey::from(key), obj);
+        state.add_if_not_present(StoreKey::from(key), obj);
         drop(state);
-        self.shared.notify.notify_waiters();
+        self.shared.core.wake();
         Ok(())
-    }
-
-    fn add_if_not_present_locked(state: &mut State<K>, key: StoreKey, obj: Arc<K>) {
-        if state.items.contains_key(&key) {
-            return;
-        }
-        state.queue.push_back(key.clone());
-        state.items.insert(key, obj);
     }
 
     /// The value queued under `key`.
     pub fn get_by_key(&self, key: &str) -> Option<Arc<K>> {
-        self.shared.state.lock().items.get(key).cloned()
+        self.shared.core.lock().items.get(key).cloned()
     }
 
     /// Every queued value.
     pub fn list(&self) -> Vec<Arc<K>> {
-        self.shared.state.lock().items.values().cloned().collect()
+        self.shared.core.lock().items.values().cloned().collect()
     }
 
     /// Every queued key.
     pub fn list_keys(&self) -> Vec<String> {
-        self.shared
-            .state
-            .lock()
+        self.shared.core.lock()
             .items
             .keys()
             .map(|k| k.to_string())
@@ -200,7 +140,7 @@ impl<K: Send + Sync + 'static> Fifo<K> {
             let key = self.key(&obj)?;
             items.insert(StoreKey::from(key), obj);
         }
-        let mut state = self.shared.state.lock();
+        let mut state = self.shared.core.lock();
         if !state.populated {
             state.populated = true;
             state.initial_population_count = items.len();
@@ -210,7 +150,7 @@ impl<K: Send + Sync + 'static> Fifo<K> {
         let wake = !state.queue.is_empty();
         drop(state);
         if wake {
-            self.shared.notify.notify_waiters();
+            self.shared.core.wake();
         }
         Ok(())
     }
@@ -218,7 +158,7 @@ impl<K: Send + Sync + 'static> Fifo<K> {
     /// Puts every key that has a value but is not queued back into the queue. Add and pop
     /// keep the two consistent, so this normally does nothing.
     pub fn resync(&self) -> Result<(), CacheError> {
-        let mut state = self.shared.state.lock();
+        let mut state = self.shared.core.lock();
         let queued: AHashSet<StoreKey> = state.queue.iter().cloned().collect();
         let missing: Vec<StoreKey> = state
             .items
@@ -230,7 +170,7 @@ impl<K: Send + Sync + 'static> Fifo<K> {
         state.queue.extend(missing);
         drop(state);
         if wake {
-            self.shared.notify.notify_waiters();
+            self.shared.core.wake();
         }
         Ok(())
     }
@@ -242,58 +182,23 @@ impl<K: Send + Sync + 'static> Fifo<K> {
         &self,
         process: impl FnOnce(&Arc<K>) -> Result<(), ProcessError<E>>,
     ) -> Result<Arc<K>, PopError<E>> {
-        let mut process = Some(process);
-        pop_when_ready(&self.shared.state, &self.shared.notify, |state| {
-            loop {
-                let Some(key) = state.queue.pop_front() else {
-                    return if state.closed {
-                        Step::Done(Err(PopError::Closed))
-                    } else {
-                        Step::Wait
-                    };
-                };
-                state.initial_population_count = state.initial_population_count.saturating_sub(1);
-                let Some(obj) = state.items.remove(&key) else {
-                    continue;
-                };
-                let Some(process) = process.take() else {
-                    return Step::Done(Ok(obj));
-                };
-                return Step::Done(match process(&obj) {
-                    Ok(()) => Ok(obj),
-                    Err(ProcessError::Failed(error)) => Err(PopError::Process {
-                        error,
-                        requeued: false,
-                    }),
-                    Err(ProcessError::Requeue(error)) => {
-                        Self::add_if_not_present_locked(state, key, obj);
-                        Err(PopError::Process {
-                            error,
-                            requeued: true,
-                        })
-                    }
-                });
-            }
-        })
-        .await
+        self.shared.core.pop(|obj, _| process(obj)).await
     }
 
     /// Closes the queue: pops drain what is queued, then report [`PopError::Closed`].
     pub fn close(&self) {
-        self.shared.state.lock().closed = true;
-        self.shared.notify.notify_waiters();
+        self.shared.core.close();
     }
 
     /// Whether [`Fifo::close`] was called.
     pub fn is_closed(&self) -> bool {
-        self.shared.state.lock().closed
+        self.shared.core.is_closed()
     }
 
     /// True once the first [`Fifo::replace`] batch has been popped, or when anything was
     /// added, updated or deleted before the first replace.
     pub fn has_synced(&self) -> bool {
-        let state = self.shared.state.lock();
-        state.populated && state.initial_population_count == 0
+        self.shared.core.has_synced()
     }
 }
 

@@ -48,10 +48,10 @@ mod keys;
 mod list_watch;
 mod lister;
 mod processor;
+mod queue_core;
 mod reflector;
 mod shared_informer;
 mod store;
-mod wait;
 
 #[cfg(test)]
 pub(crate) mod testing;
@@ -60,7 +60,7 @@ pub use backoff::BackoffConfig;
 pub use delta::{DeletedFinalStateUnknown, DeletedObject, Delta, DeltaType, Deltas};
 pub use delta_fifo::{DeltaFifo, DeltaFifoOptions, TransformFunc};
 pub use error::CacheError;
-pub use fifo::{Fifo, PopError, ProcessError};
+pub use fifo::Fifo;
 pub use handler::{FilteringResourceEventHandler, ResourceEventHandler, ResourceEventHandlerFuncs};
 pub use index::{
     IndexFunc, IndexFuncError, Indexers, NAMESPACE_INDEX, meta_namespace_index_func,
@@ -73,6 +73,7 @@ pub use keys::{
 };
 pub use list_watch::{ListWatch, TweakListParams};
 pub use lister::{Lister, ListerError, NamespaceLister};
+pub use queue_core::{PopError, ProcessError};
 pub use reflector::{
     INITIAL_EVENTS_END_ANNOTATION, InitialListStrategy, ListerWatcher, Reflector, ReflectorConfig,
     ReflectorError, ShouldResync, WatchErrorHandler, WatchStream,

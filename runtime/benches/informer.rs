@@ -1,0 +1,294 @@
+//! Informer sync benchmark: `cargo bench -p kubegen --bench informer [-- --quick]`.
+//!
+//! The parent process serves N ConfigMaps (1 KiB of data each) from the in-memory test
+//! server; each workload runs in a child process of this binary so its peak RSS (VmHWM) is
+//! its own:
+//!
+//! * `kubegen`: a `SharedIndexInformer` syncs (list + watch), then a forced relist (watches
+//!   dropped, history compacted: the resume gets 410) — its peak is measured separately
+//!   (VmHWM reset through /proc/self/clear_refs).
+//! * `kube-rs`: kube-runtime's `watcher` + `reflector` store, the same two phases.
+//! * `floor`: fetch and decode the same pages, keep nothing.
+//!
+//! Client-side throttling is off on both clients.
+#![allow(missing_docs, clippy::unwrap_used)]
+
+use std::{
+    io::{BufRead, BufReader, Write},
+    process::{Command, Stdio},
+    time::{Duration, Instant},
+};
+
+use futures::StreamExt;
+use k8s_openapi::api::core::v1::ConfigMap;
+use kube_core::params::ListParams;
+use kubegen::{
+    cache::{ListWatch, SharedIndexInformer, namespace_indexers},
+    client::{Client, Config, ResourceClient},
+};
+use kubegen_testserver::{
+    EngineConfig, TestServer,
+    engine::{Target, WriteOptions},
+};
+use serde_json::json;
+
+fn status_kib(field: &str) -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with(field))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|v| v.parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+fn reset_peak() {
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
+}
+
+fn mib(kib: u64) -> f64 {
+    kib as f64 / 1024.0
+}
+
+fn kubegen_client(url: &str) -> Client {
+    Client::try_from_config(Config::new(url.parse().unwrap()).with_rate_limit(-1.0, 0)).unwrap()
+}
+
+/// Waits for the parent's go-ahead line on stdin.
+fn wait_for_parent() {
+    let mut line = String::new();
+    std::io::stdin().read_line(&mut line).unwrap();
+}
+
+fn report(phase: &str, secs: f64) {
+    println!(
+        "{phase} {secs:.3} {} {}",
+        status_kib("VmHWM:"),
+        status_kib("VmRSS:")
+    );
+    std::io::stdout().flush().unwrap();
+}
+
+async fn child(workload: &str, url: &str, n: usize) {
+    match workload {
+        "kubegen" => {
+            let lw = ListWatch::new(ResourceClient::<ConfigMap>::all(kubegen_client(url)));
+            let informer = SharedIndexInformer::new(lw, Duration::ZERO, namespace_indexers());
+            let stop = tokio_util::sync::CancellationToken::new();
+            let start = Instant::now();
+            tokio::spawn({
+                let (informer, stop) = (informer.clone(), stop.clone());
+                async move { informer.run(stop).await }
+            });
+            while !informer.has_synced() {
+                tokio::time::sleep(Duration::from_millis(2)).await;
+            }
+            assert_eq!(informer.indexer().len(), n);
+            report("synced", start.elapsed().as_secs_f64());
+            reset_peak();
+            println!("ready");
+            wait_for_parent();
+            let start = Instant::now();
+            while informer.indexer().get_by_key("default/marker").is_none() {
+                tokio::time::sleep(Duration::from_millis(2)).await;
+            }
+            report("relisted", start.elapsed().as_secs_f64());
+            stop.cancel();
+        }
+        "kube-rs" => {
+            use kube::runtime::{WatchStreamExt, reflector, watcher};
+            let config = kube::Config::new(url.parse().unwrap());
+            let client = kube::Client::try_from(config).unwrap();
+            let api: kube::Api<ConfigMap> = kube::Api::all(client);
+            let (store, writer) = reflector::store();
+            let stream =
+                reflector(writer, watcher(api, watcher::Config::default())).default_backoff();
+            let task = tokio::spawn(stream.for_each(|_| async {}));
+            let start = Instant::now();
+            store.wait_until_ready().await.unwrap();
+            assert_eq!(store.len(), n);
+            report("synced", start.elapsed().as_secs_f64());
+            reset_peak();
+            println!("ready");
+            wait_for_parent();
+            let start = Instant::now();
+            let marker = reflector::ObjectRef::<ConfigMap>::new("marker").within("default");
+            while store.get(&marker).is_none() {
+                tokio::time::sleep(Duration::from_millis(2)).await;
+            }
+            report("relisted", start.elapsed().as_secs_f64());
+            task.abort();
+        }
+        "floor" => {
+            let api = ResourceClient::<ConfigMap>::all(kubegen_client(url));
+            let start = Instant::now();
+            let mut seen = 0;
+            let mut params = ListParams {
+                limit: Some(500),
+                ..ListParams::default()
+            };
+            loop {
+                let page = api.list(&params).await.unwrap();
+                seen += page.items.len();
+                match page.metadata.continue_.filter(|c| !c.is_empty()) {
+                    Some(token) => params.continue_token = Some(token),
+                    None => break,
+                }
+            }
+            assert_eq!(seen, n);
+            report("synced", start.elapsed().as_secs_f64());
+            println!("ready");
+            wait_for_parent();
+            report("relisted", 0.0);
+        }
+        other => panic!("unknown workload {other}"),
+    }
+}
+
+struct Measured {
+    sync_secs: f64,
+    sync_peak_kib: u64,
+    steady_kib: u64,
+    relist_secs: f64,
+    relist_peak_kib: u64,
+}
+
+fn run_child(workload: &str, server: &TestServer, n: usize, marker_seq: &mut usize) -> Measured {
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args(["--child", workload, &server.url(), &n.to_string()])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut parse = |expect: &str| -> (f64, u64, u64) {
+        loop {
+            let line = lines.next().unwrap().unwrap();
+            let mut parts = line.split_whitespace();
+            if parts.next() == Some(expect) {
+                let secs = parts.next().map_or(0.0, |v| v.parse().unwrap());
+                let hwm = parts.next().map_or(0, |v| v.parse().unwrap());
+                let rss = parts.next().map_or(0, |v| v.parse().unwrap());
+                return (secs, hwm, rss);
+            }
+        }
+    };
+    let (sync_secs, sync_peak_kib, steady_kib) = parse("synced");
+    parse("ready");
+    // Force a relist: drop the watches while responses are delayed, so the client's resume
+    // reaches the server only after the history it resumes from is compacted (410 Gone).
+    server.set_delay(Some(Duration::from_millis(400)));
+    server.drop_watches();
+    std::thread::sleep(Duration::from_millis(50));
+    *marker_seq += 1;
+    create(server, "marker", *marker_seq);
+    server.compact();
+    std::thread::sleep(Duration::from_millis(100));
+    server.set_delay(None);
+    child.stdin.as_mut().unwrap().write_all(b"go\n").unwrap();
+    let (relist_secs, relist_peak_kib, _) = parse("relisted");
+    let _ = child.kill();
+    let _ = child.wait();
+    let _ = server
+        .engine()
+        .delete(&target(server, Some("marker")), &Default::default());
+    Measured {
+        sync_secs,
+        sync_peak_kib,
+        steady_kib,
+        relist_secs,
+        relist_peak_kib,
+    }
+}
+
+fn target(server: &TestServer, name: Option<&str>) -> Target {
+    Target {
+        rt: server
+            .engine()
+            .registry()
+            .get("", "v1", "configmaps")
+            .unwrap(),
+        namespace: Some("default".into()),
+        name: name.map(Into::into),
+        subresource: None,
+    }
+}
+
+fn create(server: &TestServer, name: &str, seq: usize) {
+    let obj = json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": name, "labels": {"app": format!("app-{}", seq % 17)}},
+        "data": {"payload": "x".repeat(1024)}});
+    server
+        .engine()
+        .create(&target(server, None), obj, &WriteOptions::default())
+        .unwrap();
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if let Some(i) = args.iter().position(|a| a == "--child") {
+        let (workload, url, n) = (&args[i + 1], &args[i + 2], args[i + 3].parse().unwrap());
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(child(workload, url, n));
+        return;
+    }
+    if args.iter().any(|a| a == "--list" || a == "--test") {
+        return; // `cargo test --benches` / `cargo bench -- --list`: nothing to list.
+    }
+    let quick = args.iter().any(|a| a == "--quick");
+    let sizes: &[usize] = if quick { &[10_000] } else { &[10_000, 100_000] };
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    println!(
+        "| objects | workload | initial sync | sync peak RSS | steady RSS | relist | relist peak RSS | relist peak / steady |"
+    );
+    println!("|---|---|---|---|---|---|---|---|");
+    let mut marker_seq = 0;
+    for &n in sizes {
+        let server = rt.block_on(async {
+            TestServer::builder()
+                .engine_config(EngineConfig::default().history_limit(1_000))
+                .start()
+                .await
+                .unwrap()
+        });
+        for i in 0..n {
+            create(&server, &format!("cm-{i:06}"), i);
+        }
+        let _guard = rt.enter();
+        for workload in ["kubegen", "kube-rs", "floor"] {
+            let m = run_child(workload, &server, n, &mut marker_seq);
+            let relist = if workload == "floor" {
+                "—".to_owned()
+            } else {
+                format!("{:.2} s", m.relist_secs)
+            };
+            let relist_peak = if workload == "floor" {
+                "—".to_owned()
+            } else {
+                format!("{:.0} MiB", mib(m.relist_peak_kib))
+            };
+            let ratio = if workload == "floor" {
+                "—".to_owned()
+            } else {
+                format!("{:.2}×", m.relist_peak_kib as f64 / m.steady_kib as f64)
+            };
+            println!(
+                "| {n} | {workload} | {:.2} s | {:.0} MiB | {:.0} MiB | {relist} | {relist_peak} | {ratio} |",
+                m.sync_secs,
+                mib(m.sync_peak_kib),
+                mib(m.steady_kib),
+            );
+        }
+        drop(server);
+    }
+}

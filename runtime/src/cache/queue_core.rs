@@ -1,0 +1,158 @@
+//! The keyed queue core shared by [`Fifo`](super::Fifo) and [`DeltaFifo`](super::DeltaFifo):
+//! one value per key, keys in pop order, the initial-population count behind `has_synced`,
+//! and a blocking pop that waits on a `Notify` (registered before the state is checked, so
+//! no wake-up is lost) and never polls.
+
+use std::collections::VecDeque;
+
+use ahash::AHashMap;
+use parking_lot::{Mutex, MutexGuard};
+use tokio::sync::Notify;
+
+use super::index::StoreKey;
+
+/// How a pop's process callback failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ProcessError<E> {
+    /// Processing failed and the item should be tried again: it is put back with
+    /// add-if-not-present (so anything queued for its key meanwhile wins), at the tail.
+    Requeue(E),
+    /// Processing failed; the item is dropped.
+    Failed(E),
+}
+
+/// Why a pop returned no item, or what its process callback reported.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PopError<E> {
+    /// The queue is closed and empty.
+    #[error("queue is closed")]
+    Closed,
+    /// The process callback failed; `requeued` tells whether the item was put back.
+    #[error("processing failed (requeued: {requeued})")]
+    Process {
+        /// The callback's error.
+        error: E,
+        /// Whether the item went back into the queue.
+        requeued: bool,
+    },
+}
+
+/// The queue's state; always accessed under the core's lock.
+pub(crate) struct QueueState<V> {
+    pub(crate) items: AHashMap<StoreKey, V>,
+    pub(crate) queue: VecDeque<StoreKey>,
+    pub(crate) populated: bool,
+    pub(crate) initial_population_count: usize,
+    pub(crate) closed: bool,
+}
+
+impl<V> QueueState<V> {
+    /// Queues `value` under a key that has nothing queued.
+    pub(crate) fn push_new(&mut self, key: StoreKey, value: V) {
+        self.queue.push_back(key.clone());
+        self.items.insert(key, value);
+    }
+
+    /// Queues `value` only if nothing is queued under `key` (newer values win).
+    pub(crate) fn add_if_not_present(&mut self, key: StoreKey, value: V) {
+        if !self.items.contains_key(&key) {
+            self.push_new(key, value);
+        }
+    }
+
+    fn has_synced(&self) -> bool {
+        self.populated && self.initial_population_count == 0
+    }
+}
+
+/// State plus the notification poppers wait on.
+pub(crate) struct QueueCore<V> {
+    state: Mutex<QueueState<V>>,
+    notify: Notify,
+}
+
+impl<V> QueueCore<V> {
+    pub(crate) fn new() -> Self {
+        Self {
+            state: Mutex::new(QueueState {
+                items: AHashMap::new(),
+                queue: VecDeque::new(),
+                populated: false,
+                initial_population_count: 0,
+                closed: false,
+            }),
+            notify: Notify::new(),
+        }
+    }
+
+    pub(crate) fn lock(&self) -> MutexGuard<'_, QueueState<V>> {
+        self.state.lock()
+    }
+
+    /// Wakes every waiting pop; call after queuing something.
+    pub(crate) fn wake(&self) {
+        self.notify.notify_waiters();
+    }
+
+    pub(crate) fn close(&self) {
+        self.state.lock().closed = true;
+        self.wake();
+    }
+
+    pub(crate) fn is_closed(&self) -> bool {
+        self.state.lock().closed
+    }
+
+    /// True once the first replace batch has been popped, or when anything else was
+    /// queued before the first replace; stays true.
+    pub(crate) fn has_synced(&self) -> bool {
+        self.state.lock().has_synced()
+    }
+
+    /// Waits for the next key and hands its value to `process` while the queue is locked,
+    /// with whether it belongs to the initial list. Requeues on [`ProcessError::Requeue`].
+    pub(crate) async fn pop<E>(
+        &self,
+        process: impl FnOnce(&V, bool) -> Result<(), ProcessError<E>>,
+    ) -> Result<V, PopError<E>> {
+        let mut process = Some(process);
+        loop {
+            let notified = self.notify.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            {
+                let mut state = self.state.lock();
+                while let Some(key) = state.queue.pop_front() {
+                    let is_in_initial_list = !state.has_synced();
+                    state.initial_population_count =
+                        state.initial_population_count.saturating_sub(1);
+                    // A key whose value was deleted after it was queued is skipped.
+                    let Some(value) = state.items.remove(&key) else {
+                        continue;
+                    };
+                    let Some(process) = process.take() else {
+                        return Ok(value);
+                    };
+                    return match process(&value, is_in_initial_list) {
+                        Ok(()) => Ok(value),
+                        Err(ProcessError::Failed(error)) => Err(PopError::Process {
+                            error,
+                            requeued: false,
+                        }),
+                        Err(ProcessError::Requeue(error)) => {
+                            state.add_if_not_present(key, value);
+                            Err(PopError::Process {
+                                error,
+                                requeued: true,
+                            })
+                        }
+                    };
+                }
+                if state.closed {
+                    return Err(PopError::Closed);
+                }
+            }
+            notified.await;
+        }
+    }
+}

@@ -353,7 +353,9 @@ impl<K: Object> DeltaFifo<K> {
 
     /// Every queued key, in pop order.
     pub fn list_keys(&self) -> Vec<String> {
-        self.shared.core.lock()
+        self.shared
+            .core
+            .lock()
             .queue
             .iter()
             .map(|k| k.to_string())

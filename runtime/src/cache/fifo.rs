@@ -124,7 +124,9 @@ impl<K: Send + Sync + 'static> Fifo<K> {
 
     /// Every queued key.
     pub fn list_keys(&self) -> Vec<String> {
-        self.shared.core.lock()
+        self.shared
+            .core
+            .lock()
             .items
             .keys()
             .map(|k| k.to_string())

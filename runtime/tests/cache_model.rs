@@ -221,6 +221,8 @@ enum Produce {
     Upsert(usize, u32),
     Delete(usize),
     Relist(Vec<(usize, u32)>),
+    /// A relist delivered in pages of two, with a pop after each page.
+    PagedRelist(Vec<(usize, u32)>),
     Resync,
     Pop,
 }
@@ -230,6 +232,7 @@ fn produce() -> impl Strategy<Value = Produce> {
         4 => (0..NAMES.len(), 0u32..1000).prop_map(|(n, v)| Produce::Upsert(n, v)),
         2 => (0..NAMES.len()).prop_map(Produce::Delete),
         1 => prop::collection::vec((0..NAMES.len(), 0u32..1000), 0..5).prop_map(Produce::Relist),
+        1 => prop::collection::vec((0..NAMES.len(), 0u32..1000), 0..5).prop_map(Produce::PagedRelist),
         1 => Just(Produce::Resync),
         4 => Just(Produce::Pop),
     ]
@@ -304,6 +307,18 @@ proptest! {
                     server = items.into_iter().collect();
                     let list = server.iter().map(|(n, v)| obj(*n, *v)).collect();
                     fifo.replace(list, "1").unwrap();
+                }
+                Produce::PagedRelist(items) => {
+                    server = items.into_iter().collect();
+                    let list: Vec<_> = server.iter().map(|(n, v)| obj(*n, *v)).collect();
+                    fifo.replace_begin();
+                    for page in list.chunks(2) {
+                        fifo.replace_page(page.to_vec()).unwrap();
+                        if !fifo.is_empty() {
+                            pop_one(&fifo).unwrap();
+                        }
+                    }
+                    fifo.replace_finish("1").unwrap();
                 }
                 Produce::Resync => fifo.resync().unwrap(),
                 Produce::Pop => {

@@ -11,7 +11,7 @@ use ahash::AHashSet;
 
 use super::{
     CacheError, DeletedFinalStateUnknown, DeletedObject, Delta, DeltaType, Deltas, KeyFunc,
-    KnownObjects, PopError, ProcessError, Store,
+    KnownObjects, PagedReplace, PopError, ProcessError, Store,
     index::StoreKey,
     meta_namespace_key,
     queue_core::{QueueCore, QueueState},
@@ -79,6 +79,8 @@ type State<K> = QueueState<Deltas<K>>;
 struct Shared<K> {
     core: QueueCore<Deltas<K>>,
     options: DeltaFifoOptions<K>,
+    /// Keys listed so far by a paged relist in progress.
+    paged_keys: parking_lot::Mutex<Option<AHashSet<String>>>,
 }
 
 /// A queue of per-object change lists; cheap to clone. See the module docs.
@@ -113,6 +115,7 @@ impl<K: Object> DeltaFifo<K> {
             shared: Arc::new(Shared {
                 core: QueueCore::new(),
                 options,
+                paged_keys: parking_lot::Mutex::new(None),
             }),
         }
     }
@@ -218,31 +221,103 @@ impl<K: Object> DeltaFifo<K> {
     /// have nothing queued.
     pub fn replace(&self, objs: Vec<Arc<K>>, resource_version: &str) -> Result<(), CacheError> {
         let _ = resource_version;
+        let listed = self.prepare_listed(objs)?;
+        let known_keys = self.known_keys();
+        let mut state = self.shared.core.lock();
+        let mut listed_keys: AHashSet<String> = AHashSet::with_capacity(listed.len());
+        self.queue_listed_locked(&mut state, listed, &mut listed_keys);
+        let tombstones = self.detect_deletions_locked(&mut state, &listed_keys, known_keys);
+        if !state.populated {
+            state.populated = true;
+            state.initial_population_count = listed_keys.len() + tombstones;
+        }
+        drop(state);
+        self.shared.core.wake();
+        Ok(())
+    }
+
+    /// Starts a relist whose objects arrive page by page ([`DeltaFifo::replace_page`], then
+    /// [`DeltaFifo::replace_finish`]): each page is queued as it arrives, so the consumer
+    /// replaces cached objects while later pages are still being fetched, and only the listed
+    /// keys are kept until the end. Starting again forgets the keys of an unfinished relist.
+    pub fn replace_begin(&self) {
+        *self.shared.paged_keys.lock() = Some(AHashSet::new());
+    }
+
+    /// Queues one page of a relist started with [`DeltaFifo::replace_begin`].
+    pub fn replace_page(&self, objs: Vec<Arc<K>>) -> Result<(), CacheError> {
+        let listed = self.prepare_listed(objs)?;
+        let mut keys = AHashSet::with_capacity(listed.len());
+        {
+            let mut state = self.shared.core.lock();
+            self.queue_listed_locked(&mut state, listed, &mut keys);
+        }
+        self.shared.core.wake();
+        self.shared
+            .paged_keys
+            .lock()
+            .get_or_insert_with(AHashSet::new)
+            .extend(keys);
+        Ok(())
+    }
+
+    /// Ends a paged relist: queues tombstones for what was queued or known but not listed.
+    /// For the first relist, `has_synced` waits for everything queued at this point.
+    pub fn replace_finish(&self, resource_version: &str) -> Result<(), CacheError> {
+        let _ = resource_version;
+        let listed_keys = self.shared.paged_keys.lock().take().unwrap_or_default();
+        let known_keys = self.known_keys();
+        let mut state = self.shared.core.lock();
+        self.detect_deletions_locked(&mut state, &listed_keys, known_keys);
+        if !state.populated {
+            state.populated = true;
+            state.initial_population_count = state.queue.len();
+        }
+        drop(state);
+        self.shared.core.wake();
+        Ok(())
+    }
+
+    /// Keys and transforms listed objects (outside the lock).
+    fn prepare_listed(&self, objs: Vec<Arc<K>>) -> Result<Vec<(String, Arc<K>)>, CacheError> {
+        objs.into_iter()
+            .map(|obj| Ok((self.key_of(&obj)?, self.transform(obj))))
+            .collect()
+    }
+
+    fn known_keys(&self) -> Option<Vec<String>> {
+        self.shared
+            .options
+            .known_objects
+            .as_ref()
+            .map(|k| k.list_keys())
+    }
+
+    fn queue_listed_locked(
+        &self,
+        state: &mut State<K>,
+        listed: Vec<(String, Arc<K>)>,
+        listed_keys: &mut AHashSet<String>,
+    ) {
         let delta_type = if self.shared.options.emit_delta_type_replaced {
             DeltaType::Replaced
         } else {
             DeltaType::Sync
         };
-        let mut listed: Vec<(String, Arc<K>)> = Vec::with_capacity(objs.len());
-        for obj in objs {
-            let key = self.key_of(&obj)?;
-            listed.push((key, self.transform(obj)));
-        }
-        let known_keys = self
-            .shared
-            .options
-            .known_objects
-            .as_ref()
-            .map(|k| k.list_keys());
-
-        let mut state = self.shared.core.lock();
-        let mut listed_keys: AHashSet<String> = AHashSet::with_capacity(listed.len());
         for (key, obj) in listed {
-            self.queue_locked(&mut state, &key, Delta::with_type(delta_type, obj));
+            self.queue_locked(state, &key, Delta::with_type(delta_type, obj));
             listed_keys.insert(key);
         }
+    }
 
-        // Deletion detection against what is queued.
+    /// Queues a tombstone for every queued key not listed (with its newest queued state),
+    /// then for every known key not listed and not queued; returns how many.
+    fn detect_deletions_locked(
+        &self,
+        state: &mut State<K>,
+        listed_keys: &AHashSet<String>,
+        known_keys: Option<Vec<String>>,
+    ) -> usize {
         let vanished_queued: Vec<(StoreKey, Option<Arc<K>>)> = state
             .items
             .iter()
@@ -261,12 +336,11 @@ impl<K: Object> DeltaFifo<K> {
                 obj,
             };
             self.queue_locked(
-                &mut state,
+                state,
                 &key,
                 Delta::Deleted(DeletedObject::Tombstone(tombstone)),
             );
         }
-        // Then against known objects with nothing queued.
         if let (Some(known), Some(known_keys)) = (&self.shared.options.known_objects, known_keys) {
             for key in known_keys {
                 if listed_keys.contains(key.as_str()) || state.items.contains_key(key.as_str()) {
@@ -278,21 +352,14 @@ impl<K: Object> DeltaFifo<K> {
                     obj,
                 };
                 self.queue_locked(
-                    &mut state,
+                    state,
                     &key,
                     Delta::Deleted(DeletedObject::Tombstone(tombstone)),
                 );
                 tombstones += 1;
             }
         }
-        let listed_count = listed_keys.len();
-        if !state.populated {
-            state.populated = true;
-            state.initial_population_count = listed_count + tombstones;
-        }
-        drop(state);
-        self.shared.core.wake();
-        Ok(())
+        tombstones
     }
 
     /// Queues a [`Delta::Sync`] for every known object that has nothing queued (a queued
@@ -409,6 +476,24 @@ impl<K: Object> Store<K> for DeltaFifo<K> {
 
     fn resync(&self) -> Result<(), CacheError> {
         DeltaFifo::resync(self)
+    }
+
+    fn paged_replace(&self) -> Option<&dyn PagedReplace<K>> {
+        Some(self)
+    }
+}
+
+impl<K: Object> PagedReplace<K> for DeltaFifo<K> {
+    fn replace_begin(&self) {
+        DeltaFifo::replace_begin(self);
+    }
+
+    fn replace_page(&self, objs: Vec<Arc<K>>) -> Result<(), CacheError> {
+        DeltaFifo::replace_page(self, objs)
+    }
+
+    fn replace_finish(&self, resource_version: &str) -> Result<(), CacheError> {
+        DeltaFifo::replace_finish(self, resource_version)
     }
 }
 
@@ -615,6 +700,87 @@ mod tests {
                 .newest()
                 .is_some_and(|d| matches!(d, Delta::Deleted(DeletedObject::Tombstone(_))))
         );
+    }
+
+    #[tokio::test]
+    async fn a_paged_relist_tombstones_what_no_page_listed() {
+        let known = Indexer::default();
+        known
+            .add(Arc::new(cm_with("ns", "kept", "1", &[])))
+            .unwrap();
+        known
+            .add(Arc::new(cm_with("ns", "gone", "1", &[])))
+            .unwrap();
+        let q = with_known(&known);
+        q.add(Arc::new(cm_with("ns", "queued-gone", "2", &[])))
+            .unwrap();
+        q.replace_begin();
+        q.replace_page(vec![Arc::new(cm_with("ns", "kept", "3", &[]))])
+            .unwrap();
+        q.replace_page(vec![Arc::new(cm_with("ns", "new", "3", &[]))])
+            .unwrap();
+        q.replace_finish("3").unwrap();
+        let tomb = |k: &str| {
+            q.get_by_key(k)
+                .unwrap()
+                .newest()
+                .is_some_and(|d| matches!(d, Delta::Deleted(DeletedObject::Tombstone(_))))
+        };
+        assert!(tomb("ns/gone") && tomb("ns/queued-gone"));
+        assert_eq!(
+            summary(&q.get_by_key("ns/kept").unwrap()),
+            vec![(DeltaType::Sync, s("3"), false)]
+        );
+        assert_eq!(
+            summary(&q.get_by_key("ns/new").unwrap()),
+            vec![(DeltaType::Sync, s("3"), false)]
+        );
+    }
+
+    #[tokio::test]
+    async fn a_first_paged_relist_syncs_only_after_finish_and_everything_queued_is_popped() {
+        let q = Q::new(DeltaFifoOptions::default());
+        q.replace_begin();
+        q.replace_page(vec![Arc::new(cm("ns", "a"))]).unwrap();
+        let mut initial = None;
+        q.pop::<()>(|_, i| {
+            initial = Some(i);
+            Ok(())
+        })
+        .await
+        .unwrap();
+        assert_eq!(
+            initial,
+            Some(true),
+            "popped mid-list: part of the initial list"
+        );
+        assert!(!q.has_synced(), "not before the list is finished");
+        q.replace_page(vec![Arc::new(cm("ns", "b"))]).unwrap();
+        q.replace_finish("2").unwrap();
+        assert!(!q.has_synced(), "b is still queued");
+        pop(&q).await;
+        assert!(q.has_synced());
+    }
+
+    #[tokio::test]
+    async fn restarting_a_paged_relist_forgets_the_unfinished_keys() {
+        let known = Indexer::default();
+        known.add(Arc::new(cm_with("ns", "a", "1", &[]))).unwrap();
+        let q = with_known(&known);
+        q.replace_begin();
+        q.replace_page(vec![Arc::new(cm_with("ns", "a", "1", &[]))])
+            .unwrap();
+        pop(&q).await;
+        q.replace_begin(); // e.g. an expired continue token: start over
+        q.replace_page(vec![]).unwrap();
+        q.replace_finish("5").unwrap();
+        let deltas = q
+            .get_by_key("ns/a")
+            .expect("a was not in the restarted list");
+        assert!(matches!(
+            deltas.newest(),
+            Some(Delta::Deleted(DeletedObject::Tombstone(_)))
+        ));
     }
 
     #[tokio::test]

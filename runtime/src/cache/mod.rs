@@ -81,4 +81,4 @@ pub use reflector::{
 pub use shared_informer::{
     CacheSynced, HandlerRegistration, InformerError, SharedIndexInformer, wait_for_cache_sync,
 };
-pub use store::{KnownObjects, Store, ThreadSafeStore};
+pub use store::{KnownObjects, PagedReplace, Store, ThreadSafeStore};

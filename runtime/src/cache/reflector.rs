@@ -278,70 +278,100 @@ impl<K: Object> Reflector<K> {
         }
     }
 
-    /// Lists every page and replaces the store.
+    /// Lists every page into the store and records the list's resourceVersion.
     async fn list(&self) -> Result<(), ReflectorError> {
         let rv = self.relist_resource_version();
-        let list = match self.list_pages(&rv).await {
+        let list_rv = match self.list_into_store(&rv).await {
             Err(ReflectorError::List(e))
                 if e.is_gone_or_expired() || is_too_large_resource_version(&e) =>
             {
                 self.versions.lock().unavailable = true;
-                self.list_pages("").await?
+                self.list_into_store("").await?
             }
             other => other?,
         };
-        let rv = list.metadata.resource_version.clone().unwrap_or_default();
-        let items: Vec<Arc<K>> = list.items.into_iter().map(Arc::new).collect();
-        self.store
-            .replace(items, &rv)
-            .map_err(ReflectorError::Store)?;
         let mut v = self.versions.lock();
         v.unavailable = false;
-        if !rv.is_empty() {
-            v.last_sync = rv;
+        if !list_rv.is_empty() {
+            v.last_sync = list_rv;
         }
         Ok(())
     }
 
-    async fn list_pages(&self, rv: &str) -> Result<ObjectList<K>, ReflectorError> {
+    /// Lists page by page. A store that takes pages (a `DeltaFifo`) gets each page as it
+    /// arrives, so the full list is never held here and the consumer replaces cached objects
+    /// while later pages are fetched; other stores get one `replace` at the end. An expired
+    /// continue token falls back to one full list at the same version. Returns the list's
+    /// resourceVersion.
+    async fn list_into_store(&self, rv: &str) -> Result<String, ReflectorError> {
+        let paged = self.store.paged_replace();
+        let mut buffered: Vec<Arc<K>> = Vec::new();
+        if let Some(p) = paged {
+            p.replace_begin();
+        }
+        let deliver = |items: Vec<K>, buffered: &mut Vec<Arc<K>>| -> Result<(), ReflectorError> {
+            let items = items.into_iter().map(Arc::new);
+            match paged {
+                Some(p) => p
+                    .replace_page(items.collect())
+                    .map_err(ReflectorError::Store),
+                None => {
+                    buffered.extend(items);
+                    Ok(())
+                }
+            }
+        };
         let first = ListParams {
             limit: (self.config.page_size > 0).then_some(self.config.page_size),
             resource_version: Some(rv.to_owned()).filter(|r| !r.is_empty()),
             version_match: (rv == "0").then_some(VersionMatch::NotOlderThan),
             ..ListParams::default()
         };
-        let mut list = self
+        let mut page = self
             .lister_watcher
             .list(first.clone())
             .await
             .map_err(ReflectorError::List)?;
-        while let Some(token) = list.metadata.continue_.clone().filter(|t| !t.is_empty()) {
+        let list_rv = loop {
+            let token = page.metadata.continue_.clone().filter(|t| !t.is_empty());
+            let page_rv = page.metadata.resource_version.clone().unwrap_or_default();
+            deliver(page.items, &mut buffered)?;
+            let Some(token) = token else { break page_rv };
             let next = ListParams {
                 limit: first.limit,
                 continue_token: Some(token),
                 ..ListParams::default()
             };
-            match self.lister_watcher.list(next).await {
-                Ok(page) => {
-                    list.items.extend(page.items);
-                    list.metadata = page.metadata;
-                }
+            page = match self.lister_watcher.list(next).await {
+                Ok(page) => page,
                 Err(e) if e.is_gone_or_expired() => {
                     // The continue token expired mid-list: one full list at the same version.
+                    if let Some(p) = paged {
+                        p.replace_begin();
+                    }
+                    buffered.clear();
                     let full = ListParams {
                         limit: None,
                         ..first.clone()
                     };
-                    return self
+                    let full = self
                         .lister_watcher
                         .list(full)
                         .await
-                        .map_err(ReflectorError::List);
+                        .map_err(ReflectorError::List)?;
+                    let full_rv = full.metadata.resource_version.clone().unwrap_or_default();
+                    deliver(full.items, &mut buffered)?;
+                    break full_rv;
                 }
                 Err(e) => return Err(ReflectorError::List(e)),
-            }
+            };
+        };
+        match paged {
+            Some(p) => p.replace_finish(&list_rv),
+            None => self.store.replace(buffered, &list_rv),
         }
-        Ok(list)
+        .map_err(ReflectorError::Store)?;
+        Ok(list_rv)
     }
 
     fn watch_params(&self, send_initial_events: bool) -> WatchParams {

@@ -27,6 +27,23 @@ pub trait Store<K>: Send + Sync + 'static {
     fn replace(&self, objs: Vec<Arc<K>>, resource_version: &str) -> Result<(), CacheError>;
     /// Re-delivers known objects where that means something (a [`DeltaFifo`](super::DeltaFifo)).
     fn resync(&self) -> Result<(), CacheError>;
+
+    /// A store that can take a relist page by page (a [`DeltaFifo`](super::DeltaFifo)), so the
+    /// reflector need not hold the whole list; `None` (the default) means `replace` only.
+    fn paged_replace(&self) -> Option<&dyn PagedReplace<K>> {
+        None
+    }
+}
+
+/// Taking a relist page by page: `replace_begin`, any number of `replace_page`, then
+/// `replace_finish` with the list's resourceVersion.
+pub trait PagedReplace<K>: Send + Sync {
+    /// Starts a relist (forgetting an unfinished one).
+    fn replace_begin(&self);
+    /// One page of listed objects.
+    fn replace_page(&self, objs: Vec<Arc<K>>) -> Result<(), CacheError>;
+    /// The list is complete.
+    fn replace_finish(&self, resource_version: &str) -> Result<(), CacheError>;
 }
 
 /// Read access to the objects a [`DeltaFifo`](super::DeltaFifo) compares against (its

@@ -58,6 +58,13 @@ impl<K: Object> Indexer<K> {
         self.add(obj)
     }
 
+    /// Adds or replaces an object, returning the one it replaced (one key computation and
+    /// one lock, where `get_by_key` + `update` take two).
+    pub fn upsert(&self, obj: Arc<K>) -> Result<Option<Arc<K>>, CacheError> {
+        let key = meta_namespace_key(obj.as_ref())?;
+        self.store.upsert(&key, obj)
+    }
+
     /// Removes the object with `obj`'s key; unknown keys are ignored.
     pub fn delete(&self, obj: &K) -> Result<(), CacheError> {
         let key = meta_namespace_key(obj)?;

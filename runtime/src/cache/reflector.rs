@@ -562,11 +562,12 @@ impl<K: Object> Reflector<K> {
         if self.config.resync_period.is_zero() {
             return std::future::pending().await;
         }
+        // Re-armed after each resync (as client-go does), never on a fixed schedule: a
+        // handler's next resync is set from the moment the tick is handled, so a fixed
+        // schedule could tick just before it is due and silently double its period.
         let period = self.config.resync_period;
-        let mut ticker = tokio::time::interval_at(Instant::now() + period, period);
-        ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
-            ticker.tick().await;
+            tokio::time::sleep(period).await;
             let due = self.should_resync.as_ref().is_none_or(|f| f());
             if due && let Err(error) = self.store.resync() {
                 return ReflectorError::Resync(error);

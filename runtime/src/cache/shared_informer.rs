@@ -22,7 +22,7 @@ use tokio_util::sync::CancellationToken;
 use super::{
     CacheError, Delta, DeltaFifo, DeltaFifoOptions, Deltas, Indexer, Indexers, Lister,
     ListerWatcher, PopError, ProcessError, Reflector, ReflectorConfig, ResourceEventHandler,
-    TransformFunc, WatchErrorHandler, meta_namespace_key,
+    TransformFunc, WatchErrorHandler,
     processor::{
         Listener, MINIMUM_RESYNC_PERIOD, Notification, Processor, determine_resync_period,
     },
@@ -370,26 +370,30 @@ impl<K: Object> SharedIndexInformer<K> {
             .clone();
         self.inner.processor.lock().start();
 
-        let pop_loop = async {
-            loop {
-                let popped = fifo
-                    .pop(|deltas, initial| self.handle_deltas(deltas, initial))
-                    .await;
-                match popped {
-                    Ok(_) => {}
-                    Err(PopError::Closed) => break,
-                    Err(PopError::Process { error, .. }) => {
-                        tracing::error!(%error, "dropping deltas the cache refused");
+        // The delta loop is its own task, so applying deltas overlaps with the reflector
+        // fetching and decoding the next page.
+        let pop_loop = tokio::spawn({
+            let (informer, fifo, stop) = (self.clone(), fifo.clone(), stop.clone());
+            async move {
+                loop {
+                    let popped = tokio::select! {
+                        () = stop.cancelled() => break,
+                        popped = fifo.pop(|deltas, initial| informer.handle_deltas(deltas, initial)) => popped,
+                    };
+                    match popped {
+                        Ok(_) => {}
+                        Err(PopError::Closed) => break,
+                        Err(PopError::Process { error, .. }) => {
+                            tracing::error!(%error, "dropping deltas the cache refused");
+                        }
                     }
                 }
             }
-        };
-        tokio::join!(reflector.run(stop.clone()), async {
-            tokio::select! {
-                () = stop.cancelled() => {}
-                () = pop_loop => {}
-            }
         });
+        reflector.run(stop.clone()).await;
+        if let Err(error) = pop_loop.await {
+            tracing::error!(%error, "the informer's delta loop failed");
+        }
         fifo.close();
         let running = self.inner.processor.lock().stop();
         for done in running {
@@ -421,13 +425,13 @@ impl<K: Object> SharedIndexInformer<K> {
                 | Delta::Updated(obj)
                 | Delta::Replaced(obj)
                 | Delta::Sync(obj) => {
-                    let old = meta_namespace_key(obj.as_ref())
-                        .ok()
-                        .and_then(|k| indexer.get_by_key(&k));
-                    if let Err(error) = indexer.update(obj.clone()) {
-                        tracing::error!(%error, "could not store an object in the cache");
-                        continue;
-                    }
+                    let old = match indexer.upsert(obj.clone()) {
+                        Ok(old) => old,
+                        Err(error) => {
+                            tracing::error!(%error, "could not store an object in the cache");
+                            continue;
+                        }
+                    };
                     match old {
                         Some(old) => {
                             // Unchanged resourceVersion: a resync, only for handlers due one.
@@ -485,7 +489,7 @@ mod tests {
 
     use super::*;
     use crate::cache::{
-        BackoffConfig, DeletedObject, ReflectorError, namespace_indexers,
+        BackoffConfig, DeletedObject, ReflectorError, meta_namespace_key, namespace_indexers,
         testing::{
             cm, cm_with,
             fake_api::{FakeApi, gone, refused},

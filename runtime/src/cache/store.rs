@@ -139,6 +139,11 @@ impl<K> ThreadSafeStore<K> {
     /// Adds or replaces the object under `key`, moving its index entries. If an index
     /// function fails, nothing changes.
     pub fn add(&self, key: &str, obj: Arc<K>) -> Result<(), CacheError> {
+        self.upsert(key, obj).map(|_| ())
+    }
+
+    /// Like [`ThreadSafeStore::add`], returning the object it replaced.
+    pub fn upsert(&self, key: &str, obj: Arc<K>) -> Result<Option<Arc<K>>, CacheError> {
         let mut inner = self.inner.write();
         let new_values = inner.values_of(key, &obj)?;
         let (store_key, old_values) = match inner.items.get_key_value(key) {
@@ -165,8 +170,7 @@ impl<K> ThreadSafeStore<K> {
                 None => index.insert(&store_key, new),
             }
         }
-        items.insert(store_key, obj);
-        Ok(())
+        Ok(items.insert(store_key, obj))
     }
 
     /// The same as [`ThreadSafeStore::add`].

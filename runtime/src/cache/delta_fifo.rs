@@ -495,10 +495,6 @@ impl<K: Object> PagedReplace<K> for DeltaFifo<K> {
     fn replace_finish(&self, resource_version: &str) -> Result<(), CacheError> {
         DeltaFifo::replace_finish(self, resource_version)
     }
-
-    fn wait_for_backlog_below(&self, limit: usize) -> futures::future::BoxFuture<'_, ()> {
-        Box::pin(self.shared.core.wait_len_below(limit))
-    }
 }
 
 #[cfg(test)]

@@ -69,8 +69,6 @@ impl<V> QueueState<V> {
 pub(crate) struct QueueCore<V> {
     state: Mutex<QueueState<V>>,
     notify: Notify,
-    /// Woken after every pop, for producers waiting for the backlog to shrink.
-    popped: Notify,
 }
 
 impl<V> QueueCore<V> {
@@ -84,23 +82,6 @@ impl<V> QueueCore<V> {
                 closed: false,
             }),
             notify: Notify::new(),
-            popped: Notify::new(),
-        }
-    }
-
-    /// Waits until fewer than `limit` keys are queued (or the queue is closed).
-    pub(crate) async fn wait_len_below(&self, limit: usize) {
-        loop {
-            let notified = self.popped.notified();
-            tokio::pin!(notified);
-            notified.as_mut().enable();
-            {
-                let state = self.state.lock();
-                if state.queue.len() < limit || state.closed {
-                    return;
-                }
-            }
-            notified.await;
         }
     }
 
@@ -116,7 +97,6 @@ impl<V> QueueCore<V> {
     pub(crate) fn close(&self) {
         self.state.lock().closed = true;
         self.wake();
-        self.popped.notify_waiters();
     }
 
     pub(crate) fn is_closed(&self) -> bool {

@@ -337,14 +337,6 @@ impl<K: Object> Reflector<K> {
             let page_rv = page.metadata.resource_version.clone().unwrap_or_default();
             deliver(page.items, &mut buffered)?;
             let Some(token) = token else { break page_rv };
-            if let Some(p) = paged {
-                // Backpressure: fetch the next page once the consumer has caught up to within
-                // two pages, so a relist never holds much more than the cache itself.
-                let limit = 2 * usize::try_from(self.config.page_size)
-                    .unwrap_or(usize::MAX)
-                    .max(500);
-                p.wait_for_backlog_below(limit).await;
-            }
             let next = ListParams {
                 limit: first.limit,
                 continue_token: Some(token),

@@ -44,9 +44,6 @@ pub trait PagedReplace<K>: Send + Sync {
     fn replace_page(&self, objs: Vec<Arc<K>>) -> Result<(), CacheError>;
     /// The list is complete.
     fn replace_finish(&self, resource_version: &str) -> Result<(), CacheError>;
-    /// Resolves once fewer than `limit` items wait to be consumed, so a producer can pace
-    /// itself to its consumer (backpressure).
-    fn wait_for_backlog_below(&self, limit: usize) -> futures::future::BoxFuture<'_, ()>;
 }
 
 /// Read access to the objects a [`DeltaFifo`](super::DeltaFifo) compares against (its

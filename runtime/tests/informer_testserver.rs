@@ -43,6 +43,17 @@ fn cm(ns: &str, name: &str, value: &str) -> ConfigMap {
     }
 }
 
+/// An object's key and its `v` value: what the views, the cache and the server are compared on.
+fn entry(c: &ConfigMap) -> (String, String) {
+    let value = c
+        .data
+        .as_ref()
+        .and_then(|d| d.get("v"))
+        .cloned()
+        .unwrap_or_default();
+    (meta_namespace_key(c).unwrap(), value)
+}
+
 /// Applies every notification to a map: what the handler believes the world is.
 #[derive(Default, Clone)]
 struct View {
@@ -52,17 +63,11 @@ struct View {
 
 impl ResourceEventHandler<ConfigMap> for View {
     fn on_add(&self, obj: &Arc<ConfigMap>, _: bool) {
-        let key = meta_namespace_key(obj.as_ref()).unwrap();
-        let value = obj
-            .data
-            .as_ref()
-            .and_then(|d| d.get("v"))
-            .cloned()
-            .unwrap_or_default();
+        let (key, value) = entry(obj);
         self.objects.lock().unwrap().insert(key, value);
     }
     fn on_update(&self, _: &Arc<ConfigMap>, new: &Arc<ConfigMap>) {
-        let key = meta_namespace_key(new.as_ref()).unwrap();
+        let (key, value) = entry(new);
         let mut objects = self.objects.lock().unwrap();
         if !objects.contains_key(&key) {
             self.violations
@@ -70,14 +75,7 @@ impl ResourceEventHandler<ConfigMap> for View {
                 .unwrap()
                 .push(format!("update for unseen {key}"));
         }
-        objects.insert(
-            key,
-            new.data
-                .as_ref()
-                .and_then(|d| d.get("v"))
-                .cloned()
-                .unwrap_or_default(),
-        );
+        objects.insert(key, value);
     }
     fn on_delete(&self, obj: &DeletedObject<ConfigMap>) {
         let key = deletion_handling_meta_namespace_key(obj).unwrap();
@@ -107,12 +105,7 @@ async fn server_state(client: &Client) -> BTreeMap<String, String> {
         .items
         .into_iter()
         .filter(|c| c.metadata.namespace.as_deref() != Some("kube-system"))
-        .map(|c| {
-            (
-                meta_namespace_key(&c).unwrap(),
-                c.data.and_then(|d| d.get("v").cloned()).unwrap_or_default(),
-            )
-        })
+        .map(|c| entry(&c))
         .collect()
 }
 
@@ -298,15 +291,7 @@ async fn run_schedule(seed: u64) {
             .list()
             .iter()
             .filter(|c| c.metadata.namespace.as_deref() != Some("kube-system"))
-            .map(|c| {
-                (
-                    meta_namespace_key(c.as_ref()).unwrap(),
-                    c.data
-                        .clone()
-                        .and_then(|d| d.get("v").cloned())
-                        .unwrap_or_default(),
-                )
-            })
+            .map(|c| entry(c))
             .collect()
     };
     let mut all_views = views.clone();

@@ -32,7 +32,7 @@ impl ListerError {
 }
 
 /// `plural.group`, or `plural` for the core group.
-fn group_resource<K: Resource<DynamicType = ()>>() -> String {
+pub(crate) fn group_resource<K: Resource<DynamicType = ()>>() -> String {
     let (plural, group) = (K::plural(&()), K::group(&()));
     if group.is_empty() {
         plural.into_owned()

@@ -46,7 +46,7 @@ mod index;
 mod indexer;
 mod keys;
 mod list_watch;
-mod lister;
+pub(crate) mod lister;
 mod processor;
 mod queue_core;
 mod reflector;

@@ -167,10 +167,6 @@ fn gvr_of<K: Object>() -> GroupVersionResource {
     GroupVersionResource::gvr(&K::group(&()), &K::version(&()), &K::plural(&()))
 }
 
-fn gvr_eq(a: &GroupVersionResource, b: &GroupVersionResource) -> bool {
-    a.group == b.group && a.version == b.version && a.resource == b.resource
-}
-
 impl SharedInformerFactory {
     /// A factory over `client` with a default resync period (zero: no resync).
     pub fn new(client: Client, default_resync: Duration) -> Self {
@@ -249,7 +245,7 @@ impl SharedInformerFactory {
             .informers
             .lock()
             .iter()
-            .find(|e| gvr_eq(&e.gvr, gvr))
+            .find(|e| &e.gvr == gvr)
             .map(|e| GenericInformer {
                 gvr: e.gvr.clone(),
                 inner: e.erased.clone(),

@@ -42,12 +42,7 @@ impl<K: Object> ErasedInformer for SharedIndexInformer<K> {
     }
 
     fn resource(&self) -> String {
-        let group = K::group(&());
-        if group.is_empty() {
-            K::plural(&()).into_owned()
-        } else {
-            format!("{}.{group}", K::plural(&()))
-        }
+        crate::cache::lister::group_resource::<K>()
     }
 }
 

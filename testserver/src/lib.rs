@@ -22,6 +22,7 @@ pub mod crd;
 pub mod discovery;
 pub mod engine;
 pub mod errors;
+pub mod fake;
 pub mod faults;
 mod gc;
 pub mod handler;

@@ -15,6 +15,7 @@ mod decode;
 mod discovery;
 mod dynamic;
 mod error;
+mod extension;
 mod reqwest_transport;
 mod resource;
 mod retry;

@@ -130,6 +130,10 @@ impl<K: Object> ResourceClient<K> {
         &self.raw.client
     }
 
+    pub(crate) fn raw(&self) -> &RawApi {
+        &self.raw
+    }
+
     /// Creates `obj`.
     pub async fn create(&self, pp: &PostParams, obj: &K) -> Result<K, Error> {
         self.raw.create(pp, obj).await

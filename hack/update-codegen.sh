@@ -10,6 +10,7 @@ cargo run --quiet --locked -p kubegen-codegen --bin kubegen-codegen -- "${mode}"
   --input-dir codegen/testdata/apis \
   --output-dir codegen/testdata/client \
   --output-module crate::client \
+  --input-module crate::apis \
   --boilerplate codegen/testdata/boilerplate.txt \
   --with-fake \
   --plural-exceptions Cactus:cacti

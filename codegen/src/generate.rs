@@ -22,6 +22,7 @@ use quote::quote;
 
 use crate::diagnostic::{Diagnostic, Error};
 use crate::expand;
+use crate::layout;
 use crate::model::{Package, TypeDef};
 use crate::plural::PluralExceptions;
 use crate::render::{self, Boilerplate, GENERATED_LINE};
@@ -43,6 +44,10 @@ pub struct Config {
     /// The Rust module path at which `output_dir` is mounted (`crate::client`); the
     /// client, lister and informer emitters use it for paths between generated modules.
     pub output_module: String,
+    /// The Rust module path of the apis root (`crate::apis`): generated clients name
+    /// types as `<input_module>::<group>::<version>::<Type>`, so every version module
+    /// must make its types public at its root (`pub use types::*;`).
+    pub input_module: String,
     /// License header file.
     pub boilerplate: Option<PathBuf>,
     /// Generate fake clientsets (used by the clientset emitter).
@@ -62,10 +67,18 @@ impl Config {
             input_dir: input_dir.into(),
             output_dir: output_dir.into(),
             output_module: output_module.into(),
+            input_module: "crate::apis".to_owned(),
             boilerplate: None,
             with_fake: false,
             plural_exceptions: PluralExceptions::default(),
         }
+    }
+
+    /// Sets the Rust module path of the apis root (default `crate::apis`).
+    #[must_use]
+    pub fn input_module(mut self, path: impl Into<String>) -> Self {
+        self.input_module = path.into();
+        self
     }
 
     /// Sets the boilerplate header file.
@@ -121,11 +134,15 @@ pub struct Generator {
 impl Generator {
     /// Checks the configuration and loads the boilerplate.
     pub fn new(config: Config) -> Result<Self, Error> {
-        if syn::parse_str::<syn::Path>(&config.output_module).is_err() {
-            return Err(Error::Config(format!(
-                "--output-module `{}` is not a Rust module path",
-                config.output_module
-            )));
+        for (flag, path) in [
+            ("--output-module", &config.output_module),
+            ("--input-module", &config.input_module),
+        ] {
+            if syn::parse_str::<syn::Path>(path).is_err() {
+                return Err(Error::Config(format!(
+                    "{flag} `{path}` is not a Rust module path"
+                )));
+            }
         }
         if !config.input_dir.is_dir() {
             return Err(Error::Config(format!(
@@ -180,18 +197,62 @@ impl Generator {
     pub fn generate(&self) -> Result<Vec<GeneratedFile>, Error> {
         let mut files = Vec::new();
         let mut diagnostics = Vec::new();
-        for (dir, package) in self.packages()? {
+        let packages = self.packages()?;
+        for (dir, package) in &packages {
             tracing::debug!(package = %dir.relative.display(), types = package.types.len(), "generating");
-            match self.package_files(&dir, &package) {
+            match self.package_files(dir, package) {
                 Ok(f) => files.extend(f),
                 Err(d) => diagnostics.extend(d),
             }
+        }
+        match self.layout_files(&packages) {
+            Ok(f) => files.extend(f),
+            Err(d) => diagnostics.extend(d),
         }
         if !diagnostics.is_empty() {
             return Err(Error::Invalid(diagnostics));
         }
         files.sort_by(|a, b| (a.root, &a.path).cmp(&(b.root, &b.path)));
         Ok(files)
+    }
+
+    /// The clientset, listers and informers under the output directory.
+    fn layout_files(
+        &self,
+        packages: &[(VersionDir, Package)],
+    ) -> Result<Vec<GeneratedFile>, Vec<Diagnostic>> {
+        let path_of = |text: &str| syn::parse_str::<syn::Path>(text);
+        let (Ok(output_module), Ok(input_module)) = (
+            path_of(&self.config.output_module),
+            path_of(&self.config.input_module),
+        ) else {
+            // `Generator::new` checked both.
+            return Ok(Vec::new());
+        };
+        let config = layout::LayoutConfig {
+            output_module: &output_module,
+            input_module: &input_module,
+            with_fake: self.config.with_fake,
+        };
+        let mut out = Vec::new();
+        let mut diagnostics = Vec::new();
+        for (path, tokens) in layout::files(packages, &config) {
+            match render::render_file(tokens, &self.boilerplate) {
+                Ok(contents) => out.push(GeneratedFile {
+                    root: Root::Output,
+                    path,
+                    contents,
+                }),
+                Err(e) => {
+                    diagnostics.extend(Diagnostic::from_syn(&self.config.output_dir.join(&path), e))
+                }
+            }
+        }
+        if diagnostics.is_empty() {
+            Ok(out)
+        } else {
+            Err(diagnostics)
+        }
     }
 
     fn package_files(

@@ -35,6 +35,8 @@ pub mod expand;
 mod fallback;
 #[cfg(feature = "files")]
 pub mod generate;
+#[cfg(feature = "files")]
+pub mod layout;
 pub mod lower;
 pub mod markers;
 pub mod model;
@@ -120,6 +122,10 @@ pub struct FileOutput {
     pub resource: TokenStream,
     /// `DeepCopy` impls.
     pub deep_copy: TokenStream,
+    /// The typed clients, listers and informers of the `+genclient` types, as the CLI
+    /// writes them into `clientset/`, `listers/` and `informers/` (per type: client,
+    /// lister, informer).
+    pub access: TokenStream,
 }
 
 /// Generates the impls for the types of one source file (as if it were a version
@@ -151,6 +157,9 @@ pub fn expand_file(file: &syn::File, ctx: &FileContext) -> Result<FileOutput, sy
     }
     for ty in package.deep_copy_types() {
         out.deep_copy.extend(expand::deep_copy_impl(ty));
+    }
+    for (ty, r) in package.resources() {
+        out.access.extend(expand::access_tokens(ty, r));
     }
     Ok(out)
 }

@@ -181,6 +181,7 @@ pub fn lower_type(
     };
     let mut ty = TypeDef {
         ident: input.ident.clone(),
+        vis: input.vis.clone(),
         generics: input.generics.clone(),
         body,
         module,
@@ -237,6 +238,7 @@ pub fn lower_alias(
     validate::type_markers(&markers, cx);
     let mut ty = TypeDef {
         ident: item.ident.clone(),
+        vis: item.vis.clone(),
         generics: item.generics.clone(),
         body: Body::Alias,
         module,

@@ -40,6 +40,10 @@ struct Options {
     /// The Rust module path of --output-dir (e.g. crate::client).
     #[arg(long)]
     output_module: String,
+    /// The Rust module path of --input-dir (generated clients name types as
+    /// <input-module>::<group>::<version>::<Type>).
+    #[arg(long, default_value = "crate::apis")]
+    input_module: String,
     /// A header (of `//` comment lines) for every generated file.
     #[arg(long)]
     boilerplate: Option<PathBuf>,
@@ -53,7 +57,8 @@ struct Options {
 
 fn generator(opts: &Options) -> Result<Generator, Error> {
     let mut config = Config::new(&opts.input_dir, &opts.output_dir, &opts.output_module)
-        .with_fake(opts.with_fake);
+        .with_fake(opts.with_fake)
+        .input_module(&opts.input_module);
     if let Some(b) = &opts.boilerplate {
         config = config.boilerplate(b);
     }

@@ -279,6 +279,8 @@ pub struct Derived {
 pub struct TypeDef {
     /// The type's name.
     pub ident: syn::Ident,
+    /// Its visibility (generated clients, listers and informers get the same).
+    pub vis: syn::Visibility,
     /// Its generics (resources must have none).
     pub generics: syn::Generics,
     /// Its definition.

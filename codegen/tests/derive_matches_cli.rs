@@ -35,6 +35,7 @@ fn cli_tokens(item: &syn::ItemStruct, group: &str, version: &str) -> String {
     let mut tokens = TokenStream::new();
     tokens.extend(out.resource);
     tokens.extend(out.deep_copy);
+    tokens.extend(out.access);
     tokens.to_string()
 }
 
@@ -81,6 +82,35 @@ fn derive_and_cli_emit_identical_tokens_for_every_marker_combination() {
     assert!(derive_tokens(&items[0], "example.com", "v1").contains("DeepCopy for Foo"));
     assert!(!derive_tokens(&items[3], "example.com", "v1").contains("DeepCopy"));
     assert!(!derive_tokens(&items[4], "example.com", "v1").contains("Resource for"));
+    let foo = derive_tokens(&items[0], "example.com", "v1");
+    for item in [
+        "struct FooClient",
+        "fn get_scale",
+        "struct FooLister",
+        "struct FooNamespaceLister",
+        "fn new_foo_informer",
+    ] {
+        assert!(foo.contains(item), "{item} missing");
+    }
+    let widget = derive_tokens(&items[1], "example.com", "v1");
+    assert!(
+        !widget.contains("fn delete_collection"),
+        "skipVerbs removes the method"
+    );
+    assert!(
+        !widget.contains("WidgetNamespaceLister"),
+        "cluster-scoped: get on the lister"
+    );
+    let baz = derive_tokens(&items[2], "example.com", "v1");
+    assert!(
+        !baz.contains("async fn create") && baz.contains("async fn watch"),
+        "readonly"
+    );
+    let no_copy = derive_tokens(&items[3], "example.com", "v1");
+    assert!(
+        no_copy.contains("struct NoCopyLister") && !no_copy.contains("NoCopyInformer"),
+        "no watch: no informer"
+    );
 }
 
 #[test]

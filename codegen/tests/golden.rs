@@ -14,9 +14,13 @@ use kubegen_codegen::{Generator, Root};
 fn committed_golden_files_match_fresh_generation() {
     let generator = Generator::new(common::config(&common::testdata())).unwrap();
     let files = generator.generate().unwrap();
-    let names: Vec<String> = files.iter().map(|f| f.path.display().to_string()).collect();
+    let input: Vec<String> = files
+        .iter()
+        .filter(|f| f.root == Root::Input)
+        .map(|f| f.path.display().to_string())
+        .collect();
     assert_eq!(
-        names,
+        input,
         [
             "samplecontroller/v1/zz_generated_deepcopy.rs",
             "samplecontroller/v1/zz_generated_resource.rs",
@@ -28,9 +32,35 @@ fn committed_golden_files_match_fresh_generation() {
             "widgets/v2beta1/zz_generated_resource.rs",
         ]
     );
+    let output: Vec<String> = files
+        .iter()
+        .filter(|f| f.root == Root::Output)
+        .map(|f| f.path.display().to_string())
+        .collect();
+    for expected in [
+        "mod.rs",
+        "clientset/versioned/mod.rs",
+        "clientset/versioned/fake/mod.rs",
+        "clientset/versioned/typed/samplecontroller/v1alpha1/foo.rs",
+        "clientset/versioned/typed/widgets/v1/gadget.rs",
+        "listers/samplecontroller/v1alpha1/foo.rs",
+        "informers/externalversions/mod.rs",
+        "informers/externalversions/samplecontroller/v1alpha1/foo.rs",
+    ] {
+        assert!(output.contains(&expected.to_owned()), "{expected} missing");
+    }
+    assert!(
+        !output
+            .iter()
+            .any(|p| p.starts_with("informers/") && p.ends_with("gadget.rs")),
+        "noVerbs: no informer"
+    );
     for f in &files {
-        assert_eq!(f.root, Root::Input);
-        let committed = fs::read_to_string(common::testdata().join("apis").join(&f.path)).unwrap();
+        let dir = match f.root {
+            Root::Input => "apis",
+            Root::Output => "client",
+        };
+        let committed = fs::read_to_string(common::testdata().join(dir).join(&f.path)).unwrap();
         assert_eq!(committed, f.contents, "{} is stale", f.path.display());
     }
     let outcome = generator.verify().unwrap();

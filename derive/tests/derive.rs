@@ -32,6 +32,12 @@ struct FooSpec {
     mode: Mode,
 }
 
+/// The result of Foo's `GetScale` extension method.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+struct Scale {
+    replicas: i32,
+}
+
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, kubegen::deepcopy::DeepCopy)]
 struct FooStatus {
     ready: bool,
@@ -126,4 +132,37 @@ fn derived_deep_copy_into_reuses_nested_allocations() {
 fn derived_deep_copy_handles_generic_tuple_structs() {
     let pair = Pair("x".to_string(), vec![1u8, 2]);
     assert_eq!(pair.deep_copy(), pair);
+}
+
+#[tokio::test]
+async fn derived_types_get_a_typed_client_lister_and_informer() {
+    let fake = kubegen_testserver::fake::Fake::new();
+    fake.register::<Foo>(true);
+    let foos = FooClient::new(fake.client(), "team-a");
+    let mut foo = Foo::default();
+    foo.metadata.name = Some("a".into());
+    foo.spec.replicas = 2;
+    foos.create(&Default::default(), &foo).await.unwrap();
+    assert_eq!(foos.get("a").await.unwrap().spec.replicas, 2);
+
+    fake.prepend_reactor("get", "foos", |action| {
+        (action.subresource == "scale").then(|| Ok(serde_json::json!({"replicas": 5})))
+    });
+    assert_eq!(foos.get_scale("a").await.unwrap(), Scale { replicas: 5 });
+
+    let factory = kubegen::informers::SharedInformerFactory::new(fake.client(), Default::default());
+    let informer = FooInformer::new(factory.clone());
+    let lister: FooLister = informer.lister();
+    factory.start();
+    let stop = tokio_util::sync::CancellationToken::new();
+    assert!(
+        factory
+            .wait_for_cache_sync(&stop)
+            .await
+            .values()
+            .all(|s| *s)
+    );
+    assert_eq!(lister.foos("team-a").get("a").unwrap().spec.replicas, 2);
+    assert!(lister.foos("team-b").get("a").unwrap_err().is_not_found());
+    factory.shutdown().await;
 }

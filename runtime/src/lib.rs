@@ -38,4 +38,5 @@ pub use kubegen_derive::Resource;
 pub mod __private {
     pub use k8s_openapi;
     pub use kube_core;
+    pub use serde;
 }

@@ -24,6 +24,10 @@ pub struct EngineConfig {
     pub history_limit: usize,
     /// How often a watch with `allowWatchBookmarks` gets a BOOKMARK.
     pub bookmark_interval: Duration,
+    /// Create a missing namespace on first write into it instead of answering 404, as
+    /// client-go's fake object tracker (which ignores namespaces) behaves. Off for the
+    /// HTTP server; on for [`crate::fake::Fake`].
+    pub auto_create_namespaces: bool,
 }
 
 impl Default for EngineConfig {
@@ -31,6 +35,7 @@ impl Default for EngineConfig {
         EngineConfig {
             history_limit: 100_000,
             bookmark_interval: Duration::from_secs(5),
+            auto_create_namespaces: false,
         }
     }
 }
@@ -45,6 +50,12 @@ impl EngineConfig {
     /// Sets the bookmark interval.
     pub fn bookmark_interval(mut self, d: Duration) -> Self {
         self.bookmark_interval = d;
+        self
+    }
+
+    /// Creates missing namespaces on first write (see the field).
+    pub fn auto_create_namespaces(mut self, on: bool) -> Self {
+        self.auto_create_namespaces = on;
         self
     }
 }
@@ -369,11 +380,36 @@ impl Engine {
         }
         let key = (String::new(), ns.to_string());
         match self.store.get(&GroupResource::new("", "namespaces"), &key) {
+            None if self.config.auto_create_namespaces => self.create_namespace(ns),
             None => Err(ApiError::not_found("", "namespaces", ns)),
             Some(obj) if meta::is_deleting(&obj) => Err(ApiError::forbidden(format!(
                 "unable to create new content in namespace {ns} because it is being terminated"
             ))),
             Some(_) => Ok(()),
+        }
+    }
+
+    fn create_namespace(&self, ns: &str) -> ApiResult<()> {
+        let rt = self
+            .registry()
+            .get("", "v1", "namespaces")
+            .ok_or_else(|| ApiError::internal("the namespaces resource is not registered"))?;
+        let target = Target {
+            rt,
+            namespace: None,
+            name: None,
+            subresource: None,
+        };
+        let body = serde_json::json!({
+            "apiVersion": "v1",
+            "kind": "Namespace",
+            "metadata": {"name": ns},
+        });
+        match self.create(&target, body, &WriteOptions::default()) {
+            Ok(_) => Ok(()),
+            // Created concurrently by another request.
+            Err(e) if e.code == 409 => Ok(()),
+            Err(e) => Err(e),
         }
     }
 

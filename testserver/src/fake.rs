@@ -32,7 +32,7 @@ use std::sync::Arc;
 use kubegen::{Object, ResourceScope};
 use serde_json::Value;
 
-use crate::engine::{Target, WriteOptions};
+use crate::engine::{EngineConfig, Target, WriteOptions};
 use crate::errors::ApiError;
 use crate::inprocess::InProcess;
 use crate::registry::{NameRule, ResourceType};
@@ -67,8 +67,16 @@ impl Default for Fake {
 
 impl Fake {
     /// An empty server that knows the built-in types.
+    /// Namespaces spring into existence on first write, as with client-go's fakes.
     pub fn new() -> Self {
-        let server = InProcess::new();
+        Fake::from_server(InProcess::with_config(
+            EngineConfig::default().auto_create_namespaces(true),
+        ))
+    }
+
+    /// A fake over an existing in-process front, e.g. [`crate::TestServer::transport`]:
+    /// types registered here are served over HTTP too.
+    pub fn from_server(server: InProcess) -> Self {
         let client = kubegen::client::Client::new(server.clone());
         Fake { server, client }
     }
@@ -139,9 +147,12 @@ impl Fake {
             map.entry("kind")
                 .or_insert_with(|| Value::String(K::kind(&()).into_owned()));
         }
-        let namespace = rt
-            .namespaced
-            .then(|| obj.meta().namespace.clone().unwrap_or_else(|| "default".into()));
+        let namespace = rt.namespaced.then(|| {
+            obj.meta()
+                .namespace
+                .clone()
+                .unwrap_or_else(|| "default".into())
+        });
         let target = Target {
             rt: Arc::clone(&rt),
             namespace,

@@ -71,6 +71,8 @@ pub use keys::{
     KeyError, KeyFunc, deletion_handling_meta_namespace_key, meta_namespace_key,
     split_meta_namespace_key,
 };
+/// kube-core's label selector, as listers take it.
+pub use kube_core::Selector;
 pub use list_watch::{ListWatch, TweakListParams};
 pub use lister::{Lister, ListerError, NamespaceLister};
 pub use queue_core::{PopError, ProcessError};

@@ -32,8 +32,10 @@ pub use decode::{LineDecoder, decode_lines};
 pub use discovery::Discovery;
 pub use dynamic::DynamicClient;
 pub use error::{Error, reason};
+/// kube-core's request parameters and list / watch types, as the client's methods take them.
+pub use kube_core::{ObjectList, WatchEvent, params};
 pub use reqwest_transport::{RequestTimeout, ReqwestTransport, rustls_config};
-pub use resource::ResourceClient;
+pub use resource::{ResourceClient, WatchStream};
 pub use retry::{Backoff, DEFAULT_BACKOFF, DEFAULT_RETRY, on_error, retry_on_conflict};
 pub use throttle::{DEFAULT_BURST, DEFAULT_QPS, TokenBucket};
 pub use transport::{Body, BoxFuture, Transport, TransportError};

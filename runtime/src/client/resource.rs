@@ -20,6 +20,9 @@ use super::{
 };
 use crate::Object;
 
+/// The stream [`ResourceClient::watch`] returns: events decoded as they arrive.
+pub type WatchStream<K> = BoxStream<'static, Result<WatchEvent<K>, Error>>;
+
 /// A typed client for `K` (client-go's typed `PodInterface` and friends).
 ///
 /// ```no_run
@@ -252,7 +255,7 @@ impl<K: Object> ResourceClient<K> {
         &self,
         wp: &WatchParams,
         resource_version: &str,
-    ) -> Result<BoxStream<'static, Result<WatchEvent<K>, Error>>, Error> {
+    ) -> Result<WatchStream<K>, Error> {
         self.raw.watch(wp, resource_version).await
     }
 

@@ -1,0 +1,108 @@
+//! The lister (`FooLister`, and `FooNamespaceLister` for namespaced types): read-only
+//! views of an informer's cache over the runtime's `Lister<Foo>`. Cluster-scoped types
+//! get `get` on the lister itself; namespaced ones get it per namespace.
+
+use proc_macro2::TokenStream;
+use quote::quote;
+
+use super::names;
+use crate::model::{ResourceDef, Scope, TypeDef};
+
+/// `pub struct FooLister` (and `FooNamespaceLister`).
+pub fn lister(ty: &TypeDef, r: &ResourceDef) -> TokenStream {
+    let (vis, kind) = (&ty.vis, &ty.ident);
+    let name = names::lister(kind);
+    let cache = quote!(::kubegen::cache);
+    let arc = quote!(::std::sync::Arc);
+    let doc = format!(
+        " Lists `{}` objects ({}) from an informer's cache.",
+        r.kind,
+        r.api_version()
+    );
+    let scoped = match r.scope {
+        Scope::Namespaced => {
+            let ns_name = names::namespace_lister(kind);
+            let accessor = names::accessor(r);
+            let ns_doc = format!(" Lists `{}` objects of one namespace.", r.kind);
+            let not_found = format!(
+                " The object called `name`, or a NotFound error naming `{}`.",
+                r.plural
+            );
+            return quote! {
+                #[doc = #doc]
+                #[derive(Clone, Debug)]
+                #vis struct #name {
+                    inner: #cache::Lister<#kind>,
+                }
+
+                impl #name {
+                    /// A lister over `indexer` (an informer's).
+                    #vis fn new(indexer: #cache::Indexer<#kind>) -> Self {
+                        Self { inner: #cache::Lister::new(indexer) }
+                    }
+
+                    /// Every cached object matching `selector`, in every namespace.
+                    #vis fn list(&self, selector: &#cache::Selector) -> Vec<#arc<#kind>> {
+                        self.inner.list(selector)
+                    }
+
+                    /// The objects of `namespace`.
+                    #vis fn #accessor(&self, namespace: &str) -> #ns_name {
+                        #ns_name { inner: self.inner.namespaced(namespace) }
+                    }
+                }
+
+                #[doc = #ns_doc]
+                #[derive(Clone, Debug)]
+                #vis struct #ns_name {
+                    inner: #cache::NamespaceLister<#kind>,
+                }
+
+                impl #ns_name {
+                    /// Every cached object of the namespace matching `selector`.
+                    #vis fn list(&self, selector: &#cache::Selector) -> Vec<#arc<#kind>> {
+                        self.inner.list(selector)
+                    }
+
+                    #[doc = #not_found]
+                    #vis fn get(&self, name: &str) -> Result<#arc<#kind>, #cache::ListerError> {
+                        self.inner.get(name)
+                    }
+                }
+            };
+        }
+        Scope::Cluster => {
+            let not_found = format!(
+                " The object called `name`, or a NotFound error naming `{}`.",
+                r.plural
+            );
+            quote! {
+                #[doc = #not_found]
+                #vis fn get(&self, name: &str) -> Result<#arc<#kind>, #cache::ListerError> {
+                    self.inner.get(name)
+                }
+            }
+        }
+    };
+    quote! {
+        #[doc = #doc]
+        #[derive(Clone, Debug)]
+        #vis struct #name {
+            inner: #cache::Lister<#kind>,
+        }
+
+        impl #name {
+            /// A lister over `indexer` (an informer's).
+            #vis fn new(indexer: #cache::Indexer<#kind>) -> Self {
+                Self { inner: #cache::Lister::new(indexer) }
+            }
+
+            /// Every cached object matching `selector`.
+            #vis fn list(&self, selector: &#cache::Selector) -> Vec<#arc<#kind>> {
+                self.inner.list(selector)
+            }
+
+            #scoped
+        }
+    }
+}

@@ -10,6 +10,7 @@ use kubegen::{
         Indexer, ResourceEventHandlerFuncs, SharedIndexInformer,
         deletion_handling_meta_namespace_key, meta_namespace_key,
     },
+    record::{EventRecorder, EventType},
     workqueue::{QueueConfig, RateLimitingQueue, default_controller_rate_limiter},
 };
 use tokio::sync::mpsc;
@@ -42,18 +43,24 @@ pub enum Outcome {
     Dropped(String),
 }
 
+/// The reason of the Warning event recorded on a pod whose key is dropped.
+pub const REASON_SYNC_FAILED: &str = "SyncFailed";
+
 /// The pod controller of client-go's workqueue example.
 #[derive(Clone)]
 pub struct Controller {
     indexer: Indexer<Pod>,
     queue: RateLimitingQueue<String>,
+    recorder: EventRecorder,
     outcomes: Option<mpsc::UnboundedSender<Outcome>>,
 }
 
 impl Controller {
-    /// A controller fed by `informer`'s handlers; every outcome is also sent to `outcomes`.
+    /// A controller fed by `informer`'s handlers, recording events with `recorder`; every
+    /// outcome is also sent to `outcomes`.
     pub fn new(
         informer: &SharedIndexInformer<Pod>,
+        recorder: EventRecorder,
         outcomes: Option<mpsc::UnboundedSender<Outcome>>,
     ) -> Result<Self, kubegen::cache::InformerError> {
         let queue: RateLimitingQueue<String> = RateLimitingQueue::with_config(
@@ -84,6 +91,7 @@ impl Controller {
         Ok(Self {
             indexer: informer.indexer(),
             queue,
+            recorder,
             outcomes,
         })
     }
@@ -149,6 +157,15 @@ impl Controller {
                 self.queue.forget(&key.to_owned());
                 tracing::info!("Dropping pod {key:?} out of the queue: {err}");
                 println!("Dropping pod {key} out of the queue after {MAX_RETRIES} retries");
+                // not in client-go's example: tell the pod's users, with an event
+                if let Some(pod) = self.indexer.get_by_key(key) {
+                    self.recorder.eventf(
+                        pod.as_ref(),
+                        EventType::Warning,
+                        REASON_SYNC_FAILED,
+                        format_args!("dropped from the queue after {MAX_RETRIES} retries: {err}"),
+                    );
+                }
                 Outcome::Dropped(key.to_owned())
             }
         };

@@ -3,16 +3,16 @@
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::api::core::v1::{Container, Pod, PodSpec};
+use k8s_openapi::api::core::v1::{Container, Event, Pod, PodSpec};
 use kube_core::{
     ObjectMeta,
-    params::{DeleteParams, Patch, PatchParams, PostParams},
+    params::{DeleteParams, ListParams, Patch, PatchParams, PostParams},
 };
 use kubegen::client::{Client, ResourceClient};
 use serde_json::json;
 use tokio::sync::mpsc;
 
-use crate::controller::{FAIL_ANNOTATION, Outcome};
+use crate::controller::{FAIL_ANNOTATION, Outcome, REASON_SYNC_FAILED};
 
 /// Why the demo failed.
 #[derive(Debug, thiserror::Error)]
@@ -31,6 +31,7 @@ pub enum DemoError {
 /// The script, run against `namespace`.
 pub struct Demo {
     pods: ResourceClient<Pod>,
+    events: ResourceClient<Event>,
     namespace: String,
 }
 
@@ -60,7 +61,8 @@ impl Demo {
     /// The demo for pods in `namespace`.
     pub fn new(client: Client, namespace: &str) -> Self {
         Self {
-            pods: ResourceClient::namespaced(client, namespace),
+            pods: ResourceClient::namespaced(client.clone(), namespace),
+            events: ResourceClient::namespaced(client, namespace),
             namespace: namespace.to_owned(),
         }
     }
@@ -100,6 +102,24 @@ impl Demo {
         println!("demo: deleting web-2");
         self.pods.delete("web-2", &DeleteParams::default()).await?;
         processed += expect(&mut rx, [Outcome::Gone(self.key("web-2"))]).await?;
+
+        // events are written asynchronously: wait for the Warning about the dropped pod
+        let event = loop {
+            let events = self.events.list(&ListParams::default()).await?.items;
+            if let Some(e) = events.into_iter().find(|e| {
+                e.reason.as_deref() == Some(REASON_SYNC_FAILED)
+                    && e.involved_object.name.as_deref() == Some("broken")
+            }) {
+                break e;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        };
+        println!(
+            "demo: {} event {} recorded for pod broken: {}",
+            event.type_.as_deref().unwrap_or_default(),
+            event.reason.as_deref().unwrap_or_default(),
+            event.message.as_deref().unwrap_or_default(),
+        );
 
         println!("demo: done, the controller processed {processed} keys");
         Ok(())

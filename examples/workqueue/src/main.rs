@@ -5,7 +5,8 @@
 //! SIGTERM. Without, it starts the embedded test server and runs a scripted demo: a pod the
 //! cache remembers from a previous run but the server no longer has, three new pods (one
 //! that always fails its sync), an update, a delete — and exits 0 once the controller has
-//! processed all of them, or 1 after `--timeout` seconds.
+//! processed all of them, or 1 after `--timeout` seconds. Unlike client-go's example, a pod
+//! whose key is dropped after its retries also gets a Warning event (`kubegen::record`).
 
 mod controller;
 mod demo;
@@ -13,11 +14,12 @@ mod demo;
 use std::{path::PathBuf, process::ExitCode, sync::Arc, time::Duration};
 
 use clap::Parser;
-use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::api::core::v1::{EventSource, Pod};
 use kube_core::ObjectMeta;
 use kubegen::{
     client::{Client, Config, KubeConfigOptions},
     informers::SharedInformerFactory,
+    record::{ClientEventSink, EventBroadcaster},
 };
 use kubegen_testserver::TestServer;
 use tokio::sync::mpsc;
@@ -110,7 +112,13 @@ async fn run(args: Args) -> Result<(), ExampleError> {
         .build();
     let informer = factory.informer_for::<Pod>();
     let (tx, rx) = mpsc::unbounded_channel();
-    let controller = Controller::new(&informer, demo.then_some(tx))?;
+    let broadcaster = EventBroadcaster::new();
+    broadcaster.start_recording_to_sink(ClientEventSink::new(client.clone()));
+    let recorder = broadcaster.new_recorder(EventSource {
+        component: Some("workqueue-example".into()),
+        host: None,
+    });
+    let controller = Controller::new(&informer, recorder, demo.then_some(tx))?;
 
     // As in client-go's example: warm the cache with a pod we knew about on a previous run.
     // The server does not have it, so once the informer has synced, the controller is told
@@ -155,6 +163,7 @@ async fn run(args: Args) -> Result<(), ExampleError> {
     }
     stop.cancel();
     factory.shutdown().await;
+    broadcaster.shutdown().await;
     result
 }
 

@@ -55,6 +55,12 @@ fn demo_processes_every_pod_and_exits_0() {
             "missing {line:?} in\n{stdout}"
         );
     }
+    assert!(
+        stdout.lines().any(|l| l.starts_with(
+            "demo: Warning event SyncFailed recorded for pod broken: dropped from the queue after 5 retries"
+        )),
+        "{stdout}"
+    );
     // the failing pod was retried exactly five times before it was dropped
     assert_eq!(
         stderr.matches("Error syncing pod default/broken").count(),

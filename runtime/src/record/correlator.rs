@@ -288,4 +288,47 @@ mod tests {
             "the dropped occurrence is counted, as in client-go"
         );
     }
+
+    proptest::proptest! {
+        /// Whatever arrives at one instant: a patch always targets an event created before
+        /// (with the count one above the last), and no object gets more than the burst.
+        #[test]
+        fn patches_follow_creates_and_the_burst_bounds_each_object(
+            events in proptest::collection::vec((0u8..3, 0u8..3, 0u8..14), 1..120),
+        ) {
+            let mut c = EventCorrelator::new(CorrelatorOptions::default());
+            let (t, w) = (Instant::now(), Timestamp::now());
+            let mut counts: std::collections::HashMap<String, i32> = Default::default();
+            let mut sent: std::collections::HashMap<String, usize> = Default::default();
+            for (i, (object, reason, message)) in events.into_iter().enumerate() {
+                let object = format!("o{object}");
+                let mut e = event(&object, &format!("R{reason}"), &format!("m{message}"));
+                // the recorder gives every event a unique name
+                e.metadata.name = Some(format!("{object}.{i}"));
+                match c.correlate_at(e, t, w) {
+                    Correlated::Skip => {}
+                    Correlated::Create(e) => {
+                        let name = e.metadata.name.clone().unwrap();
+                        proptest::prop_assert!(!counts.contains_key(&name));
+                        proptest::prop_assert_eq!(e.count, Some(1));
+                        counts.insert(name, 1);
+                        *sent.entry(object).or_default() += 1;
+                    }
+                    Correlated::Patch { event, patch } => {
+                        let name = event.metadata.name.clone().unwrap();
+                        let last = counts.get(&name).copied();
+                        proptest::prop_assert!(last.is_some(), "patch of an unknown event");
+                        // filtered repeats still count, so the count may jump
+                        proptest::prop_assert!(event.count > last);
+                        proptest::prop_assert_eq!(&patch["count"], &serde_json::json!(event.count));
+                        counts.insert(name, event.count.unwrap());
+                        *sent.entry(object).or_default() += 1;
+                    }
+                }
+            }
+            for (object, n) in sent {
+                proptest::prop_assert!(n <= 25, "{} events about {}", n, object);
+            }
+        }
+    }
 }

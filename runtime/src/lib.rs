@@ -9,6 +9,8 @@
 //! * [`informers`]: the [`informers::SharedInformerFactory`], one shared informer per type.
 //! * [`workqueue`]: typed, rate-limited work queues (client-go's `util/workqueue`).
 //! * [`client`]: the REST client.
+//! * [`record`]: events about objects — recorder, broadcaster, correlation (client-go's
+//!   `tools/record`).
 //! * [`deepcopy`]: owned, mutable copies of cached objects; `#[derive(kubegen::Resource)]`.
 //!
 //! Objects are shared as `Arc<K>`: everything read from a cache is immutable, so "never
@@ -20,6 +22,7 @@ pub mod cache;
 pub mod client;
 pub mod deepcopy;
 pub mod informers;
+pub mod record;
 pub mod workqueue;
 
 mod object;

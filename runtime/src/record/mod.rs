@@ -1,0 +1,40 @@
+//! Events about objects (client-go's `tools/record`): an [`EventRecorder`] builds core/v1
+//! Events, an [`EventBroadcaster`] queues them (bounded, never blocking the caller) and
+//! hands them to watchers — an [`EventSink`] such as [`ClientEventSink`] that writes them to
+//! the API server, or `tracing` logs.
+//!
+//! On their way to a sink, events pass client-go's [`EventCorrelator`]: similar events
+//! (differing only in their message) are aggregated, identical events become one Event with
+//! a growing count, and each source + object is throttled by a token bucket. Writes that fail
+//! transiently are retried (12 tries, 10 s apart by default; see [`BroadcasterConfig`]).
+
+mod aggregator;
+mod broadcaster;
+mod config;
+mod correlator;
+mod error;
+mod event_type;
+pub mod keys;
+mod logger;
+mod lru;
+mod options;
+mod recorder;
+mod sink;
+mod spam;
+mod target;
+
+pub use broadcaster::{EventBroadcaster, WatchHandle};
+pub use config::{
+    BroadcasterConfig, DEFAULT_MAX_TRIES, DEFAULT_QUEUE_CAPACITY, DEFAULT_RETRY_INTERVAL,
+};
+pub use correlator::{Correlated, EventCorrelator};
+pub use error::RecordError;
+pub use event_type::{EventType, IntoEventType};
+pub use options::{
+    AggregateKeyFunc, AggregateMessageFunc, CorrelatorOptions, DEFAULT_AGGREGATE_INTERVAL,
+    DEFAULT_AGGREGATE_MAX_EVENTS, DEFAULT_LRU_CACHE_SIZE, DEFAULT_SPAM_BURST, DEFAULT_SPAM_QPS,
+    SpamKeyFunc,
+};
+pub use recorder::EventRecorder;
+pub use sink::{BoxError, ClientEventSink, EventSink, SinkError};
+pub use target::EventTarget;

@@ -48,12 +48,20 @@ pub use server::{ServerError, TestServer, TestServerBuilder};
 
 /// Creates every CRD found in a YAML/JSON file in `engine`.
 pub fn load_crd_file(engine: &Engine, path: &Path) -> Result<(), ServerError> {
-    let err = |message: String| ServerError::Crd {
+    let text = std::fs::read_to_string(path).map_err(|e| ServerError::Crd {
         path: path.display().to_string(),
+        message: e.to_string(),
+    })?;
+    load_crds(engine, &path.display().to_string(), &text)
+}
+
+/// Creates every CRD found in YAML/JSON `text` (named `source` in errors) in `engine`.
+pub fn load_crds(engine: &Engine, source: &str, text: &str) -> Result<(), ServerError> {
+    let err = |message: String| ServerError::Crd {
+        path: source.to_owned(),
         message,
     };
-    let text = std::fs::read_to_string(path).map_err(|e| err(e.to_string()))?;
-    let docs = crd::parse_documents(&text).map_err(err)?;
+    let docs = crd::parse_documents(text).map_err(err)?;
     let rt = engine
         .registry()
         .get("apiextensions.k8s.io", "v1", "customresourcedefinitions")

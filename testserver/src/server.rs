@@ -335,6 +335,11 @@ impl TestServer {
         crate::load_crd_file(&self.shared.engine, path)
     }
 
+    /// Registers the CRDs in YAML/JSON `text` (e.g. an `include_str!` of a manifest).
+    pub fn load_crd_yaml(&self, text: &str) -> Result<(), ServerError> {
+        crate::load_crds(&self.shared.engine, "<inline>", text)
+    }
+
     /// A kubeconfig pointing at this server (with the token, if one is required).
     pub fn kubeconfig(&self) -> String {
         crate::kubeconfig::render(&self.url(), self.token.as_deref(), self.ca_pem.as_deref())

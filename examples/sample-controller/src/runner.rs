@@ -1,0 +1,73 @@
+//! Wiring (kubernetes/sample-controller's `main.go`): clientsets, one shared informer
+//! factory viewed through the generated typed factory, an event broadcaster writing to the
+//! API server, the controller, and its task.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::EventSource;
+use kubegen::cache::InformerError;
+use kubegen::client::Client;
+use kubegen::record::{ClientEventSink, EventBroadcaster};
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use crate::client::clientset::versioned::Clientset;
+use crate::client::informers::externalversions::SharedInformerFactory;
+use crate::controller::{CONTROLLER_AGENT_NAME, Controller, ControllerError};
+
+/// A running controller and what it needs to stop cleanly.
+#[derive(Debug)]
+pub struct Running {
+    /// The controller.
+    pub controller: Arc<Controller>,
+    factory: SharedInformerFactory,
+    broadcaster: EventBroadcaster,
+    stop: CancellationToken,
+    task: JoinHandle<Result<(), ControllerError>>,
+}
+
+/// Starts the controller over `client` with `workers` workers (resync every 30 s, as
+/// sample-controller's informer factories do).
+pub fn start(client: Client, workers: usize) -> Result<Running, InformerError> {
+    let factory = SharedInformerFactory::new(client.clone(), Duration::from_secs(30));
+    let broadcaster = EventBroadcaster::new();
+    broadcaster.start_structured_logging(tracing::Level::INFO);
+    broadcaster.start_recording_to_sink(ClientEventSink::new(client.clone()));
+    let recorder = broadcaster.new_recorder(EventSource {
+        component: Some(CONTROLLER_AGENT_NAME.to_owned()),
+        host: None,
+    });
+    let controller = Controller::new(client.clone(), Clientset::new(client), &factory, recorder)?;
+    // Informers requested by the controller start now (non-blocking, as in Go).
+    factory.start();
+    let stop = CancellationToken::new();
+    let task = tokio::spawn({
+        let (controller, stop) = (Arc::clone(&controller), stop.clone());
+        async move { controller.run(workers, stop).await }
+    });
+    Ok(Running {
+        controller,
+        factory,
+        broadcaster,
+        stop,
+        task,
+    })
+}
+
+impl Running {
+    /// Stops the workers (draining the queue), the informers and the event broadcaster.
+    pub async fn shutdown(self) -> Result<(), ControllerError> {
+        self.stop.cancel();
+        let result = match self.task.await {
+            Ok(result) => result,
+            Err(e) => {
+                tracing::error!(error = %e, "controller task failed");
+                Ok(())
+            }
+        };
+        self.factory.shutdown().await;
+        self.broadcaster.shutdown().await;
+        result
+    }
+}

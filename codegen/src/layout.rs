@@ -551,7 +551,7 @@ fn informers(
                 let path = type_path(config, gv, &ty.ident);
                 let (group, version, plural) = (&r.group, &r.version, &r.plural);
                 quote! {
-                    (#group, #version, #plural) => {
+                    if requested == (#group, #version, #plural) {
                         self.inner.informer_for::<#path>();
                     }
                 }
@@ -598,10 +598,8 @@ fn informers(
                     &self,
                     gvr: &::kubegen::__private::kube_core::GroupVersionResource,
                 ) -> Result<::kubegen::informers::GenericInformer, ::kubegen::informers::FactoryError> {
-                    match (gvr.group.as_str(), gvr.version.as_str(), gvr.resource.as_str()) {
-                        #(#known)*
-                        _ => {}
-                    }
+                    let requested = (gvr.group.as_str(), gvr.version.as_str(), gvr.resource.as_str());
+                    #(#known)*
                     self.inner.for_resource(gvr)
                 }
 

@@ -11,6 +11,9 @@
 //! * [`controller`]: the controller (informers → workqueue → sync handler).
 //! * [`demo`]: the scripted walk-through that `--demo` runs against the embedded server.
 
+// The resource is called Foo, as in kubernetes/sample-controller.
+#![allow(clippy::disallowed_names)]
+
 pub mod apis;
 #[rustfmt::skip] // generated: formatted by the generator, checked by verify-codegen
 pub mod client;

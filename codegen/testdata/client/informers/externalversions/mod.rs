@@ -50,38 +50,37 @@ impl SharedInformerFactory {
         ::kubegen::informers::GenericInformer,
         ::kubegen::informers::FactoryError,
     > {
-        match (gvr.group.as_str(), gvr.version.as_str(), gvr.resource.as_str()) {
-            ("samplecontroller.k8s.io", "v1", "foos") => {
-                self.inner.informer_for::<crate::apis::samplecontroller::v1::Foo>();
-            }
-            ("samplecontroller.k8s.io", "v1alpha1", "foos") => {
-                self.inner
-                    .informer_for::<crate::apis::samplecontroller::v1alpha1::Foo>();
-            }
-            ("samplecontroller.k8s.io", "v1alpha1", "bars") => {
-                self.inner
-                    .informer_for::<crate::apis::samplecontroller::v1alpha1::Bar>();
-            }
-            ("samplecontroller.k8s.io", "v1alpha1", "bazes") => {
-                self.inner
-                    .informer_for::<crate::apis::samplecontroller::v1alpha1::Baz>();
-            }
-            ("widgets.example.com", "v1", "widgets") => {
-                self.inner.informer_for::<crate::apis::widgets::v1::Widget>();
-            }
-            ("widgets.example.com", "v2beta1", "widgets") => {
-                self.inner.informer_for::<crate::apis::widgets::v2beta1::Widget>();
-            }
-            ("widgets.example.com", "v2beta1", "sprockets") => {
-                self.inner.informer_for::<crate::apis::widgets::v2beta1::Sprocket>();
-            }
-            ("widgets.example.com", "v2beta1", "cacti") => {
-                self.inner.informer_for::<crate::apis::widgets::v2beta1::Cactus>();
-            }
-            ("widgets.example.com", "v2beta1", "cogs") => {
-                self.inner.informer_for::<crate::apis::widgets::v2beta1::Cog>();
-            }
-            _ => {}
+        let requested = (
+            gvr.group.as_str(),
+            gvr.version.as_str(),
+            gvr.resource.as_str(),
+        );
+        if requested == ("samplecontroller.k8s.io", "v1", "foos") {
+            self.inner.informer_for::<crate::apis::samplecontroller::v1::Foo>();
+        }
+        if requested == ("samplecontroller.k8s.io", "v1alpha1", "foos") {
+            self.inner.informer_for::<crate::apis::samplecontroller::v1alpha1::Foo>();
+        }
+        if requested == ("samplecontroller.k8s.io", "v1alpha1", "bars") {
+            self.inner.informer_for::<crate::apis::samplecontroller::v1alpha1::Bar>();
+        }
+        if requested == ("samplecontroller.k8s.io", "v1alpha1", "bazes") {
+            self.inner.informer_for::<crate::apis::samplecontroller::v1alpha1::Baz>();
+        }
+        if requested == ("widgets.example.com", "v1", "widgets") {
+            self.inner.informer_for::<crate::apis::widgets::v1::Widget>();
+        }
+        if requested == ("widgets.example.com", "v2beta1", "widgets") {
+            self.inner.informer_for::<crate::apis::widgets::v2beta1::Widget>();
+        }
+        if requested == ("widgets.example.com", "v2beta1", "sprockets") {
+            self.inner.informer_for::<crate::apis::widgets::v2beta1::Sprocket>();
+        }
+        if requested == ("widgets.example.com", "v2beta1", "cacti") {
+            self.inner.informer_for::<crate::apis::widgets::v2beta1::Cactus>();
+        }
+        if requested == ("widgets.example.com", "v2beta1", "cogs") {
+            self.inner.informer_for::<crate::apis::widgets::v2beta1::Cog>();
         }
         self.inner.for_resource(gvr)
     }

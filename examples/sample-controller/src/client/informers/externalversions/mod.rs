@@ -48,12 +48,13 @@ impl SharedInformerFactory {
         ::kubegen::informers::GenericInformer,
         ::kubegen::informers::FactoryError,
     > {
-        match (gvr.group.as_str(), gvr.version.as_str(), gvr.resource.as_str()) {
-            ("samplecontroller.k8s.io", "v1alpha1", "foos") => {
-                self.inner
-                    .informer_for::<crate::apis::samplecontroller::v1alpha1::Foo>();
-            }
-            _ => {}
+        let requested = (
+            gvr.group.as_str(),
+            gvr.version.as_str(),
+            gvr.resource.as_str(),
+        );
+        if requested == ("samplecontroller.k8s.io", "v1alpha1", "foos") {
+            self.inner.informer_for::<crate::apis::samplecontroller::v1alpha1::Foo>();
         }
         self.inner.for_resource(gvr)
     }

@@ -434,6 +434,12 @@ impl<K: Object> DeltaFifo<K> {
         self.shared.core.lock().queue.len()
     }
 
+    /// Resolves once fewer than `limit` keys are queued, or the queue is closed (the
+    /// backpressure a paged relist uses, so it never runs far ahead of the consumer).
+    pub async fn wait_for_backlog_below(&self, limit: usize) {
+        self.shared.core.wait_len_below(limit).await;
+    }
+
     /// Whether nothing is queued.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
@@ -495,6 +501,10 @@ impl<K: Object> PagedReplace<K> for DeltaFifo<K> {
     fn replace_finish(&self, resource_version: &str) -> Result<(), CacheError> {
         DeltaFifo::replace_finish(self, resource_version)
     }
+
+    fn wait_for_backlog_below(&self, limit: usize) -> futures::future::BoxFuture<'_, ()> {
+        Box::pin(DeltaFifo::wait_for_backlog_below(self, limit))
+    }
 }
 
 #[cfg(test)]
@@ -540,6 +550,49 @@ mod tests {
 
     fn s(v: &str) -> Option<String> {
         Some(v.to_owned())
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_backlog_wait_wakes_once_pops_take_the_queue_under_its_limit() {
+        let q = Q::new(DeltaFifoOptions::default());
+        for i in 0..10 {
+            q.add(Arc::new(cm("ns", &format!("k{i}")))).unwrap();
+        }
+        let waiter = tokio::spawn({
+            let q = q.clone();
+            async move { q.wait_for_backlog_below(5).await }
+        });
+        for _ in 0..5 {
+            pop(&q).await;
+        }
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        assert!(!waiter.is_finished(), "five keys are still queued");
+        pop(&q).await;
+        tokio::time::timeout(Duration::from_secs(10), waiter)
+            .await
+            .expect("the pop that took the backlog under the limit did not wake the waiter")
+            .unwrap();
+        assert_eq!(q.len(), 4);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_backlog_wait_returns_at_once_under_the_limit_and_when_closed() {
+        let q = Q::new(DeltaFifoOptions::default());
+        q.add(Arc::new(cm("ns", "a"))).unwrap();
+        tokio::time::timeout(Duration::from_secs(1), q.wait_for_backlog_below(2))
+            .await
+            .expect("one key is under a limit of two");
+        let waiter = tokio::spawn({
+            let q = q.clone();
+            async move { q.wait_for_backlog_below(1).await }
+        });
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        assert!(!waiter.is_finished());
+        q.close();
+        tokio::time::timeout(Duration::from_secs(10), waiter)
+            .await
+            .expect("closing the queue must release a producer waiting on it")
+            .unwrap();
     }
 
     #[tokio::test]

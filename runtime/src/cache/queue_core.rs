@@ -1,7 +1,9 @@
 //! The keyed queue core shared by [`Fifo`](super::Fifo) and [`DeltaFifo`](super::DeltaFifo):
 //! one value per key, keys in pop order, the initial-population count behind `has_synced`,
-//! and a blocking pop that waits on a `Notify` (registered before the state is checked, so
-//! no wake-up is lost) and never polls.
+//! a blocking pop that waits on a `Notify` (registered before the state is checked, so
+//! no wake-up is lost) and never polls, and the backlog wait producers use for backpressure
+//! (the same discipline: the waiter registers, then checks, and every pop that takes the
+//! backlog under a waiter's limit wakes it).
 
 use std::collections::VecDeque;
 
@@ -44,6 +46,9 @@ pub(crate) struct QueueState<V> {
     pub(crate) populated: bool,
     pub(crate) initial_population_count: usize,
     pub(crate) closed: bool,
+    /// The largest backlog limit a producer is waiting to get under (0: nobody waits).
+    /// A pop that leaves fewer keys queued than this wakes the waiters and resets it.
+    backlog_wake_below: usize,
 }
 
 impl<V> QueueState<V> {
@@ -69,6 +74,8 @@ impl<V> QueueState<V> {
 pub(crate) struct QueueCore<V> {
     state: Mutex<QueueState<V>>,
     notify: Notify,
+    /// Wakes producers waiting in [`QueueCore::wait_len_below`].
+    backlog: Notify,
 }
 
 impl<V> QueueCore<V> {
@@ -80,8 +87,32 @@ impl<V> QueueCore<V> {
                 populated: false,
                 initial_population_count: 0,
                 closed: false,
+                backlog_wake_below: 0,
             }),
             notify: Notify::new(),
+            backlog: Notify::new(),
+        }
+    }
+
+    /// Waits until fewer than `limit` keys are queued, or the queue is closed.
+    ///
+    /// The wake-up is registered (`enable`) before the length is checked under the lock,
+    /// and the check records `limit` in the state under that same lock; a pop that then
+    /// takes the backlog under it wakes this waiter. So a pop between the check and the
+    /// `await` cannot be lost.
+    pub(crate) async fn wait_len_below(&self, limit: usize) {
+        loop {
+            let notified = self.backlog.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            {
+                let mut state = self.state.lock();
+                if state.queue.len() < limit || state.closed {
+                    return;
+                }
+                state.backlog_wake_below = state.backlog_wake_below.max(limit);
+            }
+            notified.await;
         }
     }
 
@@ -97,6 +128,7 @@ impl<V> QueueCore<V> {
     pub(crate) fn close(&self) {
         self.state.lock().closed = true;
         self.wake();
+        self.backlog.notify_waiters();
     }
 
     pub(crate) fn is_closed(&self) -> bool {
@@ -123,6 +155,10 @@ impl<V> QueueCore<V> {
             {
                 let mut state = self.state.lock();
                 while let Some(key) = state.queue.pop_front() {
+                    if state.queue.len() < state.backlog_wake_below {
+                        state.backlog_wake_below = 0;
+                        self.backlog.notify_waiters();
+                    }
                     let is_in_initial_list = !state.has_synced();
                     state.initial_population_count =
                         state.initial_population_count.saturating_sub(1);

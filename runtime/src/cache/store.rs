@@ -7,6 +7,7 @@
 use std::sync::Arc;
 
 use ahash::{AHashMap, AHashSet};
+use futures::future::BoxFuture;
 use parking_lot::RwLock;
 
 use super::{
@@ -44,6 +45,13 @@ pub trait PagedReplace<K>: Send + Sync {
     fn replace_page(&self, objs: Vec<Arc<K>>) -> Result<(), CacheError>;
     /// The list is complete.
     fn replace_finish(&self, resource_version: &str) -> Result<(), CacheError>;
+    /// Resolves once fewer than `limit` items wait to be consumed (or nothing will consume
+    /// them any more), so the producer can pace itself to its consumer: the reflector fetches
+    /// the next page only then. The default resolves at once (no backpressure).
+    fn wait_for_backlog_below(&self, limit: usize) -> BoxFuture<'_, ()> {
+        let _ = limit;
+        Box::pin(std::future::ready(()))
+    }
 }
 
 /// Read access to the objects a [`DeltaFifo`](super::DeltaFifo) compares against (its

@@ -1,14 +1,18 @@
-//! Informer sync benchmark: `cargo bench -p kubegen --bench informer [-- --quick]`.
+//! Informer sync benchmark: `cargo bench -p kubegen --bench informer [-- --quick]`
+//! (`KUBEGEN_BENCH_SIZES=100000` picks the object counts, `KUBEGEN_BENCH_WORKLOADS=kubegen`
+//! the workloads).
 //!
 //! The parent process serves N ConfigMaps (1 KiB of data each) from the in-memory test
 //! server; each workload runs in a child process of this binary so its peak RSS (VmHWM) is
 //! its own:
 //!
 //! * `kubegen`: a `SharedIndexInformer` syncs (list + watch), then a forced relist (watches
-//!   dropped, history compacted: the resume gets 410) — its peak is measured separately
-//!   (VmHWM reset through /proc/self/clear_refs).
-//! * `kube-rs`: kube-runtime's `watcher` + `reflector` store, the same two phases.
-//! * `floor`: fetch and decode the same pages, keep nothing.
+//!   dropped, history compacted: the resume gets 410), then a stream of N updates (one per
+//!   object) through the open watch — the relist and stream peaks are measured separately
+//!   (VmHWM reset through /proc/self/clear_refs before each phase).
+//! * `kube-rs`: kube-runtime's `watcher` + `reflector` store, the same three phases.
+//! * `floor`: fetch and decode the same pages, then decode the same update stream from a
+//!   plain watch; keep nothing.
 //!
 //! Client-side throttling is off on both clients.
 #![allow(missing_docs, clippy::unwrap_used)]
@@ -21,7 +25,10 @@ use std::{
 
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::ConfigMap;
-use kube_core::params::ListParams;
+use kube_core::{
+    WatchEvent,
+    params::{ListParams, WatchParams},
+};
 use kubegen::{
     cache::{ListWatch, SharedIndexInformer, namespace_indexers},
     client::{Client, Config, ResourceClient},
@@ -56,10 +63,20 @@ fn kubegen_client(url: &str) -> Client {
     Client::try_from_config(Config::new(url.parse().unwrap()).with_rate_limit(-1.0, 0)).unwrap()
 }
 
-/// Waits for the parent's go-ahead line on stdin.
-fn wait_for_parent() {
+/// Waits for the parent's go-ahead line on stdin; returns what follows `go`.
+fn wait_for_parent() -> String {
     let mut line = String::new();
     std::io::stdin().read_line(&mut line).unwrap();
+    line.trim().trim_start_matches("go").trim().to_owned()
+}
+
+/// Whether `cm` carries the label `stream=<done>` the parent sets once all updates are in.
+fn stream_done(cm: &ConfigMap, done: &str) -> bool {
+    cm.metadata
+        .labels
+        .as_ref()
+        .and_then(|l| l.get("stream"))
+        .is_some_and(|v| v == done)
 }
 
 fn report(phase: &str, secs: f64) {
@@ -95,6 +112,18 @@ async fn child(workload: &str, url: &str, n: usize) {
                 tokio::time::sleep(Duration::from_millis(2)).await;
             }
             report("relisted", start.elapsed().as_secs_f64());
+            reset_peak();
+            println!("ready");
+            let done = wait_for_parent();
+            let start = Instant::now();
+            while !informer
+                .indexer()
+                .get_by_key("default/marker")
+                .is_some_and(|m| stream_done(&m, &done))
+            {
+                tokio::time::sleep(Duration::from_millis(2)).await;
+            }
+            report("streamed", start.elapsed().as_secs_f64());
             stop.cancel();
         }
         "kube-rs" => {
@@ -119,6 +148,14 @@ async fn child(workload: &str, url: &str, n: usize) {
                 tokio::time::sleep(Duration::from_millis(2)).await;
             }
             report("relisted", start.elapsed().as_secs_f64());
+            reset_peak();
+            println!("ready");
+            let done = wait_for_parent();
+            let start = Instant::now();
+            while !store.get(&marker).is_some_and(|m| stream_done(&m, &done)) {
+                tokio::time::sleep(Duration::from_millis(2)).await;
+            }
+            report("streamed", start.elapsed().as_secs_f64());
             task.abort();
         }
         "floor" => {
@@ -142,6 +179,33 @@ async fn child(workload: &str, url: &str, n: usize) {
             println!("ready");
             wait_for_parent();
             report("relisted", 0.0);
+            // Stream: a plain watch from the current version, events decoded and dropped.
+            let rv = api
+                .list(&ListParams {
+                    limit: Some(1),
+                    ..ListParams::default()
+                })
+                .await
+                .unwrap()
+                .metadata
+                .resource_version
+                .unwrap();
+            let mut events = api
+                .watch(&WatchParams::default().timeout(290), &rv)
+                .await
+                .unwrap();
+            reset_peak();
+            println!("ready");
+            let done = wait_for_parent();
+            let start = Instant::now();
+            while let Some(event) = events.next().await {
+                if let WatchEvent::Modified(cm) = event.unwrap()
+                    && stream_done(&cm, &done)
+                {
+                    break;
+                }
+            }
+            report("streamed", start.elapsed().as_secs_f64());
         }
         other => panic!("unknown workload {other}"),
     }
@@ -153,6 +217,8 @@ struct Measured {
     steady_kib: u64,
     relist_secs: f64,
     relist_peak_kib: u64,
+    stream_secs: f64,
+    stream_peak_kib: u64,
 }
 
 fn run_child(workload: &str, server: &TestServer, n: usize, marker_seq: &mut usize) -> Measured {
@@ -189,6 +255,16 @@ fn run_child(workload: &str, server: &TestServer, n: usize, marker_seq: &mut usi
     server.set_delay(None);
     child.stdin.as_mut().unwrap().write_all(b"go\n").unwrap();
     let (relist_secs, relist_peak_kib, _) = parse("relisted");
+    // Stream: one update per object through the open watches, then the marker's label.
+    parse("ready");
+    std::thread::sleep(Duration::from_millis(500));
+    let done = format!("done-{marker_seq}");
+    writeln!(child.stdin.as_mut().unwrap(), "go {done}").unwrap();
+    for i in 0..n {
+        update(server, &format!("cm-{i:06}"), i, None);
+    }
+    update(server, "marker", *marker_seq, Some(&done));
+    let (stream_secs, stream_peak_kib, _) = parse("streamed");
     let _ = child.kill();
     let _ = child.wait();
     let _ = server
@@ -200,6 +276,8 @@ fn run_child(workload: &str, server: &TestServer, n: usize, marker_seq: &mut usi
         steady_kib,
         relist_secs,
         relist_peak_kib,
+        stream_secs,
+        stream_peak_kib,
     }
 }
 
@@ -214,6 +292,21 @@ fn target(server: &TestServer, name: Option<&str>) -> Target {
         name: name.map(Into::into),
         subresource: None,
     }
+}
+
+/// Replaces `name`'s data (and, for the marker, sets the `stream` label).
+fn update(server: &TestServer, name: &str, seq: usize, stream: Option<&str>) {
+    let mut labels = json!({"app": format!("app-{}", seq % 17)});
+    if let Some(stream) = stream {
+        labels["stream"] = json!(stream);
+    }
+    let obj = json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": name, "namespace": "default", "labels": labels},
+        "data": {"payload": format!("{seq:08}{}", "y".repeat(1016))}});
+    server
+        .engine()
+        .update(&target(server, Some(name)), obj, &WriteOptions::default())
+        .unwrap();
 }
 
 fn create(server: &TestServer, name: &str, seq: usize) {
@@ -242,18 +335,29 @@ fn main() {
         return; // `cargo test --benches` / `cargo bench -- --list`: nothing to list.
     }
     let quick = args.iter().any(|a| a == "--quick");
-    let sizes: &[usize] = if quick { &[10_000] } else { &[10_000, 100_000] };
+    // KUBEGEN_BENCH_SIZES=100000 (comma-separated) picks the object counts.
+    let sizes: Vec<usize> = match std::env::var("KUBEGEN_BENCH_SIZES") {
+        Ok(v) => v.split(',').map(|n| n.trim().parse().unwrap()).collect(),
+        Err(_) if quick => vec![10_000],
+        Err(_) => vec![10_000, 100_000],
+    };
+    // KUBEGEN_BENCH_WORKLOADS=kubegen,floor picks the workloads.
+    let workloads: Vec<String> = std::env::var("KUBEGEN_BENCH_WORKLOADS")
+        .unwrap_or_else(|_| "kubegen,kube-rs,floor".to_owned())
+        .split(',')
+        .map(|w| w.trim().to_owned())
+        .collect();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .unwrap();
     println!(
-        "| objects | workload | initial sync | sync peak RSS | steady RSS | relist | relist peak RSS | relist peak / steady |"
+        "| objects | workload | initial sync | sync peak RSS | steady RSS | relist | relist peak RSS | relist peak / steady | N updates streamed | stream peak RSS |"
     );
-    println!("|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|");
     let mut marker_seq = 0;
-    for &n in sizes {
+    for &n in &sizes {
         let server = rt.block_on(async {
             TestServer::builder()
                 .engine_config(EngineConfig::default().history_limit(1_000))
@@ -265,7 +369,8 @@ fn main() {
             create(&server, &format!("cm-{i:06}"), i);
         }
         let _guard = rt.enter();
-        for workload in ["kubegen", "kube-rs", "floor"] {
+        for workload in &workloads {
+            let workload = workload.as_str();
             let m = run_child(workload, &server, n, &mut marker_seq);
             let relist = if workload == "floor" {
                 "—".to_owned()
@@ -283,10 +388,12 @@ fn main() {
                 format!("{:.2}×", m.relist_peak_kib as f64 / m.steady_kib as f64)
             };
             println!(
-                "| {n} | {workload} | {:.2} s | {:.0} MiB | {:.0} MiB | {relist} | {relist_peak} | {ratio} |",
+                "| {n} | {workload} | {:.2} s | {:.0} MiB | {:.0} MiB | {relist} | {relist_peak} | {ratio} | {:.2} s | {:.0} MiB |",
                 m.sync_secs,
                 mib(m.sync_peak_kib),
                 mib(m.steady_kib),
+                m.stream_secs,
+                mib(m.stream_peak_kib),
             );
         }
         drop(server);

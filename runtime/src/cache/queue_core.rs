@@ -5,7 +5,10 @@
 //! (the same discipline: the waiter registers, then checks, and every pop that takes the
 //! backlog under a waiter's limit wakes it).
 
-use std::collections::VecDeque;
+use std::{
+    collections::VecDeque,
+    sync::atomic::{AtomicUsize, Ordering},
+};
 
 use ahash::AHashMap;
 use parking_lot::{Mutex, MutexGuard};
@@ -74,6 +77,8 @@ impl<V> QueueState<V> {
 pub(crate) struct QueueCore<V> {
     state: Mutex<QueueState<V>>,
     notify: Notify,
+    /// Pops registered on `notify` (producers skip the wake-up when there are none).
+    waiting_pops: AtomicUsize,
     /// Wakes producers waiting in [`QueueCore::wait_len_below`].
     backlog: Notify,
 }
@@ -90,6 +95,7 @@ impl<V> QueueCore<V> {
                 backlog_wake_below: 0,
             }),
             notify: Notify::new(),
+            waiting_pops: AtomicUsize::new(0),
             backlog: Notify::new(),
         }
     }
@@ -120,14 +126,17 @@ impl<V> QueueCore<V> {
         self.state.lock()
     }
 
-    /// Wakes every waiting pop; call after queuing something.
+    /// Wakes every waiting pop; call after queuing something (and releasing the lock).
+    /// Costs one atomic load when no pop is waiting (the common case under load).
     pub(crate) fn wake(&self) {
-        self.notify.notify_waiters();
+        if self.waiting_pops.load(Ordering::SeqCst) > 0 {
+            self.notify.notify_waiters();
+        }
     }
 
     pub(crate) fn close(&self) {
         self.state.lock().closed = true;
-        self.wake();
+        self.notify.notify_waiters();
         self.backlog.notify_waiters();
     }
 
@@ -143,52 +152,82 @@ impl<V> QueueCore<V> {
 
     /// Waits for the next key and hands its value to `process` while the queue is locked,
     /// with whether it belongs to the initial list. Requeues on [`ProcessError::Requeue`].
+    ///
+    /// With something queued this takes the lock once and touches no `Notify`. Otherwise
+    /// the pop registers its wake-up, counts itself in `waiting_pops` (which producers read
+    /// after queuing), and checks again before it sleeps — so a producer either sees it
+    /// waiting and wakes it, or queued its item before the second check.
     pub(crate) async fn pop<E>(
         &self,
         process: impl FnOnce(&V, bool) -> Result<(), ProcessError<E>>,
     ) -> Result<V, PopError<E>> {
         let mut process = Some(process);
+        if let Some(done) = self.try_pop(&mut process) {
+            return done;
+        }
         loop {
             let notified = self.notify.notified();
             tokio::pin!(notified);
             notified.as_mut().enable();
-            {
-                let mut state = self.state.lock();
-                while let Some(key) = state.queue.pop_front() {
-                    if state.queue.len() < state.backlog_wake_below {
-                        state.backlog_wake_below = 0;
-                        self.backlog.notify_waiters();
-                    }
-                    let is_in_initial_list = !state.has_synced();
-                    state.initial_population_count =
-                        state.initial_population_count.saturating_sub(1);
-                    // A key whose value was deleted after it was queued is skipped.
-                    let Some(value) = state.items.remove(&key) else {
-                        continue;
-                    };
-                    let Some(process) = process.take() else {
-                        return Ok(value);
-                    };
-                    return match process(&value, is_in_initial_list) {
-                        Ok(()) => Ok(value),
-                        Err(ProcessError::Failed(error)) => Err(PopError::Process {
-                            error,
-                            requeued: false,
-                        }),
-                        Err(ProcessError::Requeue(error)) => {
-                            state.add_if_not_present(key, value);
-                            Err(PopError::Process {
-                                error,
-                                requeued: true,
-                            })
-                        }
-                    };
-                }
-                if state.closed {
-                    return Err(PopError::Closed);
-                }
+            let _waiting = WaitingPop::new(&self.waiting_pops);
+            if let Some(done) = self.try_pop(&mut process) {
+                return done;
             }
             notified.await;
         }
+    }
+
+    /// Pops and processes the next live key, if any; `None` when the queue is empty and open.
+    fn try_pop<E>(
+        &self,
+        process: &mut Option<impl FnOnce(&V, bool) -> Result<(), ProcessError<E>>>,
+    ) -> Option<Result<V, PopError<E>>> {
+        let mut state = self.state.lock();
+        while let Some(key) = state.queue.pop_front() {
+            if state.queue.len() < state.backlog_wake_below {
+                state.backlog_wake_below = 0;
+                self.backlog.notify_waiters();
+            }
+            let is_in_initial_list = !state.has_synced();
+            state.initial_population_count = state.initial_population_count.saturating_sub(1);
+            // A key whose value was deleted after it was queued is skipped.
+            let Some(value) = state.items.remove(&key) else {
+                continue;
+            };
+            let Some(process) = process.take() else {
+                return Some(Ok(value));
+            };
+            return Some(match process(&value, is_in_initial_list) {
+                Ok(()) => Ok(value),
+                Err(ProcessError::Failed(error)) => Err(PopError::Process {
+                    error,
+                    requeued: false,
+                }),
+                Err(ProcessError::Requeue(error)) => {
+                    state.add_if_not_present(key, value);
+                    Err(PopError::Process {
+                        error,
+                        requeued: true,
+                    })
+                }
+            });
+        }
+        state.closed.then_some(Err(PopError::Closed))
+    }
+}
+
+/// Counts one pop as waiting for as long as it lives (also when the pop is cancelled).
+struct WaitingPop<'a>(&'a AtomicUsize);
+
+impl<'a> WaitingPop<'a> {
+    fn new(counter: &'a AtomicUsize) -> Self {
+        counter.fetch_add(1, Ordering::SeqCst);
+        Self(counter)
+    }
+}
+
+impl Drop for WaitingPop<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
     }
 }

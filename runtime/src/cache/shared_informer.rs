@@ -375,9 +375,14 @@ impl<K: Object> SharedIndexInformer<K> {
         let pop_loop = tokio::spawn({
             let (informer, fifo, stop) = (self.clone(), fifo.clone(), stop.clone());
             async move {
+                // One cancellation future for the whole loop: a fresh one per pop would
+                // register with the token every time.
+                let cancelled = stop.cancelled();
+                tokio::pin!(cancelled);
                 loop {
                     let popped = tokio::select! {
-                        () = stop.cancelled() => break,
+                        biased;
+                        () = &mut cancelled => break,
                         popped = fifo.pop(|deltas, initial| informer.handle_deltas(deltas, initial)) => popped,
                     };
                     match popped {

@@ -1,6 +1,7 @@
 //! Informer sync benchmark: `cargo bench -p kubegen --bench informer [-- --quick]`
 //! (`KUBEGEN_BENCH_SIZES=100000` picks the object counts, `KUBEGEN_BENCH_WORKLOADS=kubegen`
-//! the workloads).
+//! the workloads, `KUBEGEN_BENCH_ROUNDS=3` the rounds: medians are reported, and rounds
+//! alternate the workload order).
 //!
 //! The parent process serves N ConfigMaps (1 KiB of data each) from the in-memory test
 //! server; each workload runs in a child process of this binary so its peak RSS (VmHWM) is
@@ -14,7 +15,8 @@
 //! * `floor`: fetch and decode the same pages, then decode the same update stream from a
 //!   plain watch; keep nothing.
 //!
-//! Client-side throttling is off on both clients.
+//! Client-side throttling is off on both clients. An unreported floor run warms the server
+//! up first, so the order of the workloads does not favour any of them.
 #![allow(missing_docs, clippy::unwrap_used)]
 
 use std::{
@@ -211,14 +213,37 @@ async fn child(workload: &str, url: &str, n: usize) {
     }
 }
 
+#[derive(Clone, Copy)]
 struct Measured {
     sync_secs: f64,
     sync_peak_kib: u64,
     steady_kib: u64,
     relist_secs: f64,
     relist_peak_kib: u64,
+    relist_ratio: f64,
     stream_secs: f64,
     stream_peak_kib: u64,
+}
+
+impl Measured {
+    /// The median of every figure, each taken on its own.
+    fn median(runs: &[Measured]) -> Measured {
+        fn mid<T: Copy + PartialOrd>(runs: &[Measured], f: impl Fn(&Measured) -> T) -> T {
+            let mut v: Vec<T> = runs.iter().map(f).collect();
+            v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+            v[v.len() / 2]
+        }
+        Measured {
+            sync_secs: mid(runs, |m| m.sync_secs),
+            sync_peak_kib: mid(runs, |m| m.sync_peak_kib),
+            steady_kib: mid(runs, |m| m.steady_kib),
+            relist_secs: mid(runs, |m| m.relist_secs),
+            relist_peak_kib: mid(runs, |m| m.relist_peak_kib),
+            relist_ratio: mid(runs, |m| m.relist_ratio),
+            stream_secs: mid(runs, |m| m.stream_secs),
+            stream_peak_kib: mid(runs, |m| m.stream_peak_kib),
+        }
+    }
 }
 
 fn run_child(workload: &str, server: &TestServer, n: usize, marker_seq: &mut usize) -> Measured {
@@ -276,6 +301,7 @@ fn run_child(workload: &str, server: &TestServer, n: usize, marker_seq: &mut usi
         steady_kib,
         relist_secs,
         relist_peak_kib,
+        relist_ratio: relist_peak_kib as f64 / steady_kib as f64,
         stream_secs,
         stream_peak_kib,
     }
@@ -347,6 +373,8 @@ fn main() {
         .split(',')
         .map(|w| w.trim().to_owned())
         .collect();
+    // KUBEGEN_BENCH_ROUNDS=3 runs every workload three times (median reported).
+    let rounds: usize = std::env::var("KUBEGEN_BENCH_ROUNDS").map_or(1, |v| v.parse().unwrap());
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -369,23 +397,37 @@ fn main() {
             create(&server, &format!("cm-{i:06}"), i);
         }
         let _guard = rt.enter();
-        for workload in &workloads {
-            let workload = workload.as_str();
-            let m = run_child(workload, &server, n, &mut marker_seq);
-            let relist = if workload == "floor" {
-                "—".to_owned()
-            } else {
+        // Warm-up (not reported): the server's first full list and first round of updates
+        // are slower (its heap grows), which would penalise whichever workload ran first.
+        run_child("floor", &server, n, &mut marker_seq);
+        // Rounds alternate the workload order; each figure is the median over rounds.
+        let mut results: Vec<Vec<Measured>> = workloads.iter().map(|_| Vec::new()).collect();
+        for round in 0..rounds {
+            let mut order: Vec<usize> = (0..workloads.len()).collect();
+            if round % 2 == 1 {
+                order.reverse();
+            }
+            for i in order {
+                results[i].push(run_child(&workloads[i], &server, n, &mut marker_seq));
+            }
+        }
+        for (workload, runs) in workloads.iter().zip(&results) {
+            let m = Measured::median(runs);
+            let listed = workload != "floor";
+            let relist = if listed {
                 format!("{:.2} s", m.relist_secs)
-            };
-            let relist_peak = if workload == "floor" {
-                "—".to_owned()
             } else {
+                "—".to_owned()
+            };
+            let relist_peak = if listed {
                 format!("{:.0} MiB", mib(m.relist_peak_kib))
-            };
-            let ratio = if workload == "floor" {
-                "—".to_owned()
             } else {
-                format!("{:.2}×", m.relist_peak_kib as f64 / m.steady_kib as f64)
+                "—".to_owned()
+            };
+            let ratio = if listed {
+                format!("{:.2}×", m.relist_ratio)
+            } else {
+                "—".to_owned()
             };
             println!(
                 "| {n} | {workload} | {:.2} s | {:.0} MiB | {:.0} MiB | {relist} | {relist_peak} | {ratio} | {:.2} s | {:.0} MiB |",

@@ -80,7 +80,7 @@ struct Shared<K> {
     core: QueueCore<Deltas<K>>,
     options: DeltaFifoOptions<K>,
     /// Keys listed so far by a paged relist in progress.
-    paged_keys: parking_lot::Mutex<Option<AHashSet<String>>>,
+    paged_keys: parking_lot::Mutex<Option<AHashSet<StoreKey>>>,
 }
 
 /// A queue of per-object change lists; cheap to clone. See the module docs.
@@ -224,7 +224,7 @@ impl<K: Object> DeltaFifo<K> {
         let listed = self.prepare_listed(objs)?;
         let known_keys = self.known_keys();
         let mut state = self.shared.core.lock();
-        let mut listed_keys: AHashSet<String> = AHashSet::with_capacity(listed.len());
+        let mut listed_keys: AHashSet<StoreKey> = AHashSet::with_capacity(listed.len());
         self.queue_listed_locked(&mut state, listed, &mut listed_keys);
         let tombstones = self.detect_deletions_locked(&mut state, &listed_keys, known_keys);
         if !state.populated {
@@ -297,7 +297,7 @@ impl<K: Object> DeltaFifo<K> {
         &self,
         state: &mut State<K>,
         listed: Vec<(String, Arc<K>)>,
-        listed_keys: &mut AHashSet<String>,
+        listed_keys: &mut AHashSet<StoreKey>,
     ) {
         let delta_type = if self.shared.options.emit_delta_type_replaced {
             DeltaType::Replaced
@@ -305,8 +305,17 @@ impl<K: Object> DeltaFifo<K> {
             DeltaType::Sync
         };
         for (key, obj) in listed {
-            self.queue_locked(state, &key, Delta::with_type(delta_type, obj));
-            listed_keys.insert(key);
+            let delta = Delta::with_type(delta_type, obj);
+            // One shared key for the queue and the listed-key set.
+            let shared = match state.items.get_key_value(key.as_str()) {
+                Some((queued, _)) => queued.clone(),
+                None => StoreKey::from(key),
+            };
+            match state.items.get_mut(&shared) {
+                Some(deltas) => deltas.push_dedup(delta),
+                None => state.push_new(shared.clone(), Deltas(vec![delta])),
+            }
+            listed_keys.insert(shared);
         }
     }
 
@@ -315,7 +324,7 @@ impl<K: Object> DeltaFifo<K> {
     fn detect_deletions_locked(
         &self,
         state: &mut State<K>,
-        listed_keys: &AHashSet<String>,
+        listed_keys: &AHashSet<StoreKey>,
         known_keys: Option<Vec<String>>,
     ) -> usize {
         let vanished_queued: Vec<(StoreKey, Option<Arc<K>>)> = state
@@ -399,6 +408,18 @@ impl<K: Object> DeltaFifo<K> {
     pub async fn pop<E>(
         &self,
         process: impl FnOnce(&Deltas<K>, bool) -> Result<(), ProcessError<E>>,
+    ) -> Result<Deltas<K>, PopError<E>> {
+        self.shared
+            .core
+            .pop(|_, deltas, initial| process(deltas, initial))
+            .await
+    }
+
+    /// [`DeltaFifo::pop`], also handing `process` the key the deltas are queued under (the
+    /// informer caches under it without computing it again).
+    pub(crate) async fn pop_keyed<E>(
+        &self,
+        process: impl FnOnce(&StoreKey, &Deltas<K>, bool) -> Result<(), ProcessError<E>>,
     ) -> Result<Deltas<K>, PopError<E>> {
         self.shared.core.pop(process).await
     }

@@ -150,8 +150,9 @@ impl<V> QueueCore<V> {
         self.state.lock().has_synced()
     }
 
-    /// Waits for the next key and hands its value to `process` while the queue is locked,
-    /// with whether it belongs to the initial list. Requeues on [`ProcessError::Requeue`].
+    /// Waits for the next key and hands it and its value to `process` while the queue is
+    /// locked, with whether it belongs to the initial list. Requeues on
+    /// [`ProcessError::Requeue`].
     ///
     /// With something queued this takes the lock once and touches no `Notify`. Otherwise
     /// the pop registers its wake-up, counts itself in `waiting_pops` (which producers read
@@ -159,7 +160,7 @@ impl<V> QueueCore<V> {
     /// waiting and wakes it, or queued its item before the second check.
     pub(crate) async fn pop<E>(
         &self,
-        process: impl FnOnce(&V, bool) -> Result<(), ProcessError<E>>,
+        process: impl FnOnce(&StoreKey, &V, bool) -> Result<(), ProcessError<E>>,
     ) -> Result<V, PopError<E>> {
         let mut process = Some(process);
         if let Some(done) = self.try_pop(&mut process) {
@@ -180,7 +181,7 @@ impl<V> QueueCore<V> {
     /// Pops and processes the next live key, if any; `None` when the queue is empty and open.
     fn try_pop<E>(
         &self,
-        process: &mut Option<impl FnOnce(&V, bool) -> Result<(), ProcessError<E>>>,
+        process: &mut Option<impl FnOnce(&StoreKey, &V, bool) -> Result<(), ProcessError<E>>>,
     ) -> Option<Result<V, PopError<E>>> {
         let mut state = self.state.lock();
         while let Some(key) = state.queue.pop_front() {
@@ -197,7 +198,7 @@ impl<V> QueueCore<V> {
             let Some(process) = process.take() else {
                 return Some(Ok(value));
             };
-            return Some(match process(&value, is_in_initial_list) {
+            return Some(match process(&key, &value, is_in_initial_list) {
                 Ok(()) => Ok(value),
                 Err(ProcessError::Failed(error)) => Err(PopError::Process {
                     error,

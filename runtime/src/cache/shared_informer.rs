@@ -23,6 +23,7 @@ use super::{
     CacheError, Delta, DeltaFifo, DeltaFifoOptions, Deltas, Indexer, Indexers, Lister,
     ListerWatcher, PopError, ProcessError, Reflector, ReflectorConfig, ResourceEventHandler,
     TransformFunc, WatchErrorHandler,
+    index::StoreKey,
     processor::{
         Listener, MINIMUM_RESYNC_PERIOD, Notification, Processor, determine_resync_period,
     },
@@ -383,7 +384,7 @@ impl<K: Object> SharedIndexInformer<K> {
                     let popped = tokio::select! {
                         biased;
                         () = &mut cancelled => break,
-                        popped = fifo.pop(|deltas, initial| informer.handle_deltas(deltas, initial)) => popped,
+                        popped = fifo.pop_keyed(|key, deltas, initial| informer.handle_deltas(key, deltas, initial)) => popped,
                     };
                     match popped {
                         Ok(_) => {}
@@ -411,6 +412,7 @@ impl<K: Object> SharedIndexInformer<K> {
     /// `HandleDeltas`). A delta the cache refuses is logged and skipped; the rest still apply.
     fn handle_deltas(
         &self,
+        key: &StoreKey,
         deltas: &Deltas<K>,
         is_in_initial_list: bool,
     ) -> Result<(), ProcessError<CacheError>> {
@@ -430,7 +432,7 @@ impl<K: Object> SharedIndexInformer<K> {
                 | Delta::Updated(obj)
                 | Delta::Replaced(obj)
                 | Delta::Sync(obj) => {
-                    let old = match indexer.upsert(obj.clone()) {
+                    let old = match indexer.upsert_keyed(key, obj.clone()) {
                         Ok(old) => old,
                         Err(error) => {
                             tracing::error!(%error, "could not store an object in the cache");

@@ -152,11 +152,30 @@ impl<K> ThreadSafeStore<K> {
 
     /// Like [`ThreadSafeStore::add`], returning the object it replaced.
     pub fn upsert(&self, key: &str, obj: Arc<K>) -> Result<Option<Arc<K>>, CacheError> {
+        self.upsert_with(key, || StoreKey::from(key), obj)
+    }
+
+    /// [`ThreadSafeStore::upsert`] under a key that is already shared (a new entry takes a
+    /// reference to it instead of a copy).
+    pub(crate) fn upsert_shared(
+        &self,
+        key: &StoreKey,
+        obj: Arc<K>,
+    ) -> Result<Option<Arc<K>>, CacheError> {
+        self.upsert_with(key, || key.clone(), obj)
+    }
+
+    fn upsert_with(
+        &self,
+        key: &str,
+        new_key: impl FnOnce() -> StoreKey,
+        obj: Arc<K>,
+    ) -> Result<Option<Arc<K>>, CacheError> {
         let mut inner = self.inner.write();
         let new_values = inner.values_of(key, &obj)?;
         let (store_key, old_values) = match inner.items.get_key_value(key) {
             Some((existing_key, old)) => (existing_key.clone(), Some(inner.values_of(key, old)?)),
-            None => (StoreKey::from(key), None),
+            None => (new_key(), None),
         };
         let Inner {
             indexers,

@@ -15,6 +15,9 @@
 //! * `floor`: fetch and decode the same pages, then decode the same update stream from a
 //!   plain watch; keep nothing.
 //!
+//! Wall times depend on the machine's load; the CPU columns (user + system time of the
+//! workload's process over the phase, from /proc/self/stat) are steadier.
+//!
 //! Client-side throttling is off on both clients. An unreported floor run warms the server
 //! up first, so the order of the workloads does not favour any of them.
 #![allow(missing_docs, clippy::unwrap_used)]
@@ -81,11 +84,28 @@ fn stream_done(cm: &ConfigMap, done: &str) -> bool {
         .is_some_and(|v| v == done)
 }
 
+/// CPU time (user + system, all threads) this process has used, in milliseconds.
+fn cpu_ms() -> u64 {
+    // Fields 14 and 15 of /proc/self/stat, in clock ticks (100 per second on Linux);
+    // the command name (field 2) may hold spaces, so count from its closing parenthesis.
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    let after = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+    let fields: Vec<u64> = after
+        .split_whitespace()
+        .map(|f| f.parse().unwrap_or(0))
+        .collect();
+    fields
+        .get(11)
+        .zip(fields.get(12))
+        .map_or(0, |(u, s)| (u + s) * 10)
+}
+
 fn report(phase: &str, secs: f64) {
     println!(
-        "{phase} {secs:.3} {} {}",
+        "{phase} {secs:.3} {} {} {}",
         status_kib("VmHWM:"),
-        status_kib("VmRSS:")
+        status_kib("VmRSS:"),
+        cpu_ms()
     );
     std::io::stdout().flush().unwrap();
 }
@@ -221,7 +241,9 @@ struct Measured {
     relist_secs: f64,
     relist_peak_kib: u64,
     relist_ratio: f64,
+    sync_cpu_ms: u64,
     stream_secs: f64,
+    stream_cpu_ms: u64,
     stream_peak_kib: u64,
 }
 
@@ -240,7 +262,9 @@ impl Measured {
             relist_secs: mid(runs, |m| m.relist_secs),
             relist_peak_kib: mid(runs, |m| m.relist_peak_kib),
             relist_ratio: mid(runs, |m| m.relist_ratio),
+            sync_cpu_ms: mid(runs, |m| m.sync_cpu_ms),
             stream_secs: mid(runs, |m| m.stream_secs),
+            stream_cpu_ms: mid(runs, |m| m.stream_cpu_ms),
             stream_peak_kib: mid(runs, |m| m.stream_peak_kib),
         }
     }
@@ -254,7 +278,7 @@ fn run_child(workload: &str, server: &TestServer, n: usize, marker_seq: &mut usi
         .spawn()
         .unwrap();
     let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let mut parse = |expect: &str| -> (f64, u64, u64) {
+    let mut parse = |expect: &str| -> (f64, u64, u64, u64) {
         loop {
             let line = lines.next().unwrap().unwrap();
             let mut parts = line.split_whitespace();
@@ -262,11 +286,12 @@ fn run_child(workload: &str, server: &TestServer, n: usize, marker_seq: &mut usi
                 let secs = parts.next().map_or(0.0, |v| v.parse().unwrap());
                 let hwm = parts.next().map_or(0, |v| v.parse().unwrap());
                 let rss = parts.next().map_or(0, |v| v.parse().unwrap());
-                return (secs, hwm, rss);
+                let cpu = parts.next().map_or(0, |v| v.parse().unwrap());
+                return (secs, hwm, rss, cpu);
             }
         }
     };
-    let (sync_secs, sync_peak_kib, steady_kib) = parse("synced");
+    let (sync_secs, sync_peak_kib, steady_kib, sync_cpu_ms) = parse("synced");
     parse("ready");
     // Force a relist: drop the watches while responses are delayed, so the client's resume
     // reaches the server only after the history it resumes from is compacted (410 Gone).
@@ -279,17 +304,18 @@ fn run_child(workload: &str, server: &TestServer, n: usize, marker_seq: &mut usi
     std::thread::sleep(Duration::from_millis(100));
     server.set_delay(None);
     child.stdin.as_mut().unwrap().write_all(b"go\n").unwrap();
-    let (relist_secs, relist_peak_kib, _) = parse("relisted");
+    let (relist_secs, relist_peak_kib, _, relisted_cpu_ms) = parse("relisted");
     // Stream: one update per object through the open watches, then the marker's label.
     parse("ready");
     std::thread::sleep(Duration::from_millis(500));
     let done = format!("done-{marker_seq}");
     writeln!(child.stdin.as_mut().unwrap(), "go {done}").unwrap();
     for i in 0..n {
-        update(server, &format!("cm-{i:06}"), i, None);
+        update(server, &format!("cm-{i:06}"), i, *marker_seq, None);
     }
-    update(server, "marker", *marker_seq, Some(&done));
-    let (stream_secs, stream_peak_kib, _) = parse("streamed");
+    update(server, "marker", *marker_seq, *marker_seq, Some(&done));
+    let (stream_secs, stream_peak_kib, _, streamed_cpu_ms) = parse("streamed");
+    let stream_cpu_ms = streamed_cpu_ms.saturating_sub(relisted_cpu_ms);
     let _ = child.kill();
     let _ = child.wait();
     let _ = server
@@ -302,7 +328,9 @@ fn run_child(workload: &str, server: &TestServer, n: usize, marker_seq: &mut usi
         relist_secs,
         relist_peak_kib,
         relist_ratio: relist_peak_kib as f64 / steady_kib as f64,
+        sync_cpu_ms,
         stream_secs,
+        stream_cpu_ms,
         stream_peak_kib,
     }
 }
@@ -321,14 +349,16 @@ fn target(server: &TestServer, name: Option<&str>) -> Target {
 }
 
 /// Replaces `name`'s data (and, for the marker, sets the `stream` label).
-fn update(server: &TestServer, name: &str, seq: usize, stream: Option<&str>) {
+/// `run` makes every round's payloads new: an update that changes nothing is a no-op for
+/// the server (no new resourceVersion, no watch event), as for kube-apiserver.
+fn update(server: &TestServer, name: &str, seq: usize, run: usize, stream: Option<&str>) {
     let mut labels = json!({"app": format!("app-{}", seq % 17)});
     if let Some(stream) = stream {
         labels["stream"] = json!(stream);
     }
     let obj = json!({"apiVersion": "v1", "kind": "ConfigMap",
         "metadata": {"name": name, "namespace": "default", "labels": labels},
-        "data": {"payload": format!("{seq:08}{}", "y".repeat(1016))}});
+        "data": {"payload": format!("{run:06}-{seq:08}{}", "y".repeat(1009))}});
     server
         .engine()
         .update(&target(server, Some(name)), obj, &WriteOptions::default())
@@ -381,9 +411,9 @@ fn main() {
         .build()
         .unwrap();
     println!(
-        "| objects | workload | initial sync | sync peak RSS | steady RSS | relist | relist peak RSS | relist peak / steady | N updates streamed | stream peak RSS |"
+        "| objects | workload | initial sync | sync CPU | sync peak RSS | steady RSS | relist | relist peak RSS | relist peak / steady | N updates streamed | stream CPU | stream peak RSS |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
     let mut marker_seq = 0;
     for &n in &sizes {
         let server = rt.block_on(async {
@@ -430,11 +460,13 @@ fn main() {
                 "—".to_owned()
             };
             println!(
-                "| {n} | {workload} | {:.2} s | {:.0} MiB | {:.0} MiB | {relist} | {relist_peak} | {ratio} | {:.2} s | {:.0} MiB |",
+                "| {n} | {workload} | {:.2} s | {:.2} s | {:.0} MiB | {:.0} MiB | {relist} | {relist_peak} | {ratio} | {:.2} s | {:.2} s | {:.0} MiB |",
                 m.sync_secs,
+                m.sync_cpu_ms as f64 / 1000.0,
                 mib(m.sync_peak_kib),
                 mib(m.steady_kib),
                 m.stream_secs,
+                m.stream_cpu_ms as f64 / 1000.0,
                 mib(m.stream_peak_kib),
             );
         }

@@ -415,13 +415,15 @@ impl<K: Object> DeltaFifo<K> {
             .await
     }
 
-    /// [`DeltaFifo::pop`], also handing `process` the key the deltas are queued under (the
-    /// informer caches under it without computing it again).
-    pub(crate) async fn pop_keyed<E>(
+    /// Up to `max` [`DeltaFifo::pop`]s under one hold of the queue's lock (the same as that
+    /// many pops, with less lock traffic), also handing `process` each key (the informer
+    /// caches under it without computing it again); returns how many keys were processed.
+    pub(crate) async fn pop_many_keyed<E>(
         &self,
-        process: impl FnOnce(&StoreKey, &Deltas<K>, bool) -> Result<(), ProcessError<E>>,
-    ) -> Result<Deltas<K>, PopError<E>> {
-        self.shared.core.pop(process).await
+        max: usize,
+        process: impl FnMut(&StoreKey, &Deltas<K>, bool) -> Result<(), ProcessError<E>>,
+    ) -> Result<usize, PopError<E>> {
+        self.shared.core.pop_many(max, process).await
     }
 
     /// The deltas queued under `key` (a copy).
@@ -571,6 +573,54 @@ mod tests {
 
     fn s(v: &str) -> Option<String> {
         Some(v.to_owned())
+    }
+
+    #[tokio::test]
+    async fn pop_many_processes_up_to_max_keys_in_order_like_single_pops() {
+        let q = Q::new(DeltaFifoOptions::default());
+        let objs = (0..5).map(|i| Arc::new(cm("ns", &format!("k{i}"))));
+        q.replace(objs.collect(), "1").unwrap();
+        let mut seen = Vec::new();
+        let mut record = |key: &StoreKey, deltas: &Deltas<ConfigMap>, initial: bool| {
+            assert_eq!(deltas.len(), 1);
+            seen.push((key.to_string(), initial));
+            Ok::<(), ProcessError<()>>(())
+        };
+        assert_eq!(q.pop_many_keyed(3, &mut record).await, Ok(3));
+        assert!(!q.has_synced(), "two initial keys are still queued");
+        assert_eq!(q.pop_many_keyed(10, &mut record).await, Ok(2));
+        assert!(q.has_synced());
+        let keys: Vec<&str> = seen.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(keys, ["ns/k0", "ns/k1", "ns/k2", "ns/k3", "ns/k4"]);
+        assert!(seen.iter().all(|(_, initial)| *initial));
+    }
+
+    #[tokio::test]
+    async fn pop_many_stops_at_a_requeue_and_puts_the_key_back() {
+        let q = Q::new(DeltaFifoOptions::default());
+        for name in ["a", "b", "c"] {
+            q.add(Arc::new(cm("ns", name))).unwrap();
+        }
+        let mut processed = Vec::new();
+        let result = q
+            .pop_many_keyed(10, |key, _, _| {
+                processed.push(key.to_string());
+                if key.as_ref() == "ns/b" {
+                    Err(ProcessError::Requeue("retry"))
+                } else {
+                    Ok(())
+                }
+            })
+            .await;
+        assert_eq!(
+            result,
+            Err(PopError::Process {
+                error: "retry",
+                requeued: true
+            })
+        );
+        assert_eq!(processed, ["ns/a", "ns/b"]);
+        assert_eq!(q.list_keys(), ["ns/c", "ns/b"]);
     }
 
     #[tokio::test(start_paused = true)]

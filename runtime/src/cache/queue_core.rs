@@ -178,12 +178,69 @@ impl<V> QueueCore<V> {
         }
     }
 
-    /// Pops and processes the next live key, if any; `None` when the queue is empty and open.
-    fn try_pop<E>(
+    /// Like [`QueueCore::pop`], but once a key is available processes up to `max` queued
+    /// keys (at least one) under the same lock hold, one after the other, exactly as that
+    /// many pops would; returns how many were processed. A failing `process` ends the batch
+    /// with its error (a requeue is honoured first).
+    pub(crate) async fn pop_many<E>(
         &self,
-        process: &mut Option<impl FnOnce(&StoreKey, &V, bool) -> Result<(), ProcessError<E>>>,
-    ) -> Option<Result<V, PopError<E>>> {
+        max: usize,
+        mut process: impl FnMut(&StoreKey, &V, bool) -> Result<(), ProcessError<E>>,
+    ) -> Result<usize, PopError<E>> {
+        if let Some(done) = self.try_pop_many(max, &mut process) {
+            return done;
+        }
+        loop {
+            let notified = self.notify.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            let _waiting = WaitingPop::new(&self.waiting_pops);
+            if let Some(done) = self.try_pop_many(max, &mut process) {
+                return done;
+            }
+            notified.await;
+        }
+    }
+
+    /// Processes up to `max` live keys; `None` when the queue is empty and open.
+    fn try_pop_many<E>(
+        &self,
+        max: usize,
+        process: &mut impl FnMut(&StoreKey, &V, bool) -> Result<(), ProcessError<E>>,
+    ) -> Option<Result<usize, PopError<E>>> {
         let mut state = self.state.lock();
+        let mut done = 0;
+        while done < max.max(1) {
+            let Some((key, value, is_in_initial_list)) = self.next_live_locked(&mut state) else {
+                break;
+            };
+            match process(&key, &value, is_in_initial_list) {
+                Ok(()) => done += 1,
+                Err(ProcessError::Failed(error)) => {
+                    return Some(Err(PopError::Process {
+                        error,
+                        requeued: false,
+                    }));
+                }
+                Err(ProcessError::Requeue(error)) => {
+                    state.add_if_not_present(key, value);
+                    return Some(Err(PopError::Process {
+                        error,
+                        requeued: true,
+                    }));
+                }
+            }
+        }
+        if done > 0 {
+            Some(Ok(done))
+        } else {
+            state.closed.then_some(Err(PopError::Closed))
+        }
+    }
+
+    /// Takes the next key that still has a value, with whether it belongs to the initial
+    /// list, and wakes a producer waiting for the backlog to shrink under its limit.
+    fn next_live_locked(&self, state: &mut QueueState<V>) -> Option<(StoreKey, V, bool)> {
         while let Some(key) = state.queue.pop_front() {
             if state.queue.len() < state.backlog_wake_below {
                 state.backlog_wake_below = 0;
@@ -192,9 +249,20 @@ impl<V> QueueCore<V> {
             let is_in_initial_list = !state.has_synced();
             state.initial_population_count = state.initial_population_count.saturating_sub(1);
             // A key whose value was deleted after it was queued is skipped.
-            let Some(value) = state.items.remove(&key) else {
-                continue;
-            };
+            if let Some(value) = state.items.remove(&key) {
+                return Some((key, value, is_in_initial_list));
+            }
+        }
+        None
+    }
+
+    /// Pops and processes the next live key, if any; `None` when the queue is empty and open.
+    fn try_pop<E>(
+        &self,
+        process: &mut Option<impl FnOnce(&StoreKey, &V, bool) -> Result<(), ProcessError<E>>>,
+    ) -> Option<Result<V, PopError<E>>> {
+        let mut state = self.state.lock();
+        if let Some((key, value, is_in_initial_list)) = self.next_live_locked(&mut state) {
             let Some(process) = process.take() else {
                 return Some(Ok(value));
             };

@@ -30,6 +30,9 @@ use super::{
 };
 use crate::Object;
 
+/// How many keys the delta loop processes per hold of the DeltaFifo's lock.
+const POP_BATCH: usize = 64;
+
 /// An informer operation that is not possible in the informer's current state.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum InformerError {
@@ -384,7 +387,7 @@ impl<K: Object> SharedIndexInformer<K> {
                     let popped = tokio::select! {
                         biased;
                         () = &mut cancelled => break,
-                        popped = fifo.pop_keyed(|key, deltas, initial| informer.handle_deltas(key, deltas, initial)) => popped,
+                        popped = fifo.pop_many_keyed(POP_BATCH, |key, deltas, initial| informer.handle_deltas(key, deltas, initial)) => popped,
                     };
                     match popped {
                         Ok(_) => {}

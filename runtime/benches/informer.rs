@@ -11,6 +11,8 @@
 //!   dropped, history compacted: the resume gets 410), then a stream of N updates (one per
 //!   object) through the open watch — the relist and stream peaks are measured separately
 //!   (VmHWM reset through /proc/self/clear_refs before each phase).
+//! * `kubegen-noindex` (on request, see below): the same informer without the namespace
+//!   index, which kube-rs's store does not keep.
 //! * `kube-rs`: kube-runtime's `watcher` + `reflector` store, the same three phases.
 //! * `floor`: fetch and decode the same pages, then decode the same update stream from a
 //!   plain watch; keep nothing.
@@ -35,7 +37,7 @@ use kube_core::{
     params::{ListParams, WatchParams},
 };
 use kubegen::{
-    cache::{ListWatch, SharedIndexInformer, namespace_indexers},
+    cache::{Indexers, ListWatch, SharedIndexInformer, namespace_indexers},
     client::{Client, Config, ResourceClient},
 };
 use kubegen_testserver::{
@@ -112,9 +114,15 @@ fn report(phase: &str, secs: f64) {
 
 async fn child(workload: &str, url: &str, n: usize) {
     match workload {
-        "kubegen" => {
+        "kubegen" | "kubegen-noindex" => {
             let lw = ListWatch::new(ResourceClient::<ConfigMap>::all(kubegen_client(url)));
-            let informer = SharedIndexInformer::new(lw, Duration::ZERO, namespace_indexers());
+            // client-go's informers keep a namespace index; kube-rs's store has none.
+            let indexers = if workload == "kubegen" {
+                namespace_indexers()
+            } else {
+                Indexers::default()
+            };
+            let informer = SharedIndexInformer::new(lw, Duration::ZERO, indexers);
             let stop = tokio_util::sync::CancellationToken::new();
             let start = Instant::now();
             tokio::spawn({

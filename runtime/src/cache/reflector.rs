@@ -6,7 +6,9 @@
 //!    cached state will do), at the last synced version afterwards, and at `""` (a fresh,
 //!    consistent read) once the server said that version is gone (410) or too large. An
 //!    expired continue token falls back to one unpaginated list. The store is replaced with
-//!    the result.
+//!    the result; a [`DeltaFifo`](super::DeltaFifo) takes it page by page, and the next page
+//!    is fetched only once fewer than two pages wait in it (backpressure: a relist holds
+//!    little more than the cache itself).
 //! 2. **Watch** from the list's resourceVersion with bookmarks and a random timeout in
 //!    `[min_watch_timeout, 2 × min_watch_timeout)`. Each event moves the store and the last
 //!    synced resourceVersion; a bookmark only moves the resourceVersion.

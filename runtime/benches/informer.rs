@@ -1,16 +1,27 @@
-//! Informer sync benchmark: `cargo bench -p kubegen --bench informer [-- --quick]`.
+//! Informer sync benchmark: `cargo bench -p kubegen --bench informer [-- --quick]`
+//! (`KUBEGEN_BENCH_SIZES=100000` picks the object counts, `KUBEGEN_BENCH_WORKLOADS=kubegen`
+//! the workloads, `KUBEGEN_BENCH_ROUNDS=3` the rounds: medians are reported, and rounds
+//! alternate the workload order).
 //!
 //! The parent process serves N ConfigMaps (1 KiB of data each) from the in-memory test
 //! server; each workload runs in a child process of this binary so its peak RSS (VmHWM) is
 //! its own:
 //!
 //! * `kubegen`: a `SharedIndexInformer` syncs (list + watch), then a forced relist (watches
-//!   dropped, history compacted: the resume gets 410) — its peak is measured separately
-//!   (VmHWM reset through /proc/self/clear_refs).
-//! * `kube-rs`: kube-runtime's `watcher` + `reflector` store, the same two phases.
-//! * `floor`: fetch and decode the same pages, keep nothing.
+//!   dropped, history compacted: the resume gets 410), then a stream of N updates (one per
+//!   object) through the open watch — the relist and stream peaks are measured separately
+//!   (VmHWM reset through /proc/self/clear_refs before each phase).
+//! * `kubegen-noindex` (on request, see below): the same informer without the namespace
+//!   index, which kube-rs's store does not keep.
+//! * `kube-rs`: kube-runtime's `watcher` + `reflector` store, the same three phases.
+//! * `floor`: fetch and decode the same pages, then decode the same update stream from a
+//!   plain watch; keep nothing.
 //!
-//! Client-side throttling is off on both clients.
+//! Wall times depend on the machine's load; the CPU columns (user + system time of the
+//! workload's process over the phase, from /proc/self/stat) are steadier.
+//!
+//! Client-side throttling is off on both clients. An unreported floor run warms the server
+//! up first, so the order of the workloads does not favour any of them.
 #![allow(missing_docs, clippy::unwrap_used)]
 
 use std::{
@@ -21,9 +32,12 @@ use std::{
 
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::ConfigMap;
-use kube_core::params::ListParams;
+use kube_core::{
+    WatchEvent,
+    params::{ListParams, WatchParams},
+};
 use kubegen::{
-    cache::{ListWatch, SharedIndexInformer, namespace_indexers},
+    cache::{Indexers, ListWatch, SharedIndexInformer, namespace_indexers},
     client::{Client, Config, ResourceClient},
 };
 use kubegen_testserver::{
@@ -56,26 +70,59 @@ fn kubegen_client(url: &str) -> Client {
     Client::try_from_config(Config::new(url.parse().unwrap()).with_rate_limit(-1.0, 0)).unwrap()
 }
 
-/// Waits for the parent's go-ahead line on stdin.
-fn wait_for_parent() {
+/// Waits for the parent's go-ahead line on stdin; returns what follows `go`.
+fn wait_for_parent() -> String {
     let mut line = String::new();
     std::io::stdin().read_line(&mut line).unwrap();
+    line.trim().trim_start_matches("go").trim().to_owned()
+}
+
+/// Whether `cm` carries the label `stream=<done>` the parent sets once all updates are in.
+fn stream_done(cm: &ConfigMap, done: &str) -> bool {
+    cm.metadata
+        .labels
+        .as_ref()
+        .and_then(|l| l.get("stream"))
+        .is_some_and(|v| v == done)
+}
+
+/// CPU time (user + system, all threads) this process has used, in milliseconds.
+fn cpu_ms() -> u64 {
+    // Fields 14 and 15 of /proc/self/stat, in clock ticks (100 per second on Linux);
+    // the command name (field 2) may hold spaces, so count from its closing parenthesis.
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    let after = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+    let fields: Vec<u64> = after
+        .split_whitespace()
+        .map(|f| f.parse().unwrap_or(0))
+        .collect();
+    fields
+        .get(11)
+        .zip(fields.get(12))
+        .map_or(0, |(u, s)| (u + s) * 10)
 }
 
 fn report(phase: &str, secs: f64) {
     println!(
-        "{phase} {secs:.3} {} {}",
+        "{phase} {secs:.3} {} {} {}",
         status_kib("VmHWM:"),
-        status_kib("VmRSS:")
+        status_kib("VmRSS:"),
+        cpu_ms()
     );
     std::io::stdout().flush().unwrap();
 }
 
 async fn child(workload: &str, url: &str, n: usize) {
     match workload {
-        "kubegen" => {
+        "kubegen" | "kubegen-noindex" => {
             let lw = ListWatch::new(ResourceClient::<ConfigMap>::all(kubegen_client(url)));
-            let informer = SharedIndexInformer::new(lw, Duration::ZERO, namespace_indexers());
+            // client-go's informers keep a namespace index; kube-rs's store has none.
+            let indexers = if workload == "kubegen" {
+                namespace_indexers()
+            } else {
+                Indexers::default()
+            };
+            let informer = SharedIndexInformer::new(lw, Duration::ZERO, indexers);
             let stop = tokio_util::sync::CancellationToken::new();
             let start = Instant::now();
             tokio::spawn({
@@ -95,6 +142,18 @@ async fn child(workload: &str, url: &str, n: usize) {
                 tokio::time::sleep(Duration::from_millis(2)).await;
             }
             report("relisted", start.elapsed().as_secs_f64());
+            reset_peak();
+            println!("ready");
+            let done = wait_for_parent();
+            let start = Instant::now();
+            while !informer
+                .indexer()
+                .get_by_key("default/marker")
+                .is_some_and(|m| stream_done(&m, &done))
+            {
+                tokio::time::sleep(Duration::from_millis(2)).await;
+            }
+            report("streamed", start.elapsed().as_secs_f64());
             stop.cancel();
         }
         "kube-rs" => {
@@ -119,6 +178,14 @@ async fn child(workload: &str, url: &str, n: usize) {
                 tokio::time::sleep(Duration::from_millis(2)).await;
             }
             report("relisted", start.elapsed().as_secs_f64());
+            reset_peak();
+            println!("ready");
+            let done = wait_for_parent();
+            let start = Instant::now();
+            while !store.get(&marker).is_some_and(|m| stream_done(&m, &done)) {
+                tokio::time::sleep(Duration::from_millis(2)).await;
+            }
+            report("streamed", start.elapsed().as_secs_f64());
             task.abort();
         }
         "floor" => {
@@ -142,17 +209,73 @@ async fn child(workload: &str, url: &str, n: usize) {
             println!("ready");
             wait_for_parent();
             report("relisted", 0.0);
+            // Stream: a plain watch from the current version, events decoded and dropped.
+            let rv = api
+                .list(&ListParams {
+                    limit: Some(1),
+                    ..ListParams::default()
+                })
+                .await
+                .unwrap()
+                .metadata
+                .resource_version
+                .unwrap();
+            let mut events = api
+                .watch(&WatchParams::default().timeout(290), &rv)
+                .await
+                .unwrap();
+            reset_peak();
+            println!("ready");
+            let done = wait_for_parent();
+            let start = Instant::now();
+            while let Some(event) = events.next().await {
+                if let WatchEvent::Modified(cm) = event.unwrap()
+                    && stream_done(&cm, &done)
+                {
+                    break;
+                }
+            }
+            report("streamed", start.elapsed().as_secs_f64());
         }
         other => panic!("unknown workload {other}"),
     }
 }
 
+#[derive(Clone, Copy)]
 struct Measured {
     sync_secs: f64,
     sync_peak_kib: u64,
     steady_kib: u64,
     relist_secs: f64,
     relist_peak_kib: u64,
+    relist_ratio: f64,
+    sync_cpu_ms: u64,
+    stream_secs: f64,
+    stream_cpu_ms: u64,
+    stream_peak_kib: u64,
+}
+
+impl Measured {
+    /// The median of every figure, each taken on its own.
+    fn median(runs: &[Measured]) -> Measured {
+        fn mid<T: Copy + PartialOrd>(runs: &[Measured], f: impl Fn(&Measured) -> T) -> T {
+            let mut v: Vec<T> = runs.iter().map(f).collect();
+            v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+            v[v.len() / 2]
+        }
+        Measured {
+            sync_secs: mid(runs, |m| m.sync_secs),
+            sync_peak_kib: mid(runs, |m| m.sync_peak_kib),
+            steady_kib: mid(runs, |m| m.steady_kib),
+            relist_secs: mid(runs, |m| m.relist_secs),
+            relist_peak_kib: mid(runs, |m| m.relist_peak_kib),
+            relist_ratio: mid(runs, |m| m.relist_ratio),
+            sync_cpu_ms: mid(runs, |m| m.sync_cpu_ms),
+            stream_secs: mid(runs, |m| m.stream_secs),
+            stream_cpu_ms: mid(runs, |m| m.stream_cpu_ms),
+            stream_peak_kib: mid(runs, |m| m.stream_peak_kib),
+        }
+    }
 }
 
 fn run_child(workload: &str, server: &TestServer, n: usize, marker_seq: &mut usize) -> Measured {
@@ -163,7 +286,7 @@ fn run_child(workload: &str, server: &TestServer, n: usize, marker_seq: &mut usi
         .spawn()
         .unwrap();
     let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let mut parse = |expect: &str| -> (f64, u64, u64) {
+    let mut parse = |expect: &str| -> (f64, u64, u64, u64) {
         loop {
             let line = lines.next().unwrap().unwrap();
             let mut parts = line.split_whitespace();
@@ -171,11 +294,12 @@ fn run_child(workload: &str, server: &TestServer, n: usize, marker_seq: &mut usi
                 let secs = parts.next().map_or(0.0, |v| v.parse().unwrap());
                 let hwm = parts.next().map_or(0, |v| v.parse().unwrap());
                 let rss = parts.next().map_or(0, |v| v.parse().unwrap());
-                return (secs, hwm, rss);
+                let cpu = parts.next().map_or(0, |v| v.parse().unwrap());
+                return (secs, hwm, rss, cpu);
             }
         }
     };
-    let (sync_secs, sync_peak_kib, steady_kib) = parse("synced");
+    let (sync_secs, sync_peak_kib, steady_kib, sync_cpu_ms) = parse("synced");
     parse("ready");
     // Force a relist: drop the watches while responses are delayed, so the client's resume
     // reaches the server only after the history it resumes from is compacted (410 Gone).
@@ -188,7 +312,18 @@ fn run_child(workload: &str, server: &TestServer, n: usize, marker_seq: &mut usi
     std::thread::sleep(Duration::from_millis(100));
     server.set_delay(None);
     child.stdin.as_mut().unwrap().write_all(b"go\n").unwrap();
-    let (relist_secs, relist_peak_kib, _) = parse("relisted");
+    let (relist_secs, relist_peak_kib, _, relisted_cpu_ms) = parse("relisted");
+    // Stream: one update per object through the open watches, then the marker's label.
+    parse("ready");
+    std::thread::sleep(Duration::from_millis(500));
+    let done = format!("done-{marker_seq}");
+    writeln!(child.stdin.as_mut().unwrap(), "go {done}").unwrap();
+    for i in 0..n {
+        update(server, &format!("cm-{i:06}"), i, *marker_seq, None);
+    }
+    update(server, "marker", *marker_seq, *marker_seq, Some(&done));
+    let (stream_secs, stream_peak_kib, _, streamed_cpu_ms) = parse("streamed");
+    let stream_cpu_ms = streamed_cpu_ms.saturating_sub(relisted_cpu_ms);
     let _ = child.kill();
     let _ = child.wait();
     let _ = server
@@ -200,6 +335,11 @@ fn run_child(workload: &str, server: &TestServer, n: usize, marker_seq: &mut usi
         steady_kib,
         relist_secs,
         relist_peak_kib,
+        relist_ratio: relist_peak_kib as f64 / steady_kib as f64,
+        sync_cpu_ms,
+        stream_secs,
+        stream_cpu_ms,
+        stream_peak_kib,
     }
 }
 
@@ -214,6 +354,23 @@ fn target(server: &TestServer, name: Option<&str>) -> Target {
         name: name.map(Into::into),
         subresource: None,
     }
+}
+
+/// Replaces `name`'s data (and, for the marker, sets the `stream` label).
+/// `run` makes every round's payloads new: an update that changes nothing is a no-op for
+/// the server (no new resourceVersion, no watch event), as for kube-apiserver.
+fn update(server: &TestServer, name: &str, seq: usize, run: usize, stream: Option<&str>) {
+    let mut labels = json!({"app": format!("app-{}", seq % 17)});
+    if let Some(stream) = stream {
+        labels["stream"] = json!(stream);
+    }
+    let obj = json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": name, "namespace": "default", "labels": labels},
+        "data": {"payload": format!("{run:06}-{seq:08}{}", "y".repeat(1009))}});
+    server
+        .engine()
+        .update(&target(server, Some(name)), obj, &WriteOptions::default())
+        .unwrap();
 }
 
 fn create(server: &TestServer, name: &str, seq: usize) {
@@ -242,18 +399,31 @@ fn main() {
         return; // `cargo test --benches` / `cargo bench -- --list`: nothing to list.
     }
     let quick = args.iter().any(|a| a == "--quick");
-    let sizes: &[usize] = if quick { &[10_000] } else { &[10_000, 100_000] };
+    // KUBEGEN_BENCH_SIZES=100000 (comma-separated) picks the object counts.
+    let sizes: Vec<usize> = match std::env::var("KUBEGEN_BENCH_SIZES") {
+        Ok(v) => v.split(',').map(|n| n.trim().parse().unwrap()).collect(),
+        Err(_) if quick => vec![10_000],
+        Err(_) => vec![10_000, 100_000],
+    };
+    // KUBEGEN_BENCH_WORKLOADS=kubegen,floor picks the workloads.
+    let workloads: Vec<String> = std::env::var("KUBEGEN_BENCH_WORKLOADS")
+        .unwrap_or_else(|_| "kubegen,kube-rs,floor".to_owned())
+        .split(',')
+        .map(|w| w.trim().to_owned())
+        .collect();
+    // KUBEGEN_BENCH_ROUNDS=3 runs every workload three times (median reported).
+    let rounds: usize = std::env::var("KUBEGEN_BENCH_ROUNDS").map_or(1, |v| v.parse().unwrap());
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .unwrap();
     println!(
-        "| objects | workload | initial sync | sync peak RSS | steady RSS | relist | relist peak RSS | relist peak / steady |"
+        "| objects | workload | initial sync | sync CPU | sync peak RSS | steady RSS | relist | relist peak RSS | relist peak / steady | N updates streamed | stream CPU | stream peak RSS |"
     );
-    println!("|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
     let mut marker_seq = 0;
-    for &n in sizes {
+    for &n in &sizes {
         let server = rt.block_on(async {
             TestServer::builder()
                 .engine_config(EngineConfig::default().history_limit(1_000))
@@ -265,28 +435,47 @@ fn main() {
             create(&server, &format!("cm-{i:06}"), i);
         }
         let _guard = rt.enter();
-        for workload in ["kubegen", "kube-rs", "floor"] {
-            let m = run_child(workload, &server, n, &mut marker_seq);
-            let relist = if workload == "floor" {
-                "—".to_owned()
-            } else {
+        // Warm-up (not reported): the server's first full list and first round of updates
+        // are slower (its heap grows), which would penalise whichever workload ran first.
+        run_child("floor", &server, n, &mut marker_seq);
+        // Rounds alternate the workload order; each figure is the median over rounds.
+        let mut results: Vec<Vec<Measured>> = workloads.iter().map(|_| Vec::new()).collect();
+        for round in 0..rounds {
+            let mut order: Vec<usize> = (0..workloads.len()).collect();
+            if round % 2 == 1 {
+                order.reverse();
+            }
+            for i in order {
+                results[i].push(run_child(&workloads[i], &server, n, &mut marker_seq));
+            }
+        }
+        for (workload, runs) in workloads.iter().zip(&results) {
+            let m = Measured::median(runs);
+            let listed = workload != "floor";
+            let relist = if listed {
                 format!("{:.2} s", m.relist_secs)
-            };
-            let relist_peak = if workload == "floor" {
-                "—".to_owned()
             } else {
+                "—".to_owned()
+            };
+            let relist_peak = if listed {
                 format!("{:.0} MiB", mib(m.relist_peak_kib))
-            };
-            let ratio = if workload == "floor" {
-                "—".to_owned()
             } else {
-                format!("{:.2}×", m.relist_peak_kib as f64 / m.steady_kib as f64)
+                "—".to_owned()
+            };
+            let ratio = if listed {
+                format!("{:.2}×", m.relist_ratio)
+            } else {
+                "—".to_owned()
             };
             println!(
-                "| {n} | {workload} | {:.2} s | {:.0} MiB | {:.0} MiB | {relist} | {relist_peak} | {ratio} |",
+                "| {n} | {workload} | {:.2} s | {:.2} s | {:.0} MiB | {:.0} MiB | {relist} | {relist_peak} | {ratio} | {:.2} s | {:.2} s | {:.0} MiB |",
                 m.sync_secs,
+                m.sync_cpu_ms as f64 / 1000.0,
                 mib(m.sync_peak_kib),
                 mib(m.steady_kib),
+                m.stream_secs,
+                m.stream_cpu_ms as f64 / 1000.0,
+                mib(m.stream_peak_kib),
             );
         }
         drop(server);

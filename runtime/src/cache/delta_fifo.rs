@@ -80,7 +80,7 @@ struct Shared<K> {
     core: QueueCore<Deltas<K>>,
     options: DeltaFifoOptions<K>,
     /// Keys listed so far by a paged relist in progress.
-    paged_keys: parking_lot::Mutex<Option<AHashSet<String>>>,
+    paged_keys: parking_lot::Mutex<Option<AHashSet<StoreKey>>>,
 }
 
 /// A queue of per-object change lists; cheap to clone. See the module docs.
@@ -224,7 +224,7 @@ impl<K: Object> DeltaFifo<K> {
         let listed = self.prepare_listed(objs)?;
         let known_keys = self.known_keys();
         let mut state = self.shared.core.lock();
-        let mut listed_keys: AHashSet<String> = AHashSet::with_capacity(listed.len());
+        let mut listed_keys: AHashSet<StoreKey> = AHashSet::with_capacity(listed.len());
         self.queue_listed_locked(&mut state, listed, &mut listed_keys);
         let tombstones = self.detect_deletions_locked(&mut state, &listed_keys, known_keys);
         if !state.populated {
@@ -297,7 +297,7 @@ impl<K: Object> DeltaFifo<K> {
         &self,
         state: &mut State<K>,
         listed: Vec<(String, Arc<K>)>,
-        listed_keys: &mut AHashSet<String>,
+        listed_keys: &mut AHashSet<StoreKey>,
     ) {
         let delta_type = if self.shared.options.emit_delta_type_replaced {
             DeltaType::Replaced
@@ -305,8 +305,17 @@ impl<K: Object> DeltaFifo<K> {
             DeltaType::Sync
         };
         for (key, obj) in listed {
-            self.queue_locked(state, &key, Delta::with_type(delta_type, obj));
-            listed_keys.insert(key);
+            let delta = Delta::with_type(delta_type, obj);
+            // One shared key for the queue and the listed-key set.
+            let shared = match state.items.get_key_value(key.as_str()) {
+                Some((queued, _)) => queued.clone(),
+                None => StoreKey::from(key),
+            };
+            match state.items.get_mut(&shared) {
+                Some(deltas) => deltas.push_dedup(delta),
+                None => state.push_new(shared.clone(), Deltas(vec![delta])),
+            }
+            listed_keys.insert(shared);
         }
     }
 
@@ -315,7 +324,7 @@ impl<K: Object> DeltaFifo<K> {
     fn detect_deletions_locked(
         &self,
         state: &mut State<K>,
-        listed_keys: &AHashSet<String>,
+        listed_keys: &AHashSet<StoreKey>,
         known_keys: Option<Vec<String>>,
     ) -> usize {
         let vanished_queued: Vec<(StoreKey, Option<Arc<K>>)> = state
@@ -400,7 +409,21 @@ impl<K: Object> DeltaFifo<K> {
         &self,
         process: impl FnOnce(&Deltas<K>, bool) -> Result<(), ProcessError<E>>,
     ) -> Result<Deltas<K>, PopError<E>> {
-        self.shared.core.pop(process).await
+        self.shared
+            .core
+            .pop(|_, deltas, initial| process(deltas, initial))
+            .await
+    }
+
+    /// Up to `max` [`DeltaFifo::pop`]s under one hold of the queue's lock (the same as that
+    /// many pops, with less lock traffic), also handing `process` each key (the informer
+    /// caches under it without computing it again); returns how many keys were processed.
+    pub(crate) async fn pop_many_keyed<E>(
+        &self,
+        max: usize,
+        process: impl FnMut(&StoreKey, &Deltas<K>, bool) -> Result<(), ProcessError<E>>,
+    ) -> Result<usize, PopError<E>> {
+        self.shared.core.pop_many(max, process).await
     }
 
     /// The deltas queued under `key` (a copy).
@@ -432,6 +455,12 @@ impl<K: Object> DeltaFifo<K> {
     /// How many keys are queued.
     pub fn len(&self) -> usize {
         self.shared.core.lock().queue.len()
+    }
+
+    /// Resolves once fewer than `limit` keys are queued, or the queue is closed (the
+    /// backpressure a paged relist uses, so it never runs far ahead of the consumer).
+    pub async fn wait_for_backlog_below(&self, limit: usize) {
+        self.shared.core.wait_len_below(limit).await;
     }
 
     /// Whether nothing is queued.
@@ -495,6 +524,10 @@ impl<K: Object> PagedReplace<K> for DeltaFifo<K> {
     fn replace_finish(&self, resource_version: &str) -> Result<(), CacheError> {
         DeltaFifo::replace_finish(self, resource_version)
     }
+
+    fn wait_for_backlog_below(&self, limit: usize) -> futures::future::BoxFuture<'_, ()> {
+        Box::pin(DeltaFifo::wait_for_backlog_below(self, limit))
+    }
 }
 
 #[cfg(test)]
@@ -540,6 +573,97 @@ mod tests {
 
     fn s(v: &str) -> Option<String> {
         Some(v.to_owned())
+    }
+
+    #[tokio::test]
+    async fn pop_many_processes_up_to_max_keys_in_order_like_single_pops() {
+        let q = Q::new(DeltaFifoOptions::default());
+        let objs = (0..5).map(|i| Arc::new(cm("ns", &format!("k{i}"))));
+        q.replace(objs.collect(), "1").unwrap();
+        let mut seen = Vec::new();
+        let mut record = |key: &StoreKey, deltas: &Deltas<ConfigMap>, initial: bool| {
+            assert_eq!(deltas.len(), 1);
+            seen.push((key.to_string(), initial));
+            Ok::<(), ProcessError<()>>(())
+        };
+        assert_eq!(q.pop_many_keyed(3, &mut record).await, Ok(3));
+        assert!(!q.has_synced(), "two initial keys are still queued");
+        assert_eq!(q.pop_many_keyed(10, &mut record).await, Ok(2));
+        assert!(q.has_synced());
+        let keys: Vec<&str> = seen.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(keys, ["ns/k0", "ns/k1", "ns/k2", "ns/k3", "ns/k4"]);
+        assert!(seen.iter().all(|(_, initial)| *initial));
+    }
+
+    #[tokio::test]
+    async fn pop_many_stops_at_a_requeue_and_puts_the_key_back() {
+        let q = Q::new(DeltaFifoOptions::default());
+        for name in ["a", "b", "c"] {
+            q.add(Arc::new(cm("ns", name))).unwrap();
+        }
+        let mut processed = Vec::new();
+        let result = q
+            .pop_many_keyed(10, |key, _, _| {
+                processed.push(key.to_string());
+                if key.as_ref() == "ns/b" {
+                    Err(ProcessError::Requeue("retry"))
+                } else {
+                    Ok(())
+                }
+            })
+            .await;
+        assert_eq!(
+            result,
+            Err(PopError::Process {
+                error: "retry",
+                requeued: true
+            })
+        );
+        assert_eq!(processed, ["ns/a", "ns/b"]);
+        assert_eq!(q.list_keys(), ["ns/c", "ns/b"]);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_backlog_wait_wakes_once_pops_take_the_queue_under_its_limit() {
+        let q = Q::new(DeltaFifoOptions::default());
+        for i in 0..10 {
+            q.add(Arc::new(cm("ns", &format!("k{i}")))).unwrap();
+        }
+        let waiter = tokio::spawn({
+            let q = q.clone();
+            async move { q.wait_for_backlog_below(5).await }
+        });
+        for _ in 0..5 {
+            pop(&q).await;
+        }
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        assert!(!waiter.is_finished(), "five keys are still queued");
+        pop(&q).await;
+        tokio::time::timeout(Duration::from_secs(10), waiter)
+            .await
+            .expect("the pop that took the backlog under the limit did not wake the waiter")
+            .unwrap();
+        assert_eq!(q.len(), 4);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_backlog_wait_returns_at_once_under_the_limit_and_when_closed() {
+        let q = Q::new(DeltaFifoOptions::default());
+        q.add(Arc::new(cm("ns", "a"))).unwrap();
+        tokio::time::timeout(Duration::from_secs(1), q.wait_for_backlog_below(2))
+            .await
+            .expect("one key is under a limit of two");
+        let waiter = tokio::spawn({
+            let q = q.clone();
+            async move { q.wait_for_backlog_below(1).await }
+        });
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        assert!(!waiter.is_finished());
+        q.close();
+        tokio::time::timeout(Duration::from_secs(10), waiter)
+            .await
+            .expect("closing the queue must release a producer waiting on it")
+            .unwrap();
     }
 
     #[tokio::test]

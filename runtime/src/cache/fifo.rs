@@ -184,7 +184,7 @@ impl<K: Send + Sync + 'static> Fifo<K> {
         &self,
         process: impl FnOnce(&Arc<K>) -> Result<(), ProcessError<E>>,
     ) -> Result<Arc<K>, PopError<E>> {
-        self.shared.core.pop(|obj, _| process(obj)).await
+        self.shared.core.pop(|_, obj, _| process(obj)).await
     }
 
     /// Closes the queue: pops drain what is queued, then report [`PopError::Closed`].

@@ -4,7 +4,7 @@ use std::{fmt, sync::Arc};
 
 use super::{
     CacheError, DeletedObject, Indexers, KnownObjects, Store, ThreadSafeStore,
-    deletion_handling_meta_namespace_key, meta_namespace_key,
+    deletion_handling_meta_namespace_key, index::StoreKey, meta_namespace_key,
 };
 use crate::Object;
 
@@ -63,6 +63,16 @@ impl<K: Object> Indexer<K> {
     pub fn upsert(&self, obj: Arc<K>) -> Result<Option<Arc<K>>, CacheError> {
         let key = meta_namespace_key(obj.as_ref())?;
         self.store.upsert(&key, obj)
+    }
+
+    /// [`Indexer::upsert`] under `key`, which the caller computed with
+    /// [`meta_namespace_key`] (the informer reuses its DeltaFifo's key).
+    pub(crate) fn upsert_keyed(
+        &self,
+        key: &StoreKey,
+        obj: Arc<K>,
+    ) -> Result<Option<Arc<K>>, CacheError> {
+        self.store.upsert_shared(key, obj)
     }
 
     /// Removes the object with `obj`'s key; unknown keys are ignored.

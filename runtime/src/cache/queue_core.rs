@@ -1,9 +1,14 @@
 //! The keyed queue core shared by [`Fifo`](super::Fifo) and [`DeltaFifo`](super::DeltaFifo):
 //! one value per key, keys in pop order, the initial-population count behind `has_synced`,
-//! and a blocking pop that waits on a `Notify` (registered before the state is checked, so
-//! no wake-up is lost) and never polls.
+//! a blocking pop that waits on a `Notify` (registered before the state is checked, so
+//! no wake-up is lost) and never polls, and the backlog wait producers use for backpressure
+//! (the same discipline: the waiter registers, then checks, and every pop that takes the
+//! backlog under a waiter's limit wakes it).
 
-use std::collections::VecDeque;
+use std::{
+    collections::VecDeque,
+    sync::atomic::{AtomicUsize, Ordering},
+};
 
 use ahash::AHashMap;
 use parking_lot::{Mutex, MutexGuard};
@@ -44,6 +49,9 @@ pub(crate) struct QueueState<V> {
     pub(crate) populated: bool,
     pub(crate) initial_population_count: usize,
     pub(crate) closed: bool,
+    /// The largest backlog limit a producer is waiting to get under (0: nobody waits).
+    /// A pop that leaves fewer keys queued than this wakes the waiters and resets it.
+    backlog_wake_below: usize,
 }
 
 impl<V> QueueState<V> {
@@ -69,6 +77,10 @@ impl<V> QueueState<V> {
 pub(crate) struct QueueCore<V> {
     state: Mutex<QueueState<V>>,
     notify: Notify,
+    /// Pops registered on `notify` (producers skip the wake-up when there are none).
+    waiting_pops: AtomicUsize,
+    /// Wakes producers waiting in [`QueueCore::wait_len_below`].
+    backlog: Notify,
 }
 
 impl<V> QueueCore<V> {
@@ -80,8 +92,33 @@ impl<V> QueueCore<V> {
                 populated: false,
                 initial_population_count: 0,
                 closed: false,
+                backlog_wake_below: 0,
             }),
             notify: Notify::new(),
+            waiting_pops: AtomicUsize::new(0),
+            backlog: Notify::new(),
+        }
+    }
+
+    /// Waits until fewer than `limit` keys are queued, or the queue is closed.
+    ///
+    /// The wake-up is registered (`enable`) before the length is checked under the lock,
+    /// and the check records `limit` in the state under that same lock; a pop that then
+    /// takes the backlog under it wakes this waiter. So a pop between the check and the
+    /// `await` cannot be lost.
+    pub(crate) async fn wait_len_below(&self, limit: usize) {
+        loop {
+            let notified = self.backlog.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            {
+                let mut state = self.state.lock();
+                if state.queue.len() < limit || state.closed {
+                    return;
+                }
+                state.backlog_wake_below = state.backlog_wake_below.max(limit);
+            }
+            notified.await;
         }
     }
 
@@ -89,14 +126,18 @@ impl<V> QueueCore<V> {
         self.state.lock()
     }
 
-    /// Wakes every waiting pop; call after queuing something.
+    /// Wakes every waiting pop; call after queuing something (and releasing the lock).
+    /// Costs one atomic load when no pop is waiting (the common case under load).
     pub(crate) fn wake(&self) {
-        self.notify.notify_waiters();
+        if self.waiting_pops.load(Ordering::SeqCst) > 0 {
+            self.notify.notify_waiters();
+        }
     }
 
     pub(crate) fn close(&self) {
         self.state.lock().closed = true;
-        self.wake();
+        self.notify.notify_waiters();
+        self.backlog.notify_waiters();
     }
 
     pub(crate) fn is_closed(&self) -> bool {
@@ -109,50 +150,153 @@ impl<V> QueueCore<V> {
         self.state.lock().has_synced()
     }
 
-    /// Waits for the next key and hands its value to `process` while the queue is locked,
-    /// with whether it belongs to the initial list. Requeues on [`ProcessError::Requeue`].
+    /// Waits for the next key and hands it and its value to `process` while the queue is
+    /// locked, with whether it belongs to the initial list. Requeues on
+    /// [`ProcessError::Requeue`].
+    ///
+    /// With something queued this takes the lock once and touches no `Notify`. Otherwise
+    /// the pop registers its wake-up, counts itself in `waiting_pops` (which producers read
+    /// after queuing), and checks again before it sleeps — so a producer either sees it
+    /// waiting and wakes it, or queued its item before the second check.
     pub(crate) async fn pop<E>(
         &self,
-        process: impl FnOnce(&V, bool) -> Result<(), ProcessError<E>>,
+        process: impl FnOnce(&StoreKey, &V, bool) -> Result<(), ProcessError<E>>,
     ) -> Result<V, PopError<E>> {
         let mut process = Some(process);
+        if let Some(done) = self.try_pop(&mut process) {
+            return done;
+        }
         loop {
             let notified = self.notify.notified();
             tokio::pin!(notified);
             notified.as_mut().enable();
-            {
-                let mut state = self.state.lock();
-                while let Some(key) = state.queue.pop_front() {
-                    let is_in_initial_list = !state.has_synced();
-                    state.initial_population_count =
-                        state.initial_population_count.saturating_sub(1);
-                    // A key whose value was deleted after it was queued is skipped.
-                    let Some(value) = state.items.remove(&key) else {
-                        continue;
-                    };
-                    let Some(process) = process.take() else {
-                        return Ok(value);
-                    };
-                    return match process(&value, is_in_initial_list) {
-                        Ok(()) => Ok(value),
-                        Err(ProcessError::Failed(error)) => Err(PopError::Process {
-                            error,
-                            requeued: false,
-                        }),
-                        Err(ProcessError::Requeue(error)) => {
-                            state.add_if_not_present(key, value);
-                            Err(PopError::Process {
-                                error,
-                                requeued: true,
-                            })
-                        }
-                    };
-                }
-                if state.closed {
-                    return Err(PopError::Closed);
-                }
+            let _waiting = WaitingPop::new(&self.waiting_pops);
+            if let Some(done) = self.try_pop(&mut process) {
+                return done;
             }
             notified.await;
         }
+    }
+
+    /// Like [`QueueCore::pop`], but once a key is available processes up to `max` queued
+    /// keys (at least one) under the same lock hold, one after the other, exactly as that
+    /// many pops would; returns how many were processed. A failing `process` ends the batch
+    /// with its error (a requeue is honoured first).
+    pub(crate) async fn pop_many<E>(
+        &self,
+        max: usize,
+        mut process: impl FnMut(&StoreKey, &V, bool) -> Result<(), ProcessError<E>>,
+    ) -> Result<usize, PopError<E>> {
+        if let Some(done) = self.try_pop_many(max, &mut process) {
+            return done;
+        }
+        loop {
+            let notified = self.notify.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            let _waiting = WaitingPop::new(&self.waiting_pops);
+            if let Some(done) = self.try_pop_many(max, &mut process) {
+                return done;
+            }
+            notified.await;
+        }
+    }
+
+    /// Processes up to `max` live keys; `None` when the queue is empty and open.
+    fn try_pop_many<E>(
+        &self,
+        max: usize,
+        process: &mut impl FnMut(&StoreKey, &V, bool) -> Result<(), ProcessError<E>>,
+    ) -> Option<Result<usize, PopError<E>>> {
+        let mut state = self.state.lock();
+        let mut done = 0;
+        while done < max.max(1) {
+            let Some((key, value, is_in_initial_list)) = self.next_live_locked(&mut state) else {
+                break;
+            };
+            match process(&key, &value, is_in_initial_list) {
+                Ok(()) => done += 1,
+                Err(ProcessError::Failed(error)) => {
+                    return Some(Err(PopError::Process {
+                        error,
+                        requeued: false,
+                    }));
+                }
+                Err(ProcessError::Requeue(error)) => {
+                    state.add_if_not_present(key, value);
+                    return Some(Err(PopError::Process {
+                        error,
+                        requeued: true,
+                    }));
+                }
+            }
+        }
+        if done > 0 {
+            Some(Ok(done))
+        } else {
+            state.closed.then_some(Err(PopError::Closed))
+        }
+    }
+
+    /// Takes the next key that still has a value, with whether it belongs to the initial
+    /// list, and wakes a producer waiting for the backlog to shrink under its limit.
+    fn next_live_locked(&self, state: &mut QueueState<V>) -> Option<(StoreKey, V, bool)> {
+        while let Some(key) = state.queue.pop_front() {
+            if state.queue.len() < state.backlog_wake_below {
+                state.backlog_wake_below = 0;
+                self.backlog.notify_waiters();
+            }
+            let is_in_initial_list = !state.has_synced();
+            state.initial_population_count = state.initial_population_count.saturating_sub(1);
+            // A key whose value was deleted after it was queued is skipped.
+            if let Some(value) = state.items.remove(&key) {
+                return Some((key, value, is_in_initial_list));
+            }
+        }
+        None
+    }
+
+    /// Pops and processes the next live key, if any; `None` when the queue is empty and open.
+    fn try_pop<E>(
+        &self,
+        process: &mut Option<impl FnOnce(&StoreKey, &V, bool) -> Result<(), ProcessError<E>>>,
+    ) -> Option<Result<V, PopError<E>>> {
+        let mut state = self.state.lock();
+        if let Some((key, value, is_in_initial_list)) = self.next_live_locked(&mut state) {
+            let Some(process) = process.take() else {
+                return Some(Ok(value));
+            };
+            return Some(match process(&key, &value, is_in_initial_list) {
+                Ok(()) => Ok(value),
+                Err(ProcessError::Failed(error)) => Err(PopError::Process {
+                    error,
+                    requeued: false,
+                }),
+                Err(ProcessError::Requeue(error)) => {
+                    state.add_if_not_present(key, value);
+                    Err(PopError::Process {
+                        error,
+                        requeued: true,
+                    })
+                }
+            });
+        }
+        state.closed.then_some(Err(PopError::Closed))
+    }
+}
+
+/// Counts one pop as waiting for as long as it lives (also when the pop is cancelled).
+struct WaitingPop<'a>(&'a AtomicUsize);
+
+impl<'a> WaitingPop<'a> {
+    fn new(counter: &'a AtomicUsize) -> Self {
+        counter.fetch_add(1, Ordering::SeqCst);
+        Self(counter)
+    }
+}
+
+impl Drop for WaitingPop<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
     }
 }

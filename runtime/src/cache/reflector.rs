@@ -6,7 +6,9 @@
 //!    cached state will do), at the last synced version afterwards, and at `""` (a fresh,
 //!    consistent read) once the server said that version is gone (410) or too large. An
 //!    expired continue token falls back to one unpaginated list. The store is replaced with
-//!    the result.
+//!    the result; a [`DeltaFifo`](super::DeltaFifo) takes it page by page, and the next page
+//!    is fetched only once fewer than two pages wait in it (backpressure: a relist holds
+//!    little more than the cache itself).
 //! 2. **Watch** from the list's resourceVersion with bookmarks and a random timeout in
 //!    `[min_watch_timeout, 2 × min_watch_timeout)`. Each event moves the store and the last
 //!    synced resourceVersion; a bookmark only moves the resourceVersion.
@@ -300,7 +302,8 @@ impl<K: Object> Reflector<K> {
 
     /// Lists page by page. A store that takes pages (a `DeltaFifo`) gets each page as it
     /// arrives, so the full list is never held here and the consumer replaces cached objects
-    /// while later pages are fetched; other stores get one `replace` at the end. An expired
+    /// while later pages are fetched; the next page is requested only once fewer than two
+    /// pages wait in the store (backpressure: its consumer must be popping); other stores get one `replace` at the end. An expired
     /// continue token falls back to one full list at the same version. Returns the list's
     /// resourceVersion.
     async fn list_into_store(&self, rv: &str) -> Result<String, ReflectorError> {
@@ -327,6 +330,9 @@ impl<K: Object> Reflector<K> {
             version_match: (rv == "0").then_some(VersionMatch::NotOlderThan),
             ..ListParams::default()
         };
+        let backlog_limit = 2 * usize::try_from(self.config.page_size)
+            .unwrap_or(usize::MAX)
+            .max(1);
         let mut page = self
             .lister_watcher
             .list(first.clone())
@@ -337,6 +343,11 @@ impl<K: Object> Reflector<K> {
             let page_rv = page.metadata.resource_version.clone().unwrap_or_default();
             deliver(page.items, &mut buffered)?;
             let Some(token) = token else { break page_rv };
+            if let Some(p) = paged {
+                // Backpressure: the next page is fetched once the consumer is within two
+                // pages of the producer, so a relist holds little more than the cache.
+                p.wait_for_backlog_below(backlog_limit).await;
+            }
             let next = ListParams {
                 limit: first.limit,
                 continue_token: Some(token),
@@ -594,4 +605,57 @@ fn is_too_large_resource_version(e: &ClientError) -> bool {
                 .any(|c| c.reason == "ResourceVersionTooLarge")
         }) || s.message.contains("Too large resource version")
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use k8s_openapi::api::core::v1::ConfigMap;
+
+    use super::*;
+    use crate::cache::{
+        DeltaFifo, DeltaFifoOptions, ProcessError,
+        testing::{cm, fake_api::FakeApi},
+    };
+
+    #[tokio::test(start_paused = true)]
+    async fn a_paged_list_fetches_the_next_page_only_once_the_consumer_catches_up() {
+        let api = FakeApi::new();
+        for i in 0..1000 {
+            api.upsert(cm("ns", &format!("cm-{i:04}")));
+        }
+        let fifo = DeltaFifo::<ConfigMap>::new(DeltaFifoOptions::default());
+        let reflector = Arc::new(Reflector::new(
+            Arc::new(api.clone()),
+            Arc::new(fifo.clone()),
+            ReflectorConfig {
+                page_size: 100,
+                ..ReflectorConfig::default()
+            },
+        ));
+        let stop = CancellationToken::new();
+        let run = tokio::spawn({
+            let (reflector, stop) = (reflector.clone(), stop.clone());
+            async move { reflector.run(stop).await }
+        });
+        tokio::time::sleep(Duration::from_secs(5)).await;
+        // Nobody pops yet: the reflector stops fetching once two pages wait.
+        assert_eq!(api.lists(), 2);
+        assert_eq!(fifo.len(), 200);
+        // Every pop that takes the backlog under two pages must let the next page in; a
+        // lost wake-up would stall the list here (and fail the timeout, not hang).
+        tokio::time::timeout(Duration::from_secs(60), async {
+            for _ in 0..1000 {
+                fifo.pop::<()>(|_, _| Ok::<(), ProcessError<()>>(()))
+                    .await
+                    .unwrap();
+            }
+        })
+        .await
+        .expect("the paged list stalled: a pop did not wake the reflector");
+        assert_eq!(api.lists(), 10);
+        assert!(fifo.has_synced());
+        assert_eq!(reflector.last_sync_resource_version(), "1001");
+        stop.cancel();
+        run.await.unwrap();
+    }
 }

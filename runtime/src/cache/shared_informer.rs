@@ -23,11 +23,15 @@ use super::{
     CacheError, Delta, DeltaFifo, DeltaFifoOptions, Deltas, Indexer, Indexers, Lister,
     ListerWatcher, PopError, ProcessError, Reflector, ReflectorConfig, ResourceEventHandler,
     TransformFunc, WatchErrorHandler,
+    index::StoreKey,
     processor::{
         Listener, MINIMUM_RESYNC_PERIOD, Notification, Processor, determine_resync_period,
     },
 };
 use crate::Object;
+
+/// How many keys the delta loop processes per hold of the DeltaFifo's lock.
+const POP_BATCH: usize = 64;
 
 /// An informer operation that is not possible in the informer's current state.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -375,10 +379,15 @@ impl<K: Object> SharedIndexInformer<K> {
         let pop_loop = tokio::spawn({
             let (informer, fifo, stop) = (self.clone(), fifo.clone(), stop.clone());
             async move {
+                // One cancellation future for the whole loop: a fresh one per pop would
+                // register with the token every time.
+                let cancelled = stop.cancelled();
+                tokio::pin!(cancelled);
                 loop {
                     let popped = tokio::select! {
-                        () = stop.cancelled() => break,
-                        popped = fifo.pop(|deltas, initial| informer.handle_deltas(deltas, initial)) => popped,
+                        biased;
+                        () = &mut cancelled => break,
+                        popped = fifo.pop_many_keyed(POP_BATCH, |key, deltas, initial| informer.handle_deltas(key, deltas, initial)) => popped,
                     };
                     match popped {
                         Ok(_) => {}
@@ -406,6 +415,7 @@ impl<K: Object> SharedIndexInformer<K> {
     /// `HandleDeltas`). A delta the cache refuses is logged and skipped; the rest still apply.
     fn handle_deltas(
         &self,
+        key: &StoreKey,
         deltas: &Deltas<K>,
         is_in_initial_list: bool,
     ) -> Result<(), ProcessError<CacheError>> {
@@ -425,7 +435,7 @@ impl<K: Object> SharedIndexInformer<K> {
                 | Delta::Updated(obj)
                 | Delta::Replaced(obj)
                 | Delta::Sync(obj) => {
-                    let old = match indexer.upsert(obj.clone()) {
+                    let old = match indexer.upsert_keyed(key, obj.clone()) {
                         Ok(old) => old,
                         Err(error) => {
                             tracing::error!(%error, "could not store an object in the cache");

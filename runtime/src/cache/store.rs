@@ -7,6 +7,7 @@
 use std::sync::Arc;
 
 use ahash::{AHashMap, AHashSet};
+use futures::future::BoxFuture;
 use parking_lot::RwLock;
 
 use super::{
@@ -44,6 +45,13 @@ pub trait PagedReplace<K>: Send + Sync {
     fn replace_page(&self, objs: Vec<Arc<K>>) -> Result<(), CacheError>;
     /// The list is complete.
     fn replace_finish(&self, resource_version: &str) -> Result<(), CacheError>;
+    /// Resolves once fewer than `limit` items wait to be consumed (or nothing will consume
+    /// them any more), so the producer can pace itself to its consumer: the reflector fetches
+    /// the next page only then. The default resolves at once (no backpressure).
+    fn wait_for_backlog_below(&self, limit: usize) -> BoxFuture<'_, ()> {
+        let _ = limit;
+        Box::pin(std::future::ready(()))
+    }
 }
 
 /// Read access to the objects a [`DeltaFifo`](super::DeltaFifo) compares against (its
@@ -144,11 +152,30 @@ impl<K> ThreadSafeStore<K> {
 
     /// Like [`ThreadSafeStore::add`], returning the object it replaced.
     pub fn upsert(&self, key: &str, obj: Arc<K>) -> Result<Option<Arc<K>>, CacheError> {
+        self.upsert_with(key, || StoreKey::from(key), obj)
+    }
+
+    /// [`ThreadSafeStore::upsert`] under a key that is already shared (a new entry takes a
+    /// reference to it instead of a copy).
+    pub(crate) fn upsert_shared(
+        &self,
+        key: &StoreKey,
+        obj: Arc<K>,
+    ) -> Result<Option<Arc<K>>, CacheError> {
+        self.upsert_with(key, || key.clone(), obj)
+    }
+
+    fn upsert_with(
+        &self,
+        key: &str,
+        new_key: impl FnOnce() -> StoreKey,
+        obj: Arc<K>,
+    ) -> Result<Option<Arc<K>>, CacheError> {
         let mut inner = self.inner.write();
         let new_values = inner.values_of(key, &obj)?;
         let (store_key, old_values) = match inner.items.get_key_value(key) {
             Some((existing_key, old)) => (existing_key.clone(), Some(inner.values_of(key, old)?)),
-            None => (StoreKey::from(key), None),
+            None => (new_key(), None),
         };
         let Inner {
             indexers,

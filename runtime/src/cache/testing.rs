@@ -232,7 +232,19 @@ pub(crate) mod fake_api {
             let result = match s.list_failures.pop_front() {
                 Some(e) => Err(e),
                 None => {
-                    let _ = params;
+                    // Pages of `limit`, the continue token being the last key sent.
+                    let after = params.continue_token.unwrap_or_default();
+                    let limit = params.limit.map_or(usize::MAX, |l| l as usize);
+                    let mut rest = s
+                        .objects
+                        .iter()
+                        .filter(|(key, _)| after.is_empty() || key.as_str() > after.as_str());
+                    let page: Vec<(&String, &K)> = rest.by_ref().take(limit).collect();
+                    let continue_ = match (rest.next(), page.last()) {
+                        (Some(_), Some((last, _))) => Some((*last).clone()),
+                        _ => None,
+                    };
+                    let items = page.into_iter().map(|(_, obj)| obj.clone()).collect();
                     Ok(ObjectList {
                         types: TypeMeta {
                             api_version: "v1".into(),
@@ -240,9 +252,10 @@ pub(crate) mod fake_api {
                         },
                         metadata: ListMeta {
                             resource_version: Some(s.rv.to_string()),
+                            continue_,
                             ..ListMeta::default()
                         },
-                        items: s.objects.values().cloned().collect(),
+                        items,
                     })
                 }
             };

@@ -9,10 +9,12 @@ pub struct Thing {
     pub metadata: ObjectMeta,
 }
 
-async fn create(client: ThingClient) {
-    let _ = client.create(&Default::default(), &Thing::default()).await;
+async fn delete_all(client: ThingClient) {
+    let _ = client
+        .delete_collection(&Default::default(), &Default::default())
+        .await;
 }
 
 fn main() {
-    let _ = create;
+    let _ = delete_all;
 }

@@ -93,10 +93,11 @@ impl Transport for ReqwestTransport {
             if let Some(h) = out.headers_mut() {
                 *h = resp.headers().clone();
             }
+            let len = resp.content_length().and_then(|n| usize::try_from(n).ok());
             let stream = resp
                 .bytes_stream()
                 .map_err(|e| TransportError::Body(e.to_string()));
-            out.body(Body::from_stream(stream))
+            out.body(Body::from_stream(stream).with_size_hint(len))
                 .map_err(|e| TransportError::Other(e.to_string()))
         })
     }

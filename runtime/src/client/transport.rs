@@ -28,9 +28,14 @@ pub enum TransportError {
     Other(String),
 }
 
+/// The most [`Body::collect`] reserves up front from a size hint.
+const MAX_RESERVE: usize = 256 << 20;
+
 /// A response body: a stream of byte chunks, so watches can be decoded as they arrive.
 pub struct Body {
     inner: BoxStream<'static, Result<Bytes, TransportError>>,
+    /// The expected length (`Content-Length`), so [`Body::collect`] allocates once.
+    size_hint: Option<usize>,
 }
 
 impl Body {
@@ -44,6 +49,7 @@ impl Body {
         };
         Self {
             inner: futures::stream::iter(chunks).boxed(),
+            size_hint: None,
         }
     }
 
@@ -58,7 +64,16 @@ impl Body {
     ) -> Self {
         Self {
             inner: stream.boxed(),
+            size_hint: None,
         }
+    }
+
+    /// Declares the body's expected length (e.g. from `Content-Length`): collecting a
+    /// body of many chunks then allocates its buffer once instead of growing it.
+    #[must_use]
+    pub fn with_size_hint(mut self, len: Option<usize>) -> Self {
+        self.size_hint = len;
+        self
     }
 
     /// Reads the whole body into memory.
@@ -71,6 +86,9 @@ impl Body {
                 None if rest.is_empty() => first = Some(chunk),
                 _ => {
                     if let Some(f) = first.take() {
+                        // Cap the hint: a lying Content-Length must not reserve gigabytes.
+                        let hint = self.size_hint.unwrap_or(0).min(MAX_RESERVE);
+                        rest.reserve(hint.max(f.len() + chunk.len()));
                         rest.extend_from_slice(&f);
                     }
                     rest.extend_from_slice(&chunk);

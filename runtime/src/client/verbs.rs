@@ -286,7 +286,17 @@ impl RawApi {
                     ..wp.clone()
                 };
                 let mut request = self.request.watch(&short, version)?;
-                let uri = format!("{}&timeoutSeconds={timeout}", request.uri());
+                // kube-core puts its default timeout on the query even when none is asked
+                // for: drop it, then add ours.
+                let current = request.uri().to_string();
+                let (path, query) = current.split_once('?').unwrap_or((current.as_str(), ""));
+                let mut params: Vec<&str> = query
+                    .split('&')
+                    .filter(|p| !p.is_empty() && !p.starts_with("timeoutSeconds="))
+                    .collect();
+                let ours = format!("timeoutSeconds={timeout}");
+                params.push(&ours);
+                let uri = format!("{path}?{}", params.join("&"));
                 *request.uri_mut() = uri.parse().map_err(|e: http::uri::InvalidUri| {
                     Error::Request(RequestError::Validation(e.to_string()))
                 })?;
@@ -326,4 +336,50 @@ pub(crate) fn required_name(name: Option<&str>) -> Result<&str, Error> {
             "object has no metadata.name".into(),
         ))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::client::{Body, BoxFuture, Transport, TransportError};
+
+    struct Unused;
+
+    impl Transport for Unused {
+        fn send(
+            &self,
+            _request: http::Request<Vec<u8>>,
+        ) -> BoxFuture<'static, Result<http::Response<Body>, TransportError>> {
+            Box::pin(async { Err(TransportError::Other("unused".into())) })
+        }
+    }
+
+    fn raw() -> RawApi {
+        RawApi {
+            client: Client::new(Unused),
+            request: Request::new("/api/v1/namespaces/ns/configmaps"),
+            api_version: "v1".into(),
+            kind: "ConfigMap".into(),
+            namespace: Some("ns".into()),
+        }
+    }
+
+    #[test]
+    fn long_watch_timeouts_appear_once_in_the_query() {
+        let wp = WatchParams::default().timeout(463);
+        let req = raw().watch_request(&wp, "10").unwrap();
+        let query = req.uri().query().unwrap().to_owned();
+        assert_eq!(query.matches("timeoutSeconds=").count(), 1, "{query}");
+        assert!(query.contains("timeoutSeconds=463"), "{query}");
+        assert!(query.contains("resourceVersion=10"), "{query}");
+    }
+
+    #[test]
+    fn short_watch_timeouts_go_through_kube_core() {
+        let wp = WatchParams::default().timeout(30);
+        let req = raw().watch_request(&wp, "0").unwrap();
+        let query = req.uri().query().unwrap().to_owned();
+        assert_eq!(query.matches("timeoutSeconds=").count(), 1, "{query}");
+        assert!(query.contains("timeoutSeconds=30"), "{query}");
+    }
 }

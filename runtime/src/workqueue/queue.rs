@@ -25,7 +25,7 @@
 
 use std::collections::VecDeque;
 use std::fmt;
-use std::hash::Hash;
+use std::hash::{BuildHasher, Hash};
 use std::pin::pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Weak};
@@ -65,9 +65,15 @@ pub(crate) struct Slot<T> {
     pub(crate) processing: bool,
     /// Scheduled by `add_after`; the earliest ready time wins.
     pub(crate) waiting: Option<Waiting>,
-    /// When the item became dirty (metrics only).
+}
+
+/// The metrics timestamps of one slot, kept apart from [`Slot`] so a queue without metrics
+/// keeps its slots small and never touches them.
+#[derive(Debug, Default, Clone, Copy)]
+struct Stamps {
+    /// When the item became dirty.
     added_at: Option<Instant>,
-    /// When the item was handed to a worker (metrics only).
+    /// When the item was handed to a worker.
     started_at: Option<Instant>,
 }
 
@@ -86,6 +92,8 @@ pub(crate) struct State<T> {
     pub(crate) slots: Slab<Slot<T>>,
     /// The slot of each item, by the item's hash.
     table: HashTable<usize>,
+    /// Metrics timestamps, by slot number (used only when the queue records metrics).
+    stamps: Vec<Stamps>,
     /// How many items are being processed.
     pub(crate) processing: usize,
     pub(crate) shutting_down: bool,
@@ -132,13 +140,19 @@ impl<T: Eq> State<T> {
                     dirty: false,
                     processing: false,
                     waiting: None,
-                    added_at: None,
-                    started_at: None,
                 });
                 vacant.insert(i);
                 i
             }
         }
+    }
+
+    /// The metrics timestamps of slot `i`.
+    fn stamps_mut(&mut self, i: usize) -> &mut Stamps {
+        if self.stamps.len() <= i {
+            self.stamps.resize(i + 1, Stamps::default());
+        }
+        &mut self.stamps[i]
     }
 
     /// Frees slot `i` if its item is no longer dirty, processing or waiting, and returns
@@ -159,7 +173,7 @@ impl<T: Eq> State<T> {
 pub(crate) struct Shared<T> {
     pub(crate) state: Mutex<State<T>>,
     /// Hashes items before the lock is taken.
-    hasher: ahash::RandomState,
+    hasher: foldhash::fast::RandomState,
     /// Wakes blocked `get` calls.
     pub(crate) get_notify: Notify,
     /// Wakes `shut_down_with_drain` when the last processing item is done.
@@ -190,13 +204,14 @@ impl<T: QueueItem> Shared<T> {
                 queue: VecDeque::new(),
                 slots: Slab::new(),
                 table: HashTable::new(),
+                stamps: Vec::new(),
                 processing: 0,
                 shutting_down: false,
                 drain: false,
                 get_waiters: 0,
                 waiting: WaitHeap::default(),
             }),
-            hasher: ahash::RandomState::new(),
+            hasher: foldhash::fast::RandomState::default(),
             get_notify: Notify::new(),
             drain_notify: Notify::new(),
             timer: delaying.then(TimerHandle::default),
@@ -253,10 +268,13 @@ impl<T: QueueItem> Shared<T> {
         }
         slot.dirty = true;
         if let Some(metrics) = &self.metrics {
-            slot.added_at = Some(Instant::now());
+            let processing = slot.processing;
+            state.stamps_mut(i).added_at = Some(Instant::now());
             metrics.add();
-        }
-        if slot.processing {
+            if processing {
+                return false;
+            }
+        } else if slot.processing {
             return false;
         }
         state.queue.push_back(i);
@@ -292,8 +310,9 @@ impl<T: QueueItem> Shared<T> {
             let item = slot.item.clone();
             if let Some(metrics) = &self.metrics {
                 let now = Instant::now();
-                slot.started_at = Some(now);
-                metrics.get(slot.added_at.take(), now);
+                let stamps = state.stamps_mut(i);
+                stamps.started_at = Some(now);
+                metrics.get(stamps.added_at.take(), now);
             }
             state.processing += 1;
             return Some(item);
@@ -348,10 +367,10 @@ impl<T: QueueItem> Shared<T> {
             return;
         }
         slot.processing = false;
-        if let Some(metrics) = &self.metrics {
-            metrics.done(slot.started_at.take(), Instant::now());
-        }
         let requeue = slot.dirty;
+        if let Some(metrics) = &self.metrics {
+            metrics.done(state.stamps_mut(i).started_at.take(), Instant::now());
+        }
         state.processing -= 1;
         let mut wake = false;
         if requeue {
@@ -425,7 +444,8 @@ impl<T: QueueItem> Shared<T> {
             state
                 .slots
                 .iter()
-                .filter_map(|(_, slot)| slot.started_at)
+                .filter(|(_, slot)| slot.processing)
+                .filter_map(|(i, _)| state.stamps.get(i).and_then(|stamps| stamps.started_at))
                 .map(|started| now.saturating_duration_since(started).as_secs_f64())
                 .fold((0.0_f64, 0.0_f64), |(total, longest), age| {
                     (total + age, longest.max(age))

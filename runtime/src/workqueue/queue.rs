@@ -107,18 +107,6 @@ pub(crate) struct State<T> {
 }
 
 impl<T: Eq> State<T> {
-    /// The slot of `item`, whose hash is `hash`.
-    fn find(&self, hash: u64, item: &T) -> Option<usize> {
-        let slots = &self.slots;
-        self.table
-            .find(hash, |&i| {
-                slots
-                    .get(i)
-                    .is_some_and(|slot| slot.hash == hash && slot.item == *item)
-            })
-            .copied()
-    }
-
     /// The slot of `item`, created idle (and owning `item`) if the item has none.
     pub(crate) fn slot_for(&mut self, hash: u64, item: T) -> usize {
         let Self { table, slots, .. } = self;
@@ -147,6 +135,39 @@ impl<T: Eq> State<T> {
         }
     }
 
+    /// Ends the processing of `item` (hash `hash`), with one table lookup. Returns `None`
+    /// if the item is not being processed. A slot that is no longer needed is freed, and its
+    /// item returned in [`Finished::released`].
+    fn finish(&mut self, hash: u64, item: &T) -> Option<Finished<T>> {
+        let Self { table, slots, .. } = self;
+        let found = table
+            .find_entry(hash, |&i| {
+                slots
+                    .get(i)
+                    .is_some_and(|slot| slot.hash == hash && slot.item == *item)
+            })
+            .ok()?;
+        let i = *found.get();
+        let slot = slots.get_mut(i)?;
+        if !slot.processing {
+            return None;
+        }
+        slot.processing = false;
+        if slot.is_idle() {
+            found.remove();
+            return Some(Finished {
+                slot: i,
+                requeue: false,
+                released: slots.try_remove(i).map(|slot| slot.item),
+            });
+        }
+        Some(Finished {
+            slot: i,
+            requeue: slot.dirty,
+            released: None,
+        })
+    }
+
     /// The metrics timestamps of slot `i`.
     fn stamps_mut(&mut self, i: usize) -> &mut Stamps {
         if self.stamps.len() <= i {
@@ -167,6 +188,16 @@ impl<T: Eq> State<T> {
         }
         Some(self.slots.remove(i).item)
     }
+}
+
+/// What [`State::finish`] did.
+struct Finished<T> {
+    /// The item's slot (already free when `released` is set).
+    slot: usize,
+    /// The item was added while it was processed: queue the slot again.
+    requeue: bool,
+    /// The item of the freed slot, to be dropped after the lock is released.
+    released: Option<T>,
 }
 
 /// The state and signals shared by every handle of one queue.
@@ -355,32 +386,24 @@ impl<T: QueueItem> Shared<T> {
     pub(crate) fn done(&self, item: &T) {
         let hash = self.hash(item);
         let mut state = self.state.lock();
-        let found = state.find(hash, item);
-        let Some((i, slot)) = found.and_then(|i| Some(i).zip(state.slots.get_mut(i))) else {
+        let Some(finished) = state.finish(hash, item) else {
             drop(state);
             tracing::debug!(queue = %self.name, "done called for an item that is not being processed");
             return;
         };
-        if !slot.processing {
-            drop(state);
-            tracing::debug!(queue = %self.name, "done called for an item that is not being processed");
-            return;
-        }
-        slot.processing = false;
-        let requeue = slot.dirty;
-        if let Some(metrics) = &self.metrics {
-            metrics.done(state.stamps_mut(i).started_at.take(), Instant::now());
-        }
         state.processing -= 1;
+        if let Some(metrics) = &self.metrics {
+            let started_at = state.stamps_mut(finished.slot).started_at.take();
+            metrics.done(started_at, Instant::now());
+        }
         let mut wake = false;
-        if requeue {
-            state.queue.push_back(i);
+        if finished.requeue {
+            state.queue.push_back(finished.slot);
             wake = state.get_waiters > 0;
         }
-        let released = state.release_if_idle(i);
         let drained = state.drain && state.processing == 0;
         drop(state);
-        drop(released);
+        drop(finished.released);
         if wake {
             self.get_notify.notify_one();
         }

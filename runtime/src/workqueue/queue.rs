@@ -200,9 +200,22 @@ struct Finished<T> {
     released: Option<T>,
 }
 
+/// Keeps its content on cache lines of its own: the lock and the state it guards are written
+/// by every `add`, `get` and `done`, and must not share a line with the fields read without
+/// the lock (the hasher, the metrics handles, the signals).
+#[repr(align(128))]
+pub(crate) struct Padded<T>(T);
+
+impl<T> std::ops::Deref for Padded<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
+
 /// The state and signals shared by every handle of one queue.
 pub(crate) struct Shared<T> {
-    pub(crate) state: Mutex<State<T>>,
+    pub(crate) state: Padded<Mutex<State<T>>>,
     /// Hashes items before the lock is taken.
     hasher: foldhash::fast::RandomState,
     /// Wakes blocked `get` calls.
@@ -231,7 +244,7 @@ impl<T: QueueItem> Shared<T> {
             _ => None,
         };
         let shared = Arc::new(Self {
-            state: Mutex::new(State {
+            state: Padded(Mutex::new(State {
                 queue: VecDeque::new(),
                 slots: Slab::new(),
                 table: HashTable::new(),
@@ -241,7 +254,7 @@ impl<T: QueueItem> Shared<T> {
                 drain: false,
                 get_waiters: 0,
                 waiting: WaitHeap::default(),
-            }),
+            })),
             hasher: foldhash::fast::RandomState::default(),
             get_notify: Notify::new(),
             drain_notify: Notify::new(),

@@ -154,10 +154,12 @@ fn median<T: Copy + PartialOrd>(mut samples: Vec<T>) -> T {
     samples[samples.len() / 2]
 }
 
-/// One result row: median round time and median per-round ratio to the channel.
+/// One result row: median round time, median time of the channel rounds it was paired
+/// with, and median per-pair ratio to the channel.
 struct Row {
     name: String,
     round: Duration,
+    floor: Duration,
     ratio: f64,
 }
 
@@ -175,12 +177,14 @@ fn run(
         for (name, queue, workers) in queues() {
             let mut subject = Subject::queue(name, queue, workers);
             let mut ratios = Vec::with_capacity(rounds);
+            let mut floors = Vec::with_capacity(rounds);
             for round in 0..=rounds {
                 let floor = channel.round(keys.clone()).await;
                 let t = subject.round(keys.clone()).await;
                 if round > 0 {
                     // Round 0 warms up.
                     channel.samples.push(floor);
+                    floors.push(floor);
                     subject.samples.push(t);
                     ratios.push(floor.as_secs_f64() / t.as_secs_f64());
                 }
@@ -188,6 +192,7 @@ fn run(
             rows.push(Row {
                 name: subject.name.clone(),
                 round: median(subject.samples.clone()),
+                floor: median(floors),
                 ratio: median(ratios),
             });
             subject.stop().await;
@@ -197,6 +202,7 @@ fn run(
             Row {
                 name: channel.name.clone(),
                 round: median(channel.samples.clone()),
+                floor: median(channel.samples.clone()),
                 ratio: 1.0,
             },
         );
@@ -209,15 +215,16 @@ fn print_table(title: &str, rows: &[Row]) {
     let per_sec = |d: Duration| KEYS as f64 / d.as_secs_f64();
     println!("{title}");
     println!(
-        "{:<38} {:>11} {:>12} {:>9}",
-        "configuration", "round", "items/s", "vs mpsc"
+        "{:<38} {:>11} {:>12} {:>15} {:>9}",
+        "configuration", "round", "items/s", "paired mpsc", "vs mpsc"
     );
     for row in rows {
         println!(
-            "{:<38} {:>8.3} ms {:>12.0} {:>8.2}x",
+            "{:<38} {:>8.3} ms {:>12.0} {:>12.3} ms {:>8.2}x",
             row.name,
             row.round.as_secs_f64() * 1e3,
             per_sec(row.round),
+            row.floor.as_secs_f64() * 1e3,
             row.ratio,
         );
     }

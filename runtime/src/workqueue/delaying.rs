@@ -399,6 +399,24 @@ mod tests {
     }
 
     #[tokio::test(start_paused = true)]
+    async fn stale_entry_does_not_fire_for_the_next_item_in_its_slot() {
+        let queue = DelayingQueue::new();
+        let start = Instant::now();
+        queue.add_after("x", ms(100));
+        queue.add("x"); // supersedes the delayed add; its heap entry goes stale
+        let x = queue.get().await.unwrap();
+        queue.done(&x); // x's slot is freed...
+        queue.add_after("y", ms(500)); // ...and reused by y
+        assert_eq!(queue.shared.state.lock().slots.len(), 1);
+        assert_eq!(queue.get().await, Some("y"));
+        assert_eq!(
+            start.elapsed(),
+            ms(500),
+            "x's stale entry must not release y early"
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
     async fn ready_item_being_processed_is_parked() {
         let queue = DelayingQueue::new();
         queue.add("x");
@@ -431,6 +449,11 @@ mod tests {
         queue.shut_down();
         queue.add_after(3, ms(1));
         assert_eq!(queue.waiting_len(), 0);
+        assert_eq!(
+            queue.shared.state.lock().slots.len(),
+            1,
+            "the waiting item's slot is freed; the queued item keeps its own"
+        );
         tokio::time::sleep(ms(200)).await;
         assert_eq!(metrics.num_alive_tasks(), 0);
         assert_eq!(queue.get().await, Some(2));
@@ -548,6 +571,7 @@ mod tests {
                 // Nothing else may arrive: superseded entries are stale.
                 tokio::time::sleep(ms(5000)).await;
                 assert_eq!(queue.len(), 0);
+                assert!(queue.shared.state.lock().slots.is_empty(), "every slot is freed");
                 arrivals
             });
             // Arrival times never go backwards.

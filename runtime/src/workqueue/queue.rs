@@ -14,10 +14,11 @@
 //!
 //! Hence one item is never handed to two workers at once.
 //!
-//! The hot path is cheap: items are hashed before the lock is taken, `add`, `get` and `done`
-//! take the lock once each, `get` finds its slot without hashing, the only copy of an item
-//! is the one `get` hands out, the clock is read only when metrics are recorded, and a `get`
-//! wake-up is sent only when a `get` is blocked.
+//! The hot path is cheap: items are hashed before the lock is taken; `add`, `get` and `done`
+//! take the lock once each; `add` moves the item into its slot and `get` finds the slot
+//! without hashing, so the only copy the queue makes is the one `get` hands out; `done`
+//! drops a finished item after releasing the lock; the clock is read only when metrics are
+//! recorded; and a `get` is woken only when one is blocked.
 //!
 //! All three queue types share this state behind one `Arc`, so a handle is cheap to clone and
 //! every clone sees the same queue. Blocked [`Queue::get`] calls wait on a

@@ -151,6 +151,8 @@ impl<T: QueueItem> Shared<T> {
     /// Schedules `item` to be added after `delay`.
     pub(crate) fn add_after(self: &Arc<Self>, item: T, delay: Duration) {
         let hash = self.hash(&item);
+        // Declared before the lock guard, so an early return releases the lock first.
+        let duplicate;
         let wake_timer = {
             let mut state = self.state.lock();
             if state.shutting_down {
@@ -159,7 +161,8 @@ impl<T: QueueItem> Shared<T> {
             if let Some(metrics) = &self.metrics {
                 metrics.retry();
             }
-            let slot = state.slot_for(hash, item);
+            let slot;
+            (slot, duplicate) = state.slot_for(hash, item);
             if delay.is_zero() {
                 let wake = self.mark_dirty(&mut state, slot);
                 drop(state);
@@ -203,6 +206,7 @@ impl<T: QueueItem> Shared<T> {
             }
             earliest
         };
+        drop(duplicate);
         if let Some(timer) = &self.timer {
             if wake_timer {
                 timer.notify.notify_one();

@@ -113,8 +113,9 @@ pub(crate) struct State<T> {
 }
 
 impl<T: Eq> State<T> {
-    /// The slot of `item`, created idle (and owning `item`) if the item has none.
-    pub(crate) fn slot_for(&mut self, hash: u64, item: T) -> usize {
+    /// The slot of `item`, created idle (and owning `item`) if the item has none. If it has
+    /// one, `item` is handed back so the caller can drop it after releasing the lock.
+    pub(crate) fn slot_for(&mut self, hash: u64, item: T) -> (usize, Option<T>) {
         let Self { table, slots, .. } = self;
         let entry = table.entry(
             hash,
@@ -126,7 +127,7 @@ impl<T: Eq> State<T> {
             |&i| slots.get(i).map_or(0, |slot| slot.hash),
         );
         match entry {
-            TableEntry::Occupied(occupied) => *occupied.get(),
+            TableEntry::Occupied(occupied) => (*occupied.get(), Some(item)),
             TableEntry::Vacant(vacant) => {
                 let i = slots.insert(Slot {
                     item,
@@ -136,7 +137,7 @@ impl<T: Eq> State<T> {
                     waiting: None,
                 });
                 vacant.insert(i);
-                i
+                (i, None)
             }
         }
     }
@@ -184,7 +185,7 @@ impl<T: Eq> State<T> {
 
     /// Frees slot `i` if its item is no longer dirty, processing or waiting, and returns
     /// the item so the caller can drop it after releasing the lock.
-    pub(crate) fn release_if_idle(&mut self, i: usize) -> Option<T> {
+    fn release_if_idle(&mut self, i: usize) -> Option<T> {
         let slot = self.slots.get(i)?;
         if !slot.is_idle() {
             return None;
@@ -192,7 +193,7 @@ impl<T: Eq> State<T> {
         if let Ok(found) = self.table.find_entry(slot.hash, |&j| j == i) {
             found.remove();
         }
-        Some(self.slots.remove(i).item)
+        self.slots.try_remove(i).map(|slot| slot.item)
     }
 }
 
@@ -333,14 +334,15 @@ impl<T: QueueItem> Shared<T> {
 
     pub(crate) fn add(&self, item: T) {
         let hash = self.hash(&item);
-        let wake = {
+        let (wake, duplicate) = {
             let mut state = self.state.lock();
             if state.shutting_down {
                 return;
             }
-            let i = state.slot_for(hash, item);
-            self.mark_dirty(&mut state, i)
+            let (i, duplicate) = state.slot_for(hash, item);
+            (self.mark_dirty(&mut state, i), duplicate)
         };
+        drop(duplicate);
         if wake {
             self.get_notify.notify_one();
         }

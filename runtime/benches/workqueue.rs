@@ -10,7 +10,8 @@
 //! are steady-state throughput, not allocation warm-up.
 //!
 //! The machine may be busy, so the channel and the queue are interleaved: every queue round
-//! runs right after a channel round, and the ratio is taken within that pair. The reported
+//! runs next to a channel round (the two take turns going first), and the ratio is taken
+//! within that pair. The reported
 //! ratio is the median of the per-pair ratios, so a slow patch of time hurts the channel and
 //! the queue alike instead of skewing one of them. The channel row shows the median over all
 //! its rounds.
@@ -179,8 +180,15 @@ fn run(
             let mut ratios = Vec::with_capacity(rounds);
             let mut floors = Vec::with_capacity(rounds);
             for round in 0..=rounds {
-                let floor = channel.round(keys.clone()).await;
-                let t = subject.round(keys.clone()).await;
+                // Alternate which side goes first, so neither always runs in the wake of
+                // the other.
+                let (floor, t) = if round % 2 == 0 {
+                    let floor = channel.round(keys.clone()).await;
+                    (floor, subject.round(keys.clone()).await)
+                } else {
+                    let t = subject.round(keys.clone()).await;
+                    (channel.round(keys.clone()).await, t)
+                };
                 if round > 0 {
                     // Round 0 warms up.
                     channel.samples.push(floor);

@@ -39,24 +39,27 @@ pub(crate) struct Waiting {
     seq: u64,
 }
 
-struct HeapEntry<T> {
+/// A heap entry: the slot of the item scheduled at `ready_at`. The entry is live while the
+/// slot's [`Waiting::seq`] equals `seq` (sequence numbers are never reused, so a stale entry
+/// never matches a slot that was freed and reused).
+struct HeapEntry {
     ready_at: Instant,
     seq: u64,
-    item: T,
+    slot: usize,
 }
 
-impl<T> PartialEq for HeapEntry<T> {
+impl PartialEq for HeapEntry {
     fn eq(&self, other: &Self) -> bool {
         self.ready_at == other.ready_at && self.seq == other.seq
     }
 }
-impl<T> Eq for HeapEntry<T> {}
-impl<T> PartialOrd for HeapEntry<T> {
+impl Eq for HeapEntry {}
+impl PartialOrd for HeapEntry {
     fn partial_cmp(&self, other: &Self) -> Option<CmpOrdering> {
         Some(self.cmp(other))
     }
 }
-impl<T> Ord for HeapEntry<T> {
+impl Ord for HeapEntry {
     /// Reversed, so the std max-heap pops the earliest ready time (then the oldest entry).
     fn cmp(&self, other: &Self) -> CmpOrdering {
         (other.ready_at, other.seq).cmp(&(self.ready_at, self.seq))
@@ -65,25 +68,16 @@ impl<T> Ord for HeapEntry<T> {
 
 /// The timer heap. Entries whose item was re-scheduled earlier, added directly, or dropped
 /// stay in the heap as stale entries until popped or compacted; an entry is live when the
-/// item's [`Waiting::seq`] matches.
-pub(crate) struct WaitHeap<T> {
-    heap: BinaryHeap<HeapEntry<T>>,
+/// item's slot holds the entry's [`Waiting::seq`].
+#[derive(Default)]
+pub(crate) struct WaitHeap {
+    heap: BinaryHeap<HeapEntry>,
     next_seq: u64,
-    /// Items whose entry has `waiting` set.
+    /// Items whose slot has `waiting` set.
     pub(crate) live: usize,
 }
 
-impl<T> Default for WaitHeap<T> {
-    fn default() -> Self {
-        Self {
-            heap: BinaryHeap::new(),
-            next_seq: 0,
-            live: 0,
-        }
-    }
-}
-
-impl<T> WaitHeap<T> {
+impl WaitHeap {
     pub(crate) fn clear(&mut self) {
         self.heap.clear();
         self.live = 0;
@@ -156,6 +150,9 @@ async fn timer_loop<T: QueueItem>(
 impl<T: QueueItem> Shared<T> {
     /// Schedules `item` to be added after `delay`.
     pub(crate) fn add_after(self: &Arc<Self>, item: T, delay: Duration) {
+        let hash = self.hash(&item);
+        // Declared before the lock guard, so an early return releases the lock first.
+        let duplicate;
         let wake_timer = {
             let mut state = self.state.lock();
             if state.shutting_down {
@@ -164,8 +161,10 @@ impl<T: QueueItem> Shared<T> {
             if let Some(metrics) = &self.metrics {
                 metrics.retry();
             }
+            let slot;
+            (slot, duplicate) = state.slot_for(hash, item);
             if delay.is_zero() {
-                let wake = self.add_locked(&mut state, item);
+                let wake = self.mark_dirty(&mut state, slot);
                 drop(state);
                 if wake {
                     self.get_notify.notify_one();
@@ -178,7 +177,9 @@ impl<T: QueueItem> Shared<T> {
                 .unwrap_or(now + MAX_DELAY);
             let seq = state.waiting.next_seq;
             let state = &mut *state;
-            let entry = state.items.entry(item.clone()).or_default();
+            let Some(entry) = state.slots.get_mut(slot) else {
+                return;
+            };
             match entry.waiting {
                 Some(waiting) if waiting.ready_at <= ready_at => return,
                 Some(_) => {}
@@ -193,20 +194,19 @@ impl<T: QueueItem> Shared<T> {
             state.waiting.heap.push(HeapEntry {
                 ready_at,
                 seq,
-                item,
+                slot,
             });
             // Drop stale entries once they dominate the heap.
             if state.waiting.heap.len() > 64 && state.waiting.heap.len() > 2 * state.waiting.live {
-                let items = &state.items;
-                state.waiting.heap.retain(|e| {
-                    items
-                        .get(&e.item)
-                        .and_then(|entry| entry.waiting)
-                        .is_some_and(|w| w.seq == e.seq)
-                });
+                let slots = &state.slots;
+                state
+                    .waiting
+                    .heap
+                    .retain(|e| is_live(slots.get(e.slot).and_then(|s| s.waiting), e.seq));
             }
             earliest
         };
+        drop(duplicate);
         if let Some(timer) = &self.timer {
             if wake_timer {
                 timer.notify.notify_one();
@@ -230,13 +230,12 @@ impl<T: QueueItem> Shared<T> {
                 let Some(entry) = state.waiting.heap.pop() else {
                     break;
                 };
-                let live = state
-                    .items
-                    .get(&entry.item)
-                    .and_then(|e| e.waiting)
-                    .is_some_and(|w| w.seq == entry.seq);
-                // `add_locked` clears the item's `waiting` and the live count.
-                if live && self.add_locked(&mut state, entry.item) {
+                let live = is_live(
+                    state.slots.get(entry.slot).and_then(|s| s.waiting),
+                    entry.seq,
+                );
+                // `mark_dirty` clears the item's `waiting` and the live count.
+                if live && self.mark_dirty(&mut state, entry.slot) {
                     added += 1;
                 }
             }
@@ -247,6 +246,11 @@ impl<T: QueueItem> Shared<T> {
         }
         next
     }
+}
+
+/// Whether a heap entry with sequence number `seq` is the slot's current schedule.
+fn is_live(waiting: Option<Waiting>, seq: u64) -> bool {
+    waiting.is_some_and(|w| w.seq == seq)
 }
 
 /// A [`Queue`] with [`add_after`](Self::add_after) (client-go's `TypedDelayingInterface`).
@@ -399,6 +403,24 @@ mod tests {
     }
 
     #[tokio::test(start_paused = true)]
+    async fn stale_entry_does_not_fire_for_the_next_item_in_its_slot() {
+        let queue = DelayingQueue::new();
+        let start = Instant::now();
+        queue.add_after("x", ms(100));
+        queue.add("x"); // supersedes the delayed add; its heap entry goes stale
+        let x = queue.get().await.unwrap();
+        queue.done(&x); // x's slot is freed...
+        queue.add_after("y", ms(500)); // ...and reused by y
+        assert_eq!(queue.shared.state.lock().slots.len(), 1);
+        assert_eq!(queue.get().await, Some("y"));
+        assert_eq!(
+            start.elapsed(),
+            ms(500),
+            "x's stale entry must not release y early"
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
     async fn ready_item_being_processed_is_parked() {
         let queue = DelayingQueue::new();
         queue.add("x");
@@ -431,6 +453,11 @@ mod tests {
         queue.shut_down();
         queue.add_after(3, ms(1));
         assert_eq!(queue.waiting_len(), 0);
+        assert_eq!(
+            queue.shared.state.lock().slots.len(),
+            1,
+            "the waiting item's slot is freed; the queued item keeps its own"
+        );
         tokio::time::sleep(ms(200)).await;
         assert_eq!(metrics.num_alive_tasks(), 0);
         assert_eq!(queue.get().await, Some(2));
@@ -548,6 +575,7 @@ mod tests {
                 // Nothing else may arrive: superseded entries are stale.
                 tokio::time::sleep(ms(5000)).await;
                 assert_eq!(queue.len(), 0);
+                assert!(queue.shared.state.lock().slots.is_empty(), "every slot is freed");
                 arrivals
             });
             // Arrival times never go backwards.

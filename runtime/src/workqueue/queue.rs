@@ -1,9 +1,11 @@
 //! [`Queue<T>`]: the fair, stingy work queue (client-go's `workqueue.Typed[T]`).
 //!
-//! The queue keeps one table of items. Each item is *dirty* (needs processing), *processing*
-//! (handed to a worker by [`Queue::get`], not yet [`Queue::done`]), *waiting* (scheduled by a
-//! [`DelayingQueue`](super::DelayingQueue)), or a combination. Only dirty items that are not
-//! being processed are in the FIFO order. This gives client-go's four add cases:
+//! The queue stores each item once, in a slot of a slab. Each item is *dirty* (needs
+//! processing), *processing* (handed to a worker by [`Queue::get`], not yet
+//! [`Queue::done`]), *waiting* (scheduled by a [`DelayingQueue`](super::DelayingQueue)), or a
+//! combination; its slot lives exactly as long as one of these holds. A hash table maps items
+//! to slots, and the FIFO order holds the slot numbers of the dirty items that are not being
+//! processed. This gives client-go's four add cases:
 //!
 //! 1. a new item is queued;
 //! 2. an item that is already queued is not queued twice;
@@ -12,20 +14,28 @@
 //!
 //! Hence one item is never handed to two workers at once.
 //!
+//! The hot path is cheap: items are hashed before the lock is taken; `add`, `get` and `done`
+//! take the lock once each; `add` moves the item into its slot and `get` finds the slot
+//! without hashing, so the only copy the queue makes is the one `get` hands out; `done`
+//! drops a finished item after releasing the lock; the clock is read only when metrics are
+//! recorded; and a `get` is woken only when one is blocked.
+//!
 //! All three queue types share this state behind one `Arc`, so a handle is cheap to clone and
 //! every clone sees the same queue. Blocked [`Queue::get`] calls wait on a
 //! [`tokio::sync::Notify`]; nothing polls.
 
-use std::collections::hash_map::Entry as MapEntry;
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::fmt;
-use std::hash::Hash;
+use std::hash::{BuildHasher, Hash};
 use std::pin::pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
+use hashbrown::HashTable;
+use hashbrown::hash_table::Entry as TableEntry;
 use parking_lot::Mutex;
+use slab::Slab;
 use tokio::sync::Notify;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -42,48 +52,179 @@ pub(crate) const UNFINISHED_WORK_UPDATE_PERIOD: Duration = Duration::from_millis
 pub trait QueueItem: Clone + Eq + Hash + Send + Sync + 'static {}
 impl<T: Clone + Eq + Hash + Send + Sync + 'static> QueueItem for T {}
 
-/// The per-item bookkeeping. An entry exists while the item is dirty, processing or waiting.
-#[derive(Debug, Default)]
-pub(crate) struct Entry {
+/// One item and its bookkeeping. A slot exists while the item is dirty, processing or
+/// waiting.
+#[derive(Debug)]
+pub(crate) struct Slot<T> {
+    pub(crate) item: T,
+    /// The item's hash (the table's key; kept so the table can grow and drop the slot
+    /// without hashing the item again).
+    hash: u64,
     /// Needs processing (client-go's `dirty` set).
     pub(crate) dirty: bool,
     /// Handed out by `get`, `done` not yet called (client-go's `processing` set).
     pub(crate) processing: bool,
     /// Scheduled by `add_after`; the earliest ready time wins.
     pub(crate) waiting: Option<Waiting>,
-    /// When the item became dirty (metrics only).
+}
+
+/// The metrics timestamps of one slot, kept apart from [`Slot`] so a queue without metrics
+/// keeps its slots small and never touches them.
+#[derive(Debug, Default, Clone, Copy)]
+struct Stamps {
+    /// When the item became dirty.
     added_at: Option<Instant>,
-    /// When the item was handed to a worker (metrics only).
+    /// When the item was handed to a worker.
     started_at: Option<Instant>,
 }
 
-impl Entry {
+impl<T> Slot<T> {
     fn is_idle(&self) -> bool {
         !self.dirty && !self.processing && self.waiting.is_none()
     }
 }
 
 /// Everything guarded by the queue's lock.
+///
+/// `repr(C)` keeps the fields every `add`, `get` and `done` touches first, next to the lock
+/// word, so a hand-over of the lock between threads moves as few cache lines as possible;
+/// the delaying and metrics fields come last.
+#[repr(C)]
 pub(crate) struct State<T> {
-    /// Dirty items that are not being processed, in the order they are handed out.
-    pub(crate) queue: VecDeque<T>,
+    /// Slots of the dirty items that are not being processed, in the order they are handed
+    /// out.
+    pub(crate) queue: VecDeque<usize>,
+    /// The slot of each item, by the item's hash.
+    table: HashTable<usize>,
     /// Every item that is dirty, processing or waiting.
-    pub(crate) items: HashMap<T, Entry, ahash::RandomState>,
+    pub(crate) slots: Slab<Slot<T>>,
     /// How many items are being processed.
     pub(crate) processing: usize,
-    pub(crate) shutting_down: bool,
-    /// `shut_down_with_drain` is waiting for the processing items.
-    drain: bool,
     /// How many `get` calls are registered with `get_notify`; adds skip the wake-up when
     /// nobody waits.
     get_waiters: usize,
+    pub(crate) shutting_down: bool,
+    /// `shut_down_with_drain` is waiting for the processing items.
+    drain: bool,
     /// The delaying queue's timer heap (empty for a plain queue).
-    pub(crate) waiting: WaitHeap<T>,
+    pub(crate) waiting: WaitHeap,
+    /// Metrics timestamps, by slot number (used only when the queue records metrics).
+    stamps: Vec<Stamps>,
+}
+
+impl<T: Eq> State<T> {
+    /// The slot of `item`, created idle (and owning `item`) if the item has none. If it has
+    /// one, `item` is handed back so the caller can drop it after releasing the lock.
+    pub(crate) fn slot_for(&mut self, hash: u64, item: T) -> (usize, Option<T>) {
+        let Self { table, slots, .. } = self;
+        let entry = table.entry(
+            hash,
+            |&i| {
+                slots
+                    .get(i)
+                    .is_some_and(|slot| slot.hash == hash && slot.item == item)
+            },
+            |&i| slots.get(i).map_or(0, |slot| slot.hash),
+        );
+        match entry {
+            TableEntry::Occupied(occupied) => (*occupied.get(), Some(item)),
+            TableEntry::Vacant(vacant) => {
+                let i = slots.insert(Slot {
+                    item,
+                    hash,
+                    dirty: false,
+                    processing: false,
+                    waiting: None,
+                });
+                vacant.insert(i);
+                (i, None)
+            }
+        }
+    }
+
+    /// Ends the processing of `item` (hash `hash`), with one table lookup. Returns `None`
+    /// if the item is not being processed. A slot that is no longer needed is freed, and its
+    /// item returned in [`Finished::released`].
+    fn finish(&mut self, hash: u64, item: &T) -> Option<Finished<T>> {
+        let Self { table, slots, .. } = self;
+        let found = table
+            .find_entry(hash, |&i| {
+                slots
+                    .get(i)
+                    .is_some_and(|slot| slot.hash == hash && slot.item == *item)
+            })
+            .ok()?;
+        let i = *found.get();
+        let slot = slots.get_mut(i)?;
+        if !slot.processing {
+            return None;
+        }
+        slot.processing = false;
+        if slot.is_idle() {
+            found.remove();
+            return Some(Finished {
+                slot: i,
+                requeue: false,
+                released: slots.try_remove(i).map(|slot| slot.item),
+            });
+        }
+        Some(Finished {
+            slot: i,
+            requeue: slot.dirty,
+            released: None,
+        })
+    }
+
+    /// The metrics timestamps of slot `i`.
+    fn stamps_mut(&mut self, i: usize) -> &mut Stamps {
+        if self.stamps.len() <= i {
+            self.stamps.resize(i + 1, Stamps::default());
+        }
+        &mut self.stamps[i]
+    }
+
+    /// Frees slot `i` if its item is no longer dirty, processing or waiting, and returns
+    /// the item so the caller can drop it after releasing the lock.
+    fn release_if_idle(&mut self, i: usize) -> Option<T> {
+        let slot = self.slots.get(i)?;
+        if !slot.is_idle() {
+            return None;
+        }
+        if let Ok(found) = self.table.find_entry(slot.hash, |&j| j == i) {
+            found.remove();
+        }
+        self.slots.try_remove(i).map(|slot| slot.item)
+    }
+}
+
+/// What [`State::finish`] did.
+struct Finished<T> {
+    /// The item's slot (already free when `released` is set).
+    slot: usize,
+    /// The item was added while it was processed: queue the slot again.
+    requeue: bool,
+    /// The item of the freed slot, to be dropped after the lock is released.
+    released: Option<T>,
+}
+
+/// Keeps its content on cache lines of its own: the lock and the state it guards are written
+/// by every `add`, `get` and `done`, and must not share a line with the fields read without
+/// the lock (the hasher, the metrics handles, the signals).
+#[repr(align(128))]
+pub(crate) struct Padded<T>(T);
+
+impl<T> std::ops::Deref for Padded<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.0
+    }
 }
 
 /// The state and signals shared by every handle of one queue.
 pub(crate) struct Shared<T> {
-    pub(crate) state: Mutex<State<T>>,
+    pub(crate) state: Padded<Mutex<State<T>>>,
+    /// Hashes items before the lock is taken.
+    hasher: foldhash::fast::RandomState,
     /// Wakes blocked `get` calls.
     pub(crate) get_notify: Notify,
     /// Wakes `shut_down_with_drain` when the last processing item is done.
@@ -110,15 +251,18 @@ impl<T: QueueItem> Shared<T> {
             _ => None,
         };
         let shared = Arc::new(Self {
-            state: Mutex::new(State {
+            state: Padded(Mutex::new(State {
                 queue: VecDeque::new(),
-                items: HashMap::default(),
+                slots: Slab::new(),
+                table: HashTable::new(),
+                stamps: Vec::new(),
                 processing: 0,
                 shutting_down: false,
                 drain: false,
                 get_waiters: 0,
                 waiting: WaitHeap::default(),
-            }),
+            })),
+            hasher: foldhash::fast::RandomState::default(),
             get_notify: Notify::new(),
             drain_notify: Notify::new(),
             timer: delaying.then(TimerHandle::default),
@@ -131,9 +275,9 @@ impl<T: QueueItem> Shared<T> {
         shared
     }
 
-    /// The clock reading for metrics, or `None` when the queue records no metrics.
-    fn metrics_now(&self) -> Option<Instant> {
-        self.metrics.as_ref().map(|_| Instant::now())
+    /// The hash of `item` (computed before taking the lock).
+    pub(crate) fn hash(&self, item: &T) -> u64 {
+        self.hasher.hash_one(item)
     }
 
     /// Starts the background tasks (delay timer, unfinished-work gauges) if they are needed
@@ -158,97 +302,73 @@ impl<T: QueueItem> Shared<T> {
         }
     }
 
-    /// Marks `item` dirty and queues it unless it is already dirty or being processed.
-    /// Returns whether a blocked `get` should be woken.
+    /// Marks the item in slot `i` dirty and queues it unless it is already dirty or being
+    /// processed. Returns whether a blocked `get` should be woken.
     ///
-    /// A waiting entry of the item (from `add_after`) is cancelled: the immediate add
+    /// A waiting schedule of the item (from `add_after`) is cancelled: the immediate add
     /// supersedes the scheduled one (see [`RateLimitingQueue`](super::RateLimitingQueue)).
-    pub(crate) fn add_locked(&self, state: &mut State<T>, item: T) -> bool {
-        if state.shutting_down {
+    pub(crate) fn mark_dirty(&self, state: &mut State<T>, i: usize) -> bool {
+        let Some(slot) = state.slots.get_mut(i) else {
+            return false;
+        };
+        if slot.waiting.take().is_some() {
+            state.waiting.live -= 1;
+        }
+        if slot.dirty {
             return false;
         }
-        let State {
-            items,
-            queue,
-            waiting,
-            get_waiters,
-            ..
-        } = state;
-        match items.entry(item) {
-            MapEntry::Occupied(mut occupied) => {
-                let entry = occupied.get_mut();
-                if entry.waiting.take().is_some() {
-                    waiting.live -= 1;
-                }
-                if entry.dirty {
-                    return false;
-                }
-                entry.dirty = true;
-                entry.added_at = self.metrics_now();
-                if let Some(metrics) = &self.metrics {
-                    metrics.add();
-                }
-                if entry.processing {
-                    return false;
-                }
-                queue.push_back(occupied.key().clone());
+        slot.dirty = true;
+        if let Some(metrics) = &self.metrics {
+            let processing = slot.processing;
+            state.stamps_mut(i).added_at = Some(Instant::now());
+            metrics.add();
+            if processing {
+                return false;
             }
-            MapEntry::Vacant(vacant) => {
-                let added_at = self.metrics_now();
-                if let Some(metrics) = &self.metrics {
-                    metrics.add();
-                }
-                queue.push_back(vacant.key().clone());
-                vacant.insert(Entry {
-                    dirty: true,
-                    added_at,
-                    ..Entry::default()
-                });
-            }
+        } else if slot.processing {
+            return false;
         }
-        *get_waiters > 0
+        state.queue.push_back(i);
+        state.get_waiters > 0
     }
 
     pub(crate) fn add(&self, item: T) {
-        let wake = {
+        let hash = self.hash(&item);
+        let (wake, duplicate) = {
             let mut state = self.state.lock();
-            self.add_locked(&mut state, item)
+            if state.shutting_down {
+                return;
+            }
+            let (i, duplicate) = state.slot_for(hash, item);
+            (self.mark_dirty(&mut state, i), duplicate)
         };
+        drop(duplicate);
         if wake {
             self.get_notify.notify_one();
         }
     }
 
-    /// Takes the head of the queue and marks it processing.
+    /// Takes the head of the queue, marks it processing and returns a copy of its item.
     fn pop_locked(&self, state: &mut State<T>) -> Option<T> {
-        let item = state.queue.pop_front()?;
-        let now = self.metrics_now();
-        let added_at = match state.items.get_mut(&item) {
-            Some(entry) => {
-                entry.dirty = false;
-                entry.processing = true;
-                entry.started_at = now;
-                entry.added_at.take()
+        loop {
+            let i = state.queue.pop_front()?;
+            let Some(slot) = state.slots.get_mut(i) else {
+                // Every queued slot exists; skip rather than panic if that ever breaks.
+                tracing::warn!(queue = %self.name, "queued slot had no item");
+                continue;
+            };
+            slot.dirty = false;
+            slot.processing = true;
+            let item = slot.item.clone();
+            if let Some(metrics) = &self.metrics {
+                let now = Instant::now();
+                let stamps = state.stamps_mut(i);
+                stamps.started_at = Some(now);
+                metrics.get(stamps.added_at.take(), now);
             }
-            None => {
-                // Every queued item has an entry; recover rather than lose track of it.
-                tracing::warn!(queue = %self.name, "queued item had no entry");
-                state.items.insert(
-                    item.clone(),
-                    Entry {
-                        processing: true,
-                        started_at: now,
-                        ..Entry::default()
-                    },
-                );
-                None
-            }
-        };
-        state.processing += 1;
-        if let (Some(metrics), Some(now)) = (&self.metrics, now) {
-            metrics.get(added_at, now);
+            state.processing += 1;
+            return Some(item);
         }
-        Some(item)
     }
 
     pub(crate) async fn get(self: &Arc<Self>) -> Option<T> {
@@ -257,6 +377,10 @@ impl<T: QueueItem> Shared<T> {
             shared: self,
             registered: false,
         };
+        // Fast path: an item is queued, no wake-up registration needed.
+        if let Some(item) = self.pop_locked(&mut self.state.lock()) {
+            return Some(item);
+        }
         loop {
             let mut notified = pin!(self.get_notify.notified());
             {
@@ -281,32 +405,26 @@ impl<T: QueueItem> Shared<T> {
     }
 
     pub(crate) fn done(&self, item: &T) {
+        let hash = self.hash(item);
         let mut state = self.state.lock();
-        // Remove first: the common case (not re-added meanwhile) costs one lookup.
-        let Some((key, mut entry)) = state.items.remove_entry(item) else {
+        let Some(finished) = state.finish(hash, item) else {
+            drop(state);
             tracing::debug!(queue = %self.name, "done called for an item that is not being processed");
             return;
         };
-        if !entry.processing {
-            state.items.insert(key, entry);
-            tracing::debug!(queue = %self.name, "done called for an item that is not being processed");
-            return;
-        }
-        entry.processing = false;
         state.processing -= 1;
         if let Some(metrics) = &self.metrics {
-            metrics.done(entry.started_at.take(), Instant::now());
+            let started_at = state.stamps_mut(finished.slot).started_at.take();
+            metrics.done(started_at, Instant::now());
         }
         let mut wake = false;
-        if entry.dirty {
-            state.queue.push_back(key.clone());
-            state.items.insert(key, entry);
+        if finished.requeue {
+            state.queue.push_back(finished.slot);
             wake = state.get_waiters > 0;
-        } else if entry.waiting.is_some() {
-            state.items.insert(key, entry);
         }
         let drained = state.drain && state.processing == 0;
         drop(state);
+        drop(finished.released);
         if wake {
             self.get_notify.notify_one();
         }
@@ -317,19 +435,24 @@ impl<T: QueueItem> Shared<T> {
 
     /// Marks the queue shutting down; `drain` records whether a drain is waiting.
     fn begin_shutdown(&self, drain: bool) {
+        let mut released = Vec::new();
         {
             let mut state = self.state.lock();
             state.shutting_down = true;
             state.drain = drain;
             // Items still waiting for their delay are dropped, as in client-go.
             if state.waiting.live > 0 {
-                state.items.retain(|_, entry| {
-                    entry.waiting = None;
-                    !entry.is_idle()
-                });
+                let mut idle = Vec::new();
+                for (i, slot) in &mut state.slots {
+                    if slot.waiting.take().is_some() && slot.is_idle() {
+                        idle.push(i);
+                    }
+                }
+                released.extend(idle.into_iter().filter_map(|i| state.release_if_idle(i)));
             }
             state.waiting.clear();
         }
+        drop(released);
         self.cancel.cancel();
         self.get_notify.notify_waiters();
         self.drain_notify.notify_waiters();
@@ -363,9 +486,10 @@ impl<T: QueueItem> Shared<T> {
         let (total, longest) = {
             let state = self.state.lock();
             state
-                .items
-                .values()
-                .filter_map(|entry| entry.started_at)
+                .slots
+                .iter()
+                .filter(|(_, slot)| slot.processing)
+                .filter_map(|(i, _)| state.stamps.get(i).and_then(|stamps| stamps.started_at))
                 .map(|started| now.saturating_duration_since(started).as_secs_f64())
                 .fold((0.0_f64, 0.0_f64), |(total, longest), age| {
                     (total + age, longest.max(age))
@@ -579,7 +703,7 @@ mod tests {
         queue.add("a");
         let item = queue.get().await.unwrap();
         queue.done(&item);
-        assert!(queue.shared.state.lock().items.is_empty());
+        assert!(queue.shared.state.lock().slots.is_empty());
         queue.add("a");
         assert_eq!(queue.get().await, Some("a"));
     }
@@ -906,8 +1030,9 @@ mod tests {
                 // dirty and processing items.
                 let expected: HashSet<u8> =
                     model.dirty.iter().chain(model.processing.iter()).copied().collect();
-                let actual: HashSet<u8> = state.items.keys().copied().collect();
+                let actual: HashSet<u8> = state.slots.iter().map(|(_, slot)| slot.item).collect();
                 prop_assert_eq!(actual, expected);
+                prop_assert_eq!(state.table.len(), state.slots.len());
             }
         }
     }

@@ -19,70 +19,54 @@ pub fn lister(ty: &TypeDef, r: &ResourceDef) -> TokenStream {
         r.kind,
         r.api_version()
     );
-    let scoped = match r.scope {
+    let not_found = format!(
+        " The object called `name`, or a NotFound error naming `{}`.",
+        r.plural
+    );
+    let get = quote! {
+        #[doc = #not_found]
+        #vis fn get(&self, name: &str) -> Result<#arc<#kind>, #cache::ListerError> {
+            self.inner.get(name)
+        }
+    };
+    // Namespaced: `foos(namespace)` and a namespace lister with `get`; cluster-scoped:
+    // `get` on the lister itself.
+    let (list_doc, scoped, namespace_lister) = match r.scope {
         Scope::Namespaced => {
             let ns_name = names::namespace_lister(kind);
             let accessor = names::accessor(r);
             let ns_doc = format!(" Lists `{}` objects of one namespace.", r.kind);
-            let not_found = format!(
-                " The object called `name`, or a NotFound error naming `{}`.",
-                r.plural
-            );
-            return quote! {
-                #[doc = #doc]
-                #[derive(Clone, Debug)]
-                #vis struct #name {
-                    inner: #cache::Lister<#kind>,
-                }
-
-                impl #name {
-                    /// A lister over `indexer` (an informer's).
-                    #vis fn new(indexer: #cache::Indexer<#kind>) -> Self {
-                        Self { inner: #cache::Lister::new(indexer) }
-                    }
-
-                    /// Every cached object matching `selector`, in every namespace.
-                    #vis fn list(&self, selector: &#cache::Selector) -> Vec<#arc<#kind>> {
-                        self.inner.list(selector)
-                    }
-
+            (
+                " Every cached object matching `selector`, in every namespace.",
+                quote! {
                     /// The objects of `namespace`.
                     #vis fn #accessor(&self, namespace: &str) -> #ns_name {
                         #ns_name { inner: self.inner.namespaced(namespace) }
                     }
-                }
-
-                #[doc = #ns_doc]
-                #[derive(Clone, Debug)]
-                #vis struct #ns_name {
-                    inner: #cache::NamespaceLister<#kind>,
-                }
-
-                impl #ns_name {
-                    /// Every cached object of the namespace matching `selector`.
-                    #vis fn list(&self, selector: &#cache::Selector) -> Vec<#arc<#kind>> {
-                        self.inner.list(selector)
+                },
+                quote! {
+                    #[doc = #ns_doc]
+                    #[derive(Clone, Debug)]
+                    #vis struct #ns_name {
+                        inner: #cache::NamespaceLister<#kind>,
                     }
 
-                    #[doc = #not_found]
-                    #vis fn get(&self, name: &str) -> Result<#arc<#kind>, #cache::ListerError> {
-                        self.inner.get(name)
+                    impl #ns_name {
+                        /// Every cached object of the namespace matching `selector`.
+                        #vis fn list(&self, selector: &#cache::Selector) -> Vec<#arc<#kind>> {
+                            self.inner.list(selector)
+                        }
+
+                        #get
                     }
-                }
-            };
+                },
+            )
         }
-        Scope::Cluster => {
-            let not_found = format!(
-                " The object called `name`, or a NotFound error naming `{}`.",
-                r.plural
-            );
-            quote! {
-                #[doc = #not_found]
-                #vis fn get(&self, name: &str) -> Result<#arc<#kind>, #cache::ListerError> {
-                    self.inner.get(name)
-                }
-            }
-        }
+        Scope::Cluster => (
+            " Every cached object matching `selector`.",
+            get,
+            TokenStream::new(),
+        ),
     };
     quote! {
         #[doc = #doc]
@@ -97,12 +81,14 @@ pub fn lister(ty: &TypeDef, r: &ResourceDef) -> TokenStream {
                 Self { inner: #cache::Lister::new(indexer) }
             }
 
-            /// Every cached object matching `selector`.
+            #[doc = #list_doc]
             #vis fn list(&self, selector: &#cache::Selector) -> Vec<#arc<#kind>> {
                 self.inner.list(selector)
             }
 
             #scoped
         }
+
+        #namespace_lister
     }
 }

@@ -10,7 +10,7 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 rounds="${1:-3}"
 tmp="$(mktemp -d)"
 trap 'rm -rf "${tmp}"' EXIT
-export CARGO_TARGET_DIR="${tmp}/target"
+export CARGO_TARGET_DIR="${BENCH_TARGET_DIR:-${tmp}/target}"
 
 types=20
 mk_kubegen() {

@@ -41,6 +41,7 @@ pub fn typed_client(ty: &TypeDef, r: &ResourceDef) -> TokenStream {
     let constructor = match r.scope {
         Scope::Namespaced => quote! {
             /// A client for objects in `namespace` (`""`: every namespace).
+            #[inline]
             #vis fn new(client: #client::Client, namespace: &str) -> Self {
                 Self {
                     inner: #client::ResourceClient::scoped(
@@ -52,6 +53,7 @@ pub fn typed_client(ty: &TypeDef, r: &ResourceDef) -> TokenStream {
         },
         Scope::Cluster => quote! {
             /// A client for these cluster-scoped objects.
+            #[inline]
             #vis fn new(client: #client::Client) -> Self {
                 Self { inner: #client::ResourceClient::cluster(client) }
             }
@@ -104,24 +106,28 @@ fn verb_method(p: &Paths, vis: &syn::Visibility, kind: &syn::Ident, verb: Verb) 
     match verb {
         Verb::Create => quote! {
             /// Creates `obj`.
+            #[inline]
             #vis async fn create(&self, pp: &#params::PostParams, obj: &#kind) -> Result<#kind, #error> {
                 self.inner.create(pp, obj).await
             }
         },
         Verb::Update => quote! {
             /// Replaces the object named in `obj` (a stale resourceVersion is a conflict).
+            #[inline]
             #vis async fn update(&self, pp: &#params::PostParams, obj: &#kind) -> Result<#kind, #error> {
                 self.inner.update(pp, obj).await
             }
         },
         Verb::UpdateStatus => quote! {
             /// Replaces the status subresource of the object named in `obj`.
+            #[inline]
             #vis async fn update_status(&self, pp: &#params::PostParams, obj: &#kind) -> Result<#kind, #error> {
                 self.inner.update_status(pp, obj).await
             }
         },
         Verb::Delete => quote! {
             /// Deletes `name`: the object (still there while finalizers run) or a Status.
+            #[inline]
             #vis async fn delete(
                 &self,
                 name: &str,
@@ -132,6 +138,7 @@ fn verb_method(p: &Paths, vis: &syn::Visibility, kind: &syn::Ident, verb: Verb) 
         },
         Verb::DeleteCollection => quote! {
             /// Deletes every object matching `lp`'s selectors.
+            #[inline]
             #vis async fn delete_collection(
                 &self,
                 dp: &#params::DeleteParams,
@@ -142,23 +149,27 @@ fn verb_method(p: &Paths, vis: &syn::Visibility, kind: &syn::Ident, verb: Verb) 
         },
         Verb::Get => quote! {
             /// Gets the object called `name`.
+            #[inline]
             #vis async fn get(&self, name: &str) -> Result<#kind, #error> {
                 self.inner.get(name).await
             }
         },
         Verb::List => quote! {
             /// One page of objects (honouring `limit` and `continue_token`).
+            #[inline]
             #vis async fn list(&self, lp: &#params::ListParams) -> Result<#client::ObjectList<#kind>, #error> {
                 self.inner.list(lp).await
             }
 
             /// Every object, page by page.
+            #[inline]
             #vis async fn list_all(&self, lp: &#params::ListParams) -> Result<#client::ObjectList<#kind>, #error> {
                 self.inner.list_all(lp).await
             }
         },
         Verb::Watch => quote! {
             /// Watches from `resource_version`.
+            #[inline]
             #vis async fn watch(
                 &self,
                 wp: &#params::WatchParams,
@@ -169,6 +180,7 @@ fn verb_method(p: &Paths, vis: &syn::Visibility, kind: &syn::Ident, verb: Verb) 
         },
         Verb::Patch => quote! {
             /// Patches `name` (merge, JSON, strategic or apply).
+            #[inline]
             #vis async fn patch<P: ::kubegen::__private::serde::Serialize>(
                 &self,
                 name: &str,
@@ -180,12 +192,14 @@ fn verb_method(p: &Paths, vis: &syn::Visibility, kind: &syn::Ident, verb: Verb) 
         },
         Verb::Apply => quote! {
             /// Server-side apply of `obj` as `field_manager`.
+            #[inline]
             #vis async fn apply(&self, obj: &#kind, field_manager: &str, force: bool) -> Result<#kind, #error> {
                 self.inner.apply(obj, field_manager, force).await
             }
         },
         Verb::ApplyStatus => quote! {
             /// Server-side apply of `obj`'s status as `field_manager`.
+            #[inline]
             #vis async fn apply_status(&self, obj: &#kind, field_manager: &str, force: bool) -> Result<#kind, #error> {
                 self.inner.apply_status(obj, field_manager, force).await
             }
@@ -255,6 +269,7 @@ fn extension_method(
             let generic = format_ident!("P");
             return quote! {
                 #[doc = #doc]
+                #[inline]
                 #vis async fn #method<#generic: ::kubegen::__private::serde::Serialize>(
                     &self,
                     name: &str,
@@ -285,6 +300,7 @@ fn extension_method(
     };
     quote! {
         #[doc = #doc]
+        #[inline]
         #vis async fn #method #body
     }
 }

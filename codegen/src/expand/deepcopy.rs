@@ -32,10 +32,12 @@ pub fn deep_copy_impl(ty: &TypeDef) -> TokenStream {
     quote! {
         #[automatically_derived]
         impl #impl_generics #dc for #ident #ty_generics #where_clause {
+            #[inline]
             fn deep_copy(&self) -> Self {
                 #copy
             }
 
+            #[inline]
             fn deep_copy_into(&self, out: &mut Self) {
                 #copy_into
             }

@@ -27,6 +27,7 @@ pub fn informer(ty: &TypeDef, r: &ResourceDef) -> TokenStream {
         let lister = names::lister(kind);
         quote! {
             /// A lister over the shared informer's cache.
+            #[inline]
             #vis fn lister(&self) -> #lister {
                 #lister::new(self.informer().indexer())
             }
@@ -61,11 +62,13 @@ pub fn informer(ty: &TypeDef, r: &ResourceDef) -> TokenStream {
 
         impl #name {
             /// Access through `factory`.
+            #[inline]
             #vis fn new(factory: #factory) -> Self {
                 Self { factory }
             }
 
             /// The shared informer (created on first request; start it with the factory).
+            #[inline]
             #vis fn informer(&self) -> #cache::SharedIndexInformer<#kind> {
                 self.factory.informer_for::<#kind>()
             }
@@ -74,6 +77,7 @@ pub fn informer(ty: &TypeDef, r: &ResourceDef) -> TokenStream {
         }
 
         #[doc = #new_doc]
+        #[inline]
         #vis fn #new_fn(
             client: #client::Client,
             #ns_param
@@ -84,6 +88,7 @@ pub fn informer(ty: &TypeDef, r: &ResourceDef) -> TokenStream {
         }
 
         #[doc = #filtered_doc]
+        #[inline]
         #vis fn #new_filtered_fn(
             client: #client::Client,
             #ns_param

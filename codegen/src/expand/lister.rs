@@ -25,6 +25,7 @@ pub fn lister(ty: &TypeDef, r: &ResourceDef) -> TokenStream {
     );
     let get = quote! {
         #[doc = #not_found]
+        #[inline]
         #vis fn get(&self, name: &str) -> Result<#arc<#kind>, #cache::ListerError> {
             self.inner.get(name)
         }
@@ -40,6 +41,7 @@ pub fn lister(ty: &TypeDef, r: &ResourceDef) -> TokenStream {
                 " Every cached object matching `selector`, in every namespace.",
                 quote! {
                     /// The objects of `namespace`.
+                    #[inline]
                     #vis fn #accessor(&self, namespace: &str) -> #ns_name {
                         #ns_name { inner: self.inner.namespaced(namespace) }
                     }
@@ -53,6 +55,7 @@ pub fn lister(ty: &TypeDef, r: &ResourceDef) -> TokenStream {
 
                     impl #ns_name {
                         /// Every cached object of the namespace matching `selector`.
+                        #[inline]
                         #vis fn list(&self, selector: &#cache::Selector) -> Vec<#arc<#kind>> {
                             self.inner.list(selector)
                         }
@@ -77,11 +80,13 @@ pub fn lister(ty: &TypeDef, r: &ResourceDef) -> TokenStream {
 
         impl #name {
             /// A lister over `indexer` (an informer's).
+            #[inline]
             #vis fn new(indexer: #cache::Indexer<#kind>) -> Self {
                 Self { inner: #cache::Lister::new(indexer) }
             }
 
             #[doc = #list_doc]
+            #[inline]
             #vis fn list(&self, selector: &#cache::Selector) -> Vec<#arc<#kind>> {
                 self.inner.list(selector)
             }

@@ -8,12 +8,14 @@ use super::FooSpec;
 use super::Internal;
 #[automatically_derived]
 impl ::kubegen::deepcopy::DeepCopy for Foo {
+    #[inline]
     fn deep_copy(&self) -> Self {
         Self {
             metadata: ::kubegen::deepcopy::DeepCopy::deep_copy(&self.metadata),
             spec: ::kubegen::deepcopy::DeepCopy::deep_copy(&self.spec),
         }
     }
+    #[inline]
     fn deep_copy_into(&self, out: &mut Self) {
         ::kubegen::deepcopy::DeepCopy::deep_copy_into(&self.metadata, &mut out.metadata);
         ::kubegen::deepcopy::DeepCopy::deep_copy_into(&self.spec, &mut out.spec);
@@ -21,12 +23,14 @@ impl ::kubegen::deepcopy::DeepCopy for Foo {
 }
 #[automatically_derived]
 impl ::kubegen::deepcopy::DeepCopy for FooSpec {
+    #[inline]
     fn deep_copy(&self) -> Self {
         Self {
             replicas: ::kubegen::deepcopy::DeepCopy::deep_copy(&self.replicas),
             paused: ::kubegen::deepcopy::DeepCopy::deep_copy(&self.paused),
         }
     }
+    #[inline]
     fn deep_copy_into(&self, out: &mut Self) {
         ::kubegen::deepcopy::DeepCopy::deep_copy_into(&self.replicas, &mut out.replicas);
         ::kubegen::deepcopy::DeepCopy::deep_copy_into(&self.paused, &mut out.paused);
@@ -34,11 +38,13 @@ impl ::kubegen::deepcopy::DeepCopy for FooSpec {
 }
 #[automatically_derived]
 impl ::kubegen::deepcopy::DeepCopy for Internal {
+    #[inline]
     fn deep_copy(&self) -> Self {
         Self {
             counter: ::kubegen::deepcopy::DeepCopy::deep_copy(&self.counter),
         }
     }
+    #[inline]
     fn deep_copy_into(&self, out: &mut Self) {
         ::kubegen::deepcopy::DeepCopy::deep_copy_into(&self.counter, &mut out.counter);
     }

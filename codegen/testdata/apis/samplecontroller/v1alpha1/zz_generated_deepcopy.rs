@@ -15,6 +15,7 @@ use super::types::Holder;
 use super::types::extra::Note;
 #[automatically_derived]
 impl ::kubegen::deepcopy::DeepCopy for Foo {
+    #[inline]
     fn deep_copy(&self) -> Self {
         Self {
             metadata: ::kubegen::deepcopy::DeepCopy::deep_copy(&self.metadata),
@@ -22,6 +23,7 @@ impl ::kubegen::deepcopy::DeepCopy for Foo {
             status: ::kubegen::deepcopy::DeepCopy::deep_copy(&self.status),
         }
     }
+    #[inline]
     fn deep_copy_into(&self, out: &mut Self) {
         ::kubegen::deepcopy::DeepCopy::deep_copy_into(&self.metadata, &mut out.metadata);
         ::kubegen::deepcopy::DeepCopy::deep_copy_into(&self.spec, &mut out.spec);
@@ -30,6 +32,7 @@ impl ::kubegen::deepcopy::DeepCopy for Foo {
 }
 #[automatically_derived]
 impl ::kubegen::deepcopy::DeepCopy for FooSpec {
+    #[inline]
     fn deep_copy(&self) -> Self {
         Self {
             deployment_name: ::kubegen::deepcopy::DeepCopy::deep_copy(
@@ -40,6 +43,7 @@ impl ::kubegen::deepcopy::DeepCopy for FooSpec {
             phases: ::kubegen::deepcopy::DeepCopy::deep_copy(&self.phases),
         }
     }
+    #[inline]
     fn deep_copy_into(&self, out: &mut Self) {
         ::kubegen::deepcopy::DeepCopy::deep_copy_into(
             &self.deployment_name,
@@ -52,6 +56,7 @@ impl ::kubegen::deepcopy::DeepCopy for FooSpec {
 }
 #[automatically_derived]
 impl ::kubegen::deepcopy::DeepCopy for FooStatus {
+    #[inline]
     fn deep_copy(&self) -> Self {
         Self {
             available_replicas: ::kubegen::deepcopy::DeepCopy::deep_copy(
@@ -59,6 +64,7 @@ impl ::kubegen::deepcopy::DeepCopy for FooStatus {
             ),
         }
     }
+    #[inline]
     fn deep_copy_into(&self, out: &mut Self) {
         ::kubegen::deepcopy::DeepCopy::deep_copy_into(
             &self.available_replicas,
@@ -68,12 +74,14 @@ impl ::kubegen::deepcopy::DeepCopy for FooStatus {
 }
 #[automatically_derived]
 impl ::kubegen::deepcopy::DeepCopy for FooList {
+    #[inline]
     fn deep_copy(&self) -> Self {
         Self {
             metadata: ::kubegen::deepcopy::DeepCopy::deep_copy(&self.metadata),
             items: ::kubegen::deepcopy::DeepCopy::deep_copy(&self.items),
         }
     }
+    #[inline]
     fn deep_copy_into(&self, out: &mut Self) {
         ::kubegen::deepcopy::DeepCopy::deep_copy_into(&self.metadata, &mut out.metadata);
         ::kubegen::deepcopy::DeepCopy::deep_copy_into(&self.items, &mut out.items);
@@ -81,12 +89,14 @@ impl ::kubegen::deepcopy::DeepCopy for FooList {
 }
 #[automatically_derived]
 impl ::kubegen::deepcopy::DeepCopy for Scale {
+    #[inline]
     fn deep_copy(&self) -> Self {
         Self(
             ::kubegen::deepcopy::DeepCopy::deep_copy(&self.0),
             ::kubegen::deepcopy::DeepCopy::deep_copy(&self.1),
         )
     }
+    #[inline]
     fn deep_copy_into(&self, out: &mut Self) {
         ::kubegen::deepcopy::DeepCopy::deep_copy_into(&self.0, &mut out.0);
         ::kubegen::deepcopy::DeepCopy::deep_copy_into(&self.1, &mut out.1);
@@ -94,6 +104,7 @@ impl ::kubegen::deepcopy::DeepCopy for Scale {
 }
 #[automatically_derived]
 impl ::kubegen::deepcopy::DeepCopy for Phase {
+    #[inline]
     fn deep_copy(&self) -> Self {
         match self {
             Self::Pending => Self::Pending,
@@ -111,6 +122,7 @@ impl ::kubegen::deepcopy::DeepCopy for Phase {
             }
         }
     }
+    #[inline]
     fn deep_copy_into(&self, out: &mut Self) {
         match (self, out) {
             (Self::Pending, Self::Pending) => {}
@@ -131,12 +143,14 @@ impl ::kubegen::deepcopy::DeepCopy for Phase {
 }
 #[automatically_derived]
 impl ::kubegen::deepcopy::DeepCopy for Bar {
+    #[inline]
     fn deep_copy(&self) -> Self {
         Self {
             metadata: ::kubegen::deepcopy::DeepCopy::deep_copy(&self.metadata),
             status: ::kubegen::deepcopy::DeepCopy::deep_copy(&self.status),
         }
     }
+    #[inline]
     fn deep_copy_into(&self, out: &mut Self) {
         ::kubegen::deepcopy::DeepCopy::deep_copy_into(&self.metadata, &mut out.metadata);
         ::kubegen::deepcopy::DeepCopy::deep_copy_into(&self.status, &mut out.status);
@@ -144,33 +158,39 @@ impl ::kubegen::deepcopy::DeepCopy for Bar {
 }
 #[automatically_derived]
 impl ::kubegen::deepcopy::DeepCopy for Baz {
+    #[inline]
     fn deep_copy(&self) -> Self {
         Self {
             metadata: ::kubegen::deepcopy::DeepCopy::deep_copy(&self.metadata),
         }
     }
+    #[inline]
     fn deep_copy_into(&self, out: &mut Self) {
         ::kubegen::deepcopy::DeepCopy::deep_copy_into(&self.metadata, &mut out.metadata);
     }
 }
 #[automatically_derived]
 impl<T: ::kubegen::deepcopy::DeepCopy> ::kubegen::deepcopy::DeepCopy for Holder<T> {
+    #[inline]
     fn deep_copy(&self) -> Self {
         Self {
             values: ::kubegen::deepcopy::DeepCopy::deep_copy(&self.values),
         }
     }
+    #[inline]
     fn deep_copy_into(&self, out: &mut Self) {
         ::kubegen::deepcopy::DeepCopy::deep_copy_into(&self.values, &mut out.values);
     }
 }
 #[automatically_derived]
 impl ::kubegen::deepcopy::DeepCopy for Note {
+    #[inline]
     fn deep_copy(&self) -> Self {
         Self {
             text: ::kubegen::deepcopy::DeepCopy::deep_copy(&self.text),
         }
     }
+    #[inline]
     fn deep_copy_into(&self, out: &mut Self) {
         ::kubegen::deepcopy::DeepCopy::deep_copy_into(&self.text, &mut out.text);
     }

@@ -10,6 +10,7 @@ use super::Gadget;
 use super::Activation;
 #[automatically_derived]
 impl ::kubegen::deepcopy::DeepCopy for Widget {
+    #[inline]
     fn deep_copy(&self) -> Self {
         Self {
             metadata: ::kubegen::deepcopy::DeepCopy::deep_copy(&self.metadata),
@@ -17,6 +18,7 @@ impl ::kubegen::deepcopy::DeepCopy for Widget {
             status: ::kubegen::deepcopy::DeepCopy::deep_copy(&self.status),
         }
     }
+    #[inline]
     fn deep_copy_into(&self, out: &mut Self) {
         ::kubegen::deepcopy::DeepCopy::deep_copy_into(&self.metadata, &mut out.metadata);
         ::kubegen::deepcopy::DeepCopy::deep_copy_into(&self.spec, &mut out.spec);
@@ -25,12 +27,14 @@ impl ::kubegen::deepcopy::DeepCopy for Widget {
 }
 #[automatically_derived]
 impl ::kubegen::deepcopy::DeepCopy for WidgetSpec {
+    #[inline]
     fn deep_copy(&self) -> Self {
         Self {
             color: ::kubegen::deepcopy::DeepCopy::deep_copy(&self.color),
             size: ::kubegen::deepcopy::DeepCopy::deep_copy(&self.size),
         }
     }
+    #[inline]
     fn deep_copy_into(&self, out: &mut Self) {
         ::kubegen::deepcopy::DeepCopy::deep_copy_into(&self.color, &mut out.color);
         ::kubegen::deepcopy::DeepCopy::deep_copy_into(&self.size, &mut out.size);
@@ -38,33 +42,39 @@ impl ::kubegen::deepcopy::DeepCopy for WidgetSpec {
 }
 #[automatically_derived]
 impl ::kubegen::deepcopy::DeepCopy for WidgetStatus {
+    #[inline]
     fn deep_copy(&self) -> Self {
         Self {
             ready: ::kubegen::deepcopy::DeepCopy::deep_copy(&self.ready),
         }
     }
+    #[inline]
     fn deep_copy_into(&self, out: &mut Self) {
         ::kubegen::deepcopy::DeepCopy::deep_copy_into(&self.ready, &mut out.ready);
     }
 }
 #[automatically_derived]
 impl ::kubegen::deepcopy::DeepCopy for Gadget {
+    #[inline]
     fn deep_copy(&self) -> Self {
         Self {
             metadata: ::kubegen::deepcopy::DeepCopy::deep_copy(&self.metadata),
         }
     }
+    #[inline]
     fn deep_copy_into(&self, out: &mut Self) {
         ::kubegen::deepcopy::DeepCopy::deep_copy_into(&self.metadata, &mut out.metadata);
     }
 }
 #[automatically_derived]
 impl ::kubegen::deepcopy::DeepCopy for Activation {
+    #[inline]
     fn deep_copy(&self) -> Self {
         Self {
             by: ::kubegen::deepcopy::DeepCopy::deep_copy(&self.by),
         }
     }
+    #[inline]
     fn deep_copy_into(&self, out: &mut Self) {
         ::kubegen::deepcopy::DeepCopy::deep_copy_into(&self.by, &mut out.by);
     }

@@ -7,12 +7,14 @@ use super::Widget;
 use super::Cactus;
 #[automatically_derived]
 impl ::kubegen::deepcopy::DeepCopy for Widget {
+    #[inline]
     fn deep_copy(&self) -> Self {
         Self {
             metadata: ::kubegen::deepcopy::DeepCopy::deep_copy(&self.metadata),
             color: ::kubegen::deepcopy::DeepCopy::deep_copy(&self.color),
         }
     }
+    #[inline]
     fn deep_copy_into(&self, out: &mut Self) {
         ::kubegen::deepcopy::DeepCopy::deep_copy_into(&self.metadata, &mut out.metadata);
         ::kubegen::deepcopy::DeepCopy::deep_copy_into(&self.color, &mut out.color);
@@ -20,11 +22,13 @@ impl ::kubegen::deepcopy::DeepCopy for Widget {
 }
 #[automatically_derived]
 impl ::kubegen::deepcopy::DeepCopy for Cactus {
+    #[inline]
     fn deep_copy(&self) -> Self {
         Self {
             metadata: ::kubegen::deepcopy::DeepCopy::deep_copy(&self.metadata),
         }
     }
+    #[inline]
     fn deep_copy_into(&self, out: &mut Self) {
         ::kubegen::deepcopy::DeepCopy::deep_copy_into(&self.metadata, &mut out.metadata);
     }

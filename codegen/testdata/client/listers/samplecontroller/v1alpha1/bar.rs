@@ -12,12 +12,14 @@ pub struct BarLister {
 }
 impl BarLister {
     /// A lister over `indexer` (an informer's).
+    #[inline]
     pub fn new(indexer: ::kubegen::cache::Indexer<Bar>) -> Self {
         Self {
             inner: ::kubegen::cache::Lister::new(indexer),
         }
     }
     /// Every cached object matching `selector`, in every namespace.
+    #[inline]
     pub fn list(
         &self,
         selector: &::kubegen::cache::Selector,
@@ -25,6 +27,7 @@ impl BarLister {
         self.inner.list(selector)
     }
     /// The objects of `namespace`.
+    #[inline]
     pub fn bars(&self, namespace: &str) -> BarNamespaceLister {
         BarNamespaceLister {
             inner: self.inner.namespaced(namespace),
@@ -38,6 +41,7 @@ pub struct BarNamespaceLister {
 }
 impl BarNamespaceLister {
     /// Every cached object of the namespace matching `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &::kubegen::cache::Selector,
@@ -45,6 +49,7 @@ impl BarNamespaceLister {
         self.inner.list(selector)
     }
     /// The object called `name`, or a NotFound error naming `bars`.
+    #[inline]
     pub fn get(
         &self,
         name: &str,

@@ -12,12 +12,14 @@ pub struct CactusLister {
 }
 impl CactusLister {
     /// A lister over `indexer` (an informer's).
+    #[inline]
     pub fn new(indexer: ::kubegen::cache::Indexer<Cactus>) -> Self {
         Self {
             inner: ::kubegen::cache::Lister::new(indexer),
         }
     }
     /// Every cached object matching `selector`, in every namespace.
+    #[inline]
     pub fn list(
         &self,
         selector: &::kubegen::cache::Selector,
@@ -25,6 +27,7 @@ impl CactusLister {
         self.inner.list(selector)
     }
     /// The objects of `namespace`.
+    #[inline]
     pub fn cacti(&self, namespace: &str) -> CactusNamespaceLister {
         CactusNamespaceLister {
             inner: self.inner.namespaced(namespace),
@@ -38,6 +41,7 @@ pub struct CactusNamespaceLister {
 }
 impl CactusNamespaceLister {
     /// Every cached object of the namespace matching `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &::kubegen::cache::Selector,
@@ -45,6 +49,7 @@ impl CactusNamespaceLister {
         self.inner.list(selector)
     }
     /// The object called `name`, or a NotFound error naming `cacti`.
+    #[inline]
     pub fn get(
         &self,
         name: &str,

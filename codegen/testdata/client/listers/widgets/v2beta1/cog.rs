@@ -12,12 +12,14 @@ pub struct CogLister {
 }
 impl CogLister {
     /// A lister over `indexer` (an informer's).
+    #[inline]
     pub fn new(indexer: ::kubegen::cache::Indexer<Cog>) -> Self {
         Self {
             inner: ::kubegen::cache::Lister::new(indexer),
         }
     }
     /// Every cached object matching `selector`, in every namespace.
+    #[inline]
     pub fn list(
         &self,
         selector: &::kubegen::cache::Selector,
@@ -25,6 +27,7 @@ impl CogLister {
         self.inner.list(selector)
     }
     /// The objects of `namespace`.
+    #[inline]
     pub fn cogs(&self, namespace: &str) -> CogNamespaceLister {
         CogNamespaceLister {
             inner: self.inner.namespaced(namespace),
@@ -38,6 +41,7 @@ pub struct CogNamespaceLister {
 }
 impl CogNamespaceLister {
     /// Every cached object of the namespace matching `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &::kubegen::cache::Selector,
@@ -45,6 +49,7 @@ impl CogNamespaceLister {
         self.inner.list(selector)
     }
     /// The object called `name`, or a NotFound error naming `cogs`.
+    #[inline]
     pub fn get(
         &self,
         name: &str,

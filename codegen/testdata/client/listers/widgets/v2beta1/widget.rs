@@ -12,12 +12,14 @@ pub struct WidgetLister {
 }
 impl WidgetLister {
     /// A lister over `indexer` (an informer's).
+    #[inline]
     pub fn new(indexer: ::kubegen::cache::Indexer<Widget>) -> Self {
         Self {
             inner: ::kubegen::cache::Lister::new(indexer),
         }
     }
     /// Every cached object matching `selector`.
+    #[inline]
     pub fn list(
         &self,
         selector: &::kubegen::cache::Selector,
@@ -25,6 +27,7 @@ impl WidgetLister {
         self.inner.list(selector)
     }
     /// The object called `name`, or a NotFound error naming `widgets`.
+    #[inline]
     pub fn get(
         &self,
         name: &str,

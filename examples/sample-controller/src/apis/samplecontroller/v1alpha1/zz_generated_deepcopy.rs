@@ -9,6 +9,7 @@ use super::types::FooStatus;
 use super::types::FooList;
 #[automatically_derived]
 impl ::kubegen::deepcopy::DeepCopy for Foo {
+    #[inline]
     fn deep_copy(&self) -> Self {
         Self {
             metadata: ::kubegen::deepcopy::DeepCopy::deep_copy(&self.metadata),
@@ -16,6 +17,7 @@ impl ::kubegen::deepcopy::DeepCopy for Foo {
             status: ::kubegen::deepcopy::DeepCopy::deep_copy(&self.status),
         }
     }
+    #[inline]
     fn deep_copy_into(&self, out: &mut Self) {
         ::kubegen::deepcopy::DeepCopy::deep_copy_into(&self.metadata, &mut out.metadata);
         ::kubegen::deepcopy::DeepCopy::deep_copy_into(&self.spec, &mut out.spec);
@@ -24,6 +26,7 @@ impl ::kubegen::deepcopy::DeepCopy for Foo {
 }
 #[automatically_derived]
 impl ::kubegen::deepcopy::DeepCopy for FooSpec {
+    #[inline]
     fn deep_copy(&self) -> Self {
         Self {
             deployment_name: ::kubegen::deepcopy::DeepCopy::deep_copy(
@@ -32,6 +35,7 @@ impl ::kubegen::deepcopy::DeepCopy for FooSpec {
             replicas: ::kubegen::deepcopy::DeepCopy::deep_copy(&self.replicas),
         }
     }
+    #[inline]
     fn deep_copy_into(&self, out: &mut Self) {
         ::kubegen::deepcopy::DeepCopy::deep_copy_into(
             &self.deployment_name,
@@ -42,6 +46,7 @@ impl ::kubegen::deepcopy::DeepCopy for FooSpec {
 }
 #[automatically_derived]
 impl ::kubegen::deepcopy::DeepCopy for FooStatus {
+    #[inline]
     fn deep_copy(&self) -> Self {
         Self {
             available_replicas: ::kubegen::deepcopy::DeepCopy::deep_copy(
@@ -49,6 +54,7 @@ impl ::kubegen::deepcopy::DeepCopy for FooStatus {
             ),
         }
     }
+    #[inline]
     fn deep_copy_into(&self, out: &mut Self) {
         ::kubegen::deepcopy::DeepCopy::deep_copy_into(
             &self.available_replicas,
@@ -58,12 +64,14 @@ impl ::kubegen::deepcopy::DeepCopy for FooStatus {
 }
 #[automatically_derived]
 impl ::kubegen::deepcopy::DeepCopy for FooList {
+    #[inline]
     fn deep_copy(&self) -> Self {
         Self {
             metadata: ::kubegen::deepcopy::DeepCopy::deep_copy(&self.metadata),
             items: ::kubegen::deepcopy::DeepCopy::deep_copy(&self.items),
         }
     }
+    #[inline]
     fn deep_copy_into(&self, out: &mut Self) {
         ::kubegen::deepcopy::DeepCopy::deep_copy_into(&self.metadata, &mut out.metadata);
         ::kubegen::deepcopy::DeepCopy::deep_copy_into(&self.items, &mut out.items);

@@ -13,19 +13,23 @@ pub struct WidgetInformer {
 }
 impl WidgetInformer {
     /// Access through `factory`.
+    #[inline]
     pub fn new(factory: ::kubegen::informers::SharedInformerFactory) -> Self {
         Self { factory }
     }
     /// The shared informer (created on first request; start it with the factory).
+    #[inline]
     pub fn informer(&self) -> ::kubegen::cache::SharedIndexInformer<Widget> {
         self.factory.informer_for::<Widget>()
     }
     /// A lister over the shared informer's cache.
+    #[inline]
     pub fn lister(&self) -> WidgetLister {
         WidgetLister::new(self.informer().indexer())
     }
 }
 /// A standalone informer for `Widget`, not shared through a factory (prefer the factory).
+#[inline]
 pub fn new_widget_informer(
     client: ::kubegen::client::Client,
     resync: ::std::time::Duration,
@@ -34,6 +38,7 @@ pub fn new_widget_informer(
     new_filtered_widget_informer(client, resync, indexers, None)
 }
 /// A standalone informer for `Widget` whose list and watch requests pass through `tweak`.
+#[inline]
 pub fn new_filtered_widget_informer(
     client: ::kubegen::client::Client,
     resync: ::std::time::Duration,

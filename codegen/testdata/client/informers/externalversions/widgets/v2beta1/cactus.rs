@@ -13,19 +13,23 @@ pub struct CactusInformer {
 }
 impl CactusInformer {
     /// Access through `factory`.
+    #[inline]
     pub fn new(factory: ::kubegen::informers::SharedInformerFactory) -> Self {
         Self { factory }
     }
     /// The shared informer (created on first request; start it with the factory).
+    #[inline]
     pub fn informer(&self) -> ::kubegen::cache::SharedIndexInformer<Cactus> {
         self.factory.informer_for::<Cactus>()
     }
     /// A lister over the shared informer's cache.
+    #[inline]
     pub fn lister(&self) -> CactusLister {
         CactusLister::new(self.informer().indexer())
     }
 }
 /// A standalone informer for `Cactus` in `namespace` (`""`: every namespace), not shared through a factory (prefer the factory).
+#[inline]
 pub fn new_cactus_informer(
     client: ::kubegen::client::Client,
     namespace: &str,
@@ -35,6 +39,7 @@ pub fn new_cactus_informer(
     new_filtered_cactus_informer(client, namespace, resync, indexers, None)
 }
 /// A standalone informer for `Cactus` in `namespace` (`""`: every namespace) whose list and watch requests pass through `tweak`.
+#[inline]
 pub fn new_filtered_cactus_informer(
     client: ::kubegen::client::Client,
     namespace: &str,

@@ -12,6 +12,7 @@ pub struct FooClient {
 }
 impl FooClient {
     /// A client for objects in `namespace` (`""`: every namespace).
+    #[inline]
     pub fn new(client: ::kubegen::client::Client, namespace: &str) -> Self {
         Self {
             inner: ::kubegen::client::ResourceClient::scoped(
@@ -21,6 +22,7 @@ impl FooClient {
         }
     }
     /// Creates `obj`.
+    #[inline]
     pub async fn create(
         &self,
         pp: &::kubegen::client::params::PostParams,
@@ -29,10 +31,12 @@ impl FooClient {
         self.inner.create(pp, obj).await
     }
     /// Gets the object called `name`.
+    #[inline]
     pub async fn get(&self, name: &str) -> Result<Foo, ::kubegen::client::Error> {
         self.inner.get(name).await
     }
     /// One page of objects (honouring `limit` and `continue_token`).
+    #[inline]
     pub async fn list(
         &self,
         lp: &::kubegen::client::params::ListParams,
@@ -40,6 +44,7 @@ impl FooClient {
         self.inner.list(lp).await
     }
     /// Every object, page by page.
+    #[inline]
     pub async fn list_all(
         &self,
         lp: &::kubegen::client::params::ListParams,
@@ -47,6 +52,7 @@ impl FooClient {
         self.inner.list_all(lp).await
     }
     /// Watches from `resource_version`.
+    #[inline]
     pub async fn watch(
         &self,
         wp: &::kubegen::client::params::WatchParams,

@@ -12,6 +12,7 @@ pub struct BarClient {
 }
 impl BarClient {
     /// A client for objects in `namespace` (`""`: every namespace).
+    #[inline]
     pub fn new(client: ::kubegen::client::Client, namespace: &str) -> Self {
         Self {
             inner: ::kubegen::client::ResourceClient::scoped(
@@ -21,6 +22,7 @@ impl BarClient {
         }
     }
     /// Creates `obj`.
+    #[inline]
     pub async fn create(
         &self,
         pp: &::kubegen::client::params::PostParams,
@@ -29,6 +31,7 @@ impl BarClient {
         self.inner.create(pp, obj).await
     }
     /// Replaces the object named in `obj` (a stale resourceVersion is a conflict).
+    #[inline]
     pub async fn update(
         &self,
         pp: &::kubegen::client::params::PostParams,
@@ -37,6 +40,7 @@ impl BarClient {
         self.inner.update(pp, obj).await
     }
     /// Deletes `name`: the object (still there while finalizers run) or a Status.
+    #[inline]
     pub async fn delete(
         &self,
         name: &str,
@@ -45,6 +49,7 @@ impl BarClient {
         self.inner.delete(name, dp).await
     }
     /// Deletes every object matching `lp`'s selectors.
+    #[inline]
     pub async fn delete_collection(
         &self,
         dp: &::kubegen::client::params::DeleteParams,
@@ -56,10 +61,12 @@ impl BarClient {
         self.inner.delete_collection(dp, lp).await
     }
     /// Gets the object called `name`.
+    #[inline]
     pub async fn get(&self, name: &str) -> Result<Bar, ::kubegen::client::Error> {
         self.inner.get(name).await
     }
     /// One page of objects (honouring `limit` and `continue_token`).
+    #[inline]
     pub async fn list(
         &self,
         lp: &::kubegen::client::params::ListParams,
@@ -67,6 +74,7 @@ impl BarClient {
         self.inner.list(lp).await
     }
     /// Every object, page by page.
+    #[inline]
     pub async fn list_all(
         &self,
         lp: &::kubegen::client::params::ListParams,
@@ -74,6 +82,7 @@ impl BarClient {
         self.inner.list_all(lp).await
     }
     /// Watches from `resource_version`.
+    #[inline]
     pub async fn watch(
         &self,
         wp: &::kubegen::client::params::WatchParams,
@@ -82,6 +91,7 @@ impl BarClient {
         self.inner.watch(wp, resource_version).await
     }
     /// Patches `name` (merge, JSON, strategic or apply).
+    #[inline]
     pub async fn patch<P: ::kubegen::__private::serde::Serialize>(
         &self,
         name: &str,
@@ -91,6 +101,7 @@ impl BarClient {
         self.inner.patch(name, pp, patch).await
     }
     /// Server-side apply of `obj` as `field_manager`.
+    #[inline]
     pub async fn apply(
         &self,
         obj: &Bar,

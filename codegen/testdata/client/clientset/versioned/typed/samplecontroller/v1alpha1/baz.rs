@@ -12,6 +12,7 @@ pub struct BazClient {
 }
 impl BazClient {
     /// A client for objects in `namespace` (`""`: every namespace).
+    #[inline]
     pub fn new(client: ::kubegen::client::Client, namespace: &str) -> Self {
         Self {
             inner: ::kubegen::client::ResourceClient::scoped(
@@ -21,10 +22,12 @@ impl BazClient {
         }
     }
     /// Gets the object called `name`.
+    #[inline]
     pub async fn get(&self, name: &str) -> Result<Baz, ::kubegen::client::Error> {
         self.inner.get(name).await
     }
     /// One page of objects (honouring `limit` and `continue_token`).
+    #[inline]
     pub async fn list(
         &self,
         lp: &::kubegen::client::params::ListParams,
@@ -32,6 +35,7 @@ impl BazClient {
         self.inner.list(lp).await
     }
     /// Every object, page by page.
+    #[inline]
     pub async fn list_all(
         &self,
         lp: &::kubegen::client::params::ListParams,
@@ -39,6 +43,7 @@ impl BazClient {
         self.inner.list_all(lp).await
     }
     /// Watches from `resource_version`.
+    #[inline]
     pub async fn watch(
         &self,
         wp: &::kubegen::client::params::WatchParams,

@@ -13,6 +13,7 @@ pub struct FooClient {
 }
 impl FooClient {
     /// A client for objects in `namespace` (`""`: every namespace).
+    #[inline]
     pub fn new(client: ::kubegen::client::Client, namespace: &str) -> Self {
         Self {
             inner: ::kubegen::client::ResourceClient::scoped(
@@ -22,6 +23,7 @@ impl FooClient {
         }
     }
     /// Creates `obj`.
+    #[inline]
     pub async fn create(
         &self,
         pp: &::kubegen::client::params::PostParams,
@@ -30,6 +32,7 @@ impl FooClient {
         self.inner.create(pp, obj).await
     }
     /// Replaces the object named in `obj` (a stale resourceVersion is a conflict).
+    #[inline]
     pub async fn update(
         &self,
         pp: &::kubegen::client::params::PostParams,
@@ -38,6 +41,7 @@ impl FooClient {
         self.inner.update(pp, obj).await
     }
     /// Replaces the status subresource of the object named in `obj`.
+    #[inline]
     pub async fn update_status(
         &self,
         pp: &::kubegen::client::params::PostParams,
@@ -46,6 +50,7 @@ impl FooClient {
         self.inner.update_status(pp, obj).await
     }
     /// Deletes `name`: the object (still there while finalizers run) or a Status.
+    #[inline]
     pub async fn delete(
         &self,
         name: &str,
@@ -54,6 +59,7 @@ impl FooClient {
         self.inner.delete(name, dp).await
     }
     /// Deletes every object matching `lp`'s selectors.
+    #[inline]
     pub async fn delete_collection(
         &self,
         dp: &::kubegen::client::params::DeleteParams,
@@ -65,10 +71,12 @@ impl FooClient {
         self.inner.delete_collection(dp, lp).await
     }
     /// Gets the object called `name`.
+    #[inline]
     pub async fn get(&self, name: &str) -> Result<Foo, ::kubegen::client::Error> {
         self.inner.get(name).await
     }
     /// One page of objects (honouring `limit` and `continue_token`).
+    #[inline]
     pub async fn list(
         &self,
         lp: &::kubegen::client::params::ListParams,
@@ -76,6 +84,7 @@ impl FooClient {
         self.inner.list(lp).await
     }
     /// Every object, page by page.
+    #[inline]
     pub async fn list_all(
         &self,
         lp: &::kubegen::client::params::ListParams,
@@ -83,6 +92,7 @@ impl FooClient {
         self.inner.list_all(lp).await
     }
     /// Watches from `resource_version`.
+    #[inline]
     pub async fn watch(
         &self,
         wp: &::kubegen::client::params::WatchParams,
@@ -91,6 +101,7 @@ impl FooClient {
         self.inner.watch(wp, resource_version).await
     }
     /// Patches `name` (merge, JSON, strategic or apply).
+    #[inline]
     pub async fn patch<P: ::kubegen::__private::serde::Serialize>(
         &self,
         name: &str,
@@ -100,6 +111,7 @@ impl FooClient {
         self.inner.patch(name, pp, patch).await
     }
     /// Server-side apply of `obj` as `field_manager`.
+    #[inline]
     pub async fn apply(
         &self,
         obj: &Foo,
@@ -109,6 +121,7 @@ impl FooClient {
         self.inner.apply(obj, field_manager, force).await
     }
     /// Server-side apply of `obj`'s status as `field_manager`.
+    #[inline]
     pub async fn apply_status(
         &self,
         obj: &Foo,
@@ -118,6 +131,7 @@ impl FooClient {
         self.inner.apply_status(obj, field_manager, force).await
     }
     /// `+genclient:method=GetScale` (get the `scale` subresource of `name`).
+    #[inline]
     pub async fn get_scale(
         &self,
         name: &str,
@@ -125,6 +139,7 @@ impl FooClient {
         self.inner.get_as(name, Some("scale")).await
     }
     /// `+genclient:method=UpdateScale` (update the `scale` subresource of `name`).
+    #[inline]
     pub async fn update_scale(
         &self,
         name: &str,

@@ -13,6 +13,7 @@ pub struct GadgetClient {
 }
 impl GadgetClient {
     /// A client for objects in `namespace` (`""`: every namespace).
+    #[inline]
     pub fn new(client: ::kubegen::client::Client, namespace: &str) -> Self {
         Self {
             inner: ::kubegen::client::ResourceClient::scoped(
@@ -22,6 +23,7 @@ impl GadgetClient {
         }
     }
     /// `+genclient:method=Activate` (create the `activate` subresource of `name`).
+    #[inline]
     pub async fn activate(
         &self,
         name: &str,

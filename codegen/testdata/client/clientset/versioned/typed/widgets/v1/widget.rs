@@ -12,12 +12,14 @@ pub struct WidgetClient {
 }
 impl WidgetClient {
     /// A client for these cluster-scoped objects.
+    #[inline]
     pub fn new(client: ::kubegen::client::Client) -> Self {
         Self {
             inner: ::kubegen::client::ResourceClient::cluster(client),
         }
     }
     /// Creates `obj`.
+    #[inline]
     pub async fn create(
         &self,
         pp: &::kubegen::client::params::PostParams,
@@ -26,6 +28,7 @@ impl WidgetClient {
         self.inner.create(pp, obj).await
     }
     /// Replaces the object named in `obj` (a stale resourceVersion is a conflict).
+    #[inline]
     pub async fn update(
         &self,
         pp: &::kubegen::client::params::PostParams,
@@ -34,6 +37,7 @@ impl WidgetClient {
         self.inner.update(pp, obj).await
     }
     /// Replaces the status subresource of the object named in `obj`.
+    #[inline]
     pub async fn update_status(
         &self,
         pp: &::kubegen::client::params::PostParams,
@@ -42,6 +46,7 @@ impl WidgetClient {
         self.inner.update_status(pp, obj).await
     }
     /// Deletes `name`: the object (still there while finalizers run) or a Status.
+    #[inline]
     pub async fn delete(
         &self,
         name: &str,
@@ -50,10 +55,12 @@ impl WidgetClient {
         self.inner.delete(name, dp).await
     }
     /// Gets the object called `name`.
+    #[inline]
     pub async fn get(&self, name: &str) -> Result<Widget, ::kubegen::client::Error> {
         self.inner.get(name).await
     }
     /// One page of objects (honouring `limit` and `continue_token`).
+    #[inline]
     pub async fn list(
         &self,
         lp: &::kubegen::client::params::ListParams,
@@ -61,6 +68,7 @@ impl WidgetClient {
         self.inner.list(lp).await
     }
     /// Every object, page by page.
+    #[inline]
     pub async fn list_all(
         &self,
         lp: &::kubegen::client::params::ListParams,
@@ -68,6 +76,7 @@ impl WidgetClient {
         self.inner.list_all(lp).await
     }
     /// Watches from `resource_version`.
+    #[inline]
     pub async fn watch(
         &self,
         wp: &::kubegen::client::params::WatchParams,
@@ -76,6 +85,7 @@ impl WidgetClient {
         self.inner.watch(wp, resource_version).await
     }
     /// Server-side apply of `obj` as `field_manager`.
+    #[inline]
     pub async fn apply(
         &self,
         obj: &Widget,
@@ -85,6 +95,7 @@ impl WidgetClient {
         self.inner.apply(obj, field_manager, force).await
     }
     /// Server-side apply of `obj`'s status as `field_manager`.
+    #[inline]
     pub async fn apply_status(
         &self,
         obj: &Widget,

@@ -12,12 +12,14 @@ pub struct WidgetClient {
 }
 impl WidgetClient {
     /// A client for these cluster-scoped objects.
+    #[inline]
     pub fn new(client: ::kubegen::client::Client) -> Self {
         Self {
             inner: ::kubegen::client::ResourceClient::cluster(client),
         }
     }
     /// Creates `obj`.
+    #[inline]
     pub async fn create(
         &self,
         pp: &::kubegen::client::params::PostParams,
@@ -26,6 +28,7 @@ impl WidgetClient {
         self.inner.create(pp, obj).await
     }
     /// Replaces the object named in `obj` (a stale resourceVersion is a conflict).
+    #[inline]
     pub async fn update(
         &self,
         pp: &::kubegen::client::params::PostParams,
@@ -34,6 +37,7 @@ impl WidgetClient {
         self.inner.update(pp, obj).await
     }
     /// Deletes `name`: the object (still there while finalizers run) or a Status.
+    #[inline]
     pub async fn delete(
         &self,
         name: &str,
@@ -42,6 +46,7 @@ impl WidgetClient {
         self.inner.delete(name, dp).await
     }
     /// Deletes every object matching `lp`'s selectors.
+    #[inline]
     pub async fn delete_collection(
         &self,
         dp: &::kubegen::client::params::DeleteParams,
@@ -53,10 +58,12 @@ impl WidgetClient {
         self.inner.delete_collection(dp, lp).await
     }
     /// Gets the object called `name`.
+    #[inline]
     pub async fn get(&self, name: &str) -> Result<Widget, ::kubegen::client::Error> {
         self.inner.get(name).await
     }
     /// One page of objects (honouring `limit` and `continue_token`).
+    #[inline]
     pub async fn list(
         &self,
         lp: &::kubegen::client::params::ListParams,
@@ -64,6 +71,7 @@ impl WidgetClient {
         self.inner.list(lp).await
     }
     /// Every object, page by page.
+    #[inline]
     pub async fn list_all(
         &self,
         lp: &::kubegen::client::params::ListParams,
@@ -71,6 +79,7 @@ impl WidgetClient {
         self.inner.list_all(lp).await
     }
     /// Watches from `resource_version`.
+    #[inline]
     pub async fn watch(
         &self,
         wp: &::kubegen::client::params::WatchParams,
@@ -79,6 +88,7 @@ impl WidgetClient {
         self.inner.watch(wp, resource_version).await
     }
     /// Patches `name` (merge, JSON, strategic or apply).
+    #[inline]
     pub async fn patch<P: ::kubegen::__private::serde::Serialize>(
         &self,
         name: &str,
@@ -88,6 +98,7 @@ impl WidgetClient {
         self.inner.patch(name, pp, patch).await
     }
     /// Server-side apply of `obj` as `field_manager`.
+    #[inline]
     pub async fn apply(
         &self,
         obj: &Widget,

@@ -12,6 +12,7 @@ pub struct FooClient {
 }
 impl FooClient {
     /// A client for objects in `namespace` (`""`: every namespace).
+    #[inline]
     pub fn new(client: ::kubegen::client::Client, namespace: &str) -> Self {
         Self {
             inner: ::kubegen::client::ResourceClient::scoped(
@@ -21,6 +22,7 @@ impl FooClient {
         }
     }
     /// Creates `obj`.
+    #[inline]
     pub async fn create(
         &self,
         pp: &::kubegen::client::params::PostParams,
@@ -29,6 +31,7 @@ impl FooClient {
         self.inner.create(pp, obj).await
     }
     /// Replaces the object named in `obj` (a stale resourceVersion is a conflict).
+    #[inline]
     pub async fn update(
         &self,
         pp: &::kubegen::client::params::PostParams,
@@ -37,6 +40,7 @@ impl FooClient {
         self.inner.update(pp, obj).await
     }
     /// Replaces the status subresource of the object named in `obj`.
+    #[inline]
     pub async fn update_status(
         &self,
         pp: &::kubegen::client::params::PostParams,
@@ -45,6 +49,7 @@ impl FooClient {
         self.inner.update_status(pp, obj).await
     }
     /// Deletes `name`: the object (still there while finalizers run) or a Status.
+    #[inline]
     pub async fn delete(
         &self,
         name: &str,
@@ -53,6 +58,7 @@ impl FooClient {
         self.inner.delete(name, dp).await
     }
     /// Deletes every object matching `lp`'s selectors.
+    #[inline]
     pub async fn delete_collection(
         &self,
         dp: &::kubegen::client::params::DeleteParams,
@@ -64,10 +70,12 @@ impl FooClient {
         self.inner.delete_collection(dp, lp).await
     }
     /// Gets the object called `name`.
+    #[inline]
     pub async fn get(&self, name: &str) -> Result<Foo, ::kubegen::client::Error> {
         self.inner.get(name).await
     }
     /// One page of objects (honouring `limit` and `continue_token`).
+    #[inline]
     pub async fn list(
         &self,
         lp: &::kubegen::client::params::ListParams,
@@ -75,6 +83,7 @@ impl FooClient {
         self.inner.list(lp).await
     }
     /// Every object, page by page.
+    #[inline]
     pub async fn list_all(
         &self,
         lp: &::kubegen::client::params::ListParams,
@@ -82,6 +91,7 @@ impl FooClient {
         self.inner.list_all(lp).await
     }
     /// Watches from `resource_version`.
+    #[inline]
     pub async fn watch(
         &self,
         wp: &::kubegen::client::params::WatchParams,
@@ -90,6 +100,7 @@ impl FooClient {
         self.inner.watch(wp, resource_version).await
     }
     /// Patches `name` (merge, JSON, strategic or apply).
+    #[inline]
     pub async fn patch<P: ::kubegen::__private::serde::Serialize>(
         &self,
         name: &str,
@@ -99,6 +110,7 @@ impl FooClient {
         self.inner.patch(name, pp, patch).await
     }
     /// Server-side apply of `obj` as `field_manager`.
+    #[inline]
     pub async fn apply(
         &self,
         obj: &Foo,
@@ -108,6 +120,7 @@ impl FooClient {
         self.inner.apply(obj, field_manager, force).await
     }
     /// Server-side apply of `obj`'s status as `field_manager`.
+    #[inline]
     pub async fn apply_status(
         &self,
         obj: &Foo,

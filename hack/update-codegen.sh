@@ -1,12 +1,20 @@
 #!/usr/bin/env bash
-# Regenerates the committed generated code (code-generator's hack/update-codegen.sh).
-# Today that is the golden output of the codegen test API tree: zz_generated_*.rs beside
-# each version module of codegen/testdata/apis.
+# Regenerates the committed generated code (code-generator's hack/update-codegen.sh):
+#  1. the golden output of the codegen test API tree (codegen/testdata/apis → client);
+#  2. the runtime's built-in clientset, listers and informers (runtime/src/apis, marked
+#     aliases of k8s-openapi types → runtime/src/kubernetes). No fake clientset there: the
+#     runtime cannot depend on the test server; kubegen_testserver::fake::kubernetes is it.
+# `hack/update-codegen.sh verify` checks both instead of writing.
 set -o errexit -o nounset -o pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 mode="${1:-update}"
-cargo run --quiet --locked -p kubegen-codegen --bin kubegen-codegen -- "${mode}" \
+cargo build --quiet --locked -p kubegen-codegen --bin kubegen-codegen
+codegen() {
+  cargo run --quiet --locked -p kubegen-codegen --bin kubegen-codegen -- "${mode}" "$@"
+}
+
+codegen \
   --input-dir codegen/testdata/apis \
   --output-dir codegen/testdata/client \
   --output-module crate::client \
@@ -14,3 +22,10 @@ cargo run --quiet --locked -p kubegen-codegen --bin kubegen-codegen -- "${mode}"
   --boilerplate codegen/testdata/boilerplate.txt \
   --with-fake \
   --plural-exceptions Cactus:cacti
+
+codegen \
+  --input-dir runtime/src/apis \
+  --output-dir runtime/src/kubernetes \
+  --output-module crate::kubernetes \
+  --input-module crate::apis \
+  --boilerplate hack/boilerplate.txt

@@ -1,13 +1,23 @@
 #!/usr/bin/env bash
-# Regenerates the committed generated code (code-generator's hack/update-codegen.sh).
-# Each invocation generates zz_generated_*.rs beside the version modules of an API tree
-# and the clientset / listers / informers of its output directory.
+# Regenerates the committed generated code (code-generator's hack/update-codegen.sh):
+#  1. the golden output of the codegen test API tree (codegen/testdata/apis → client);
+#  2. the runtime's built-in clientset, listers and informers (runtime/src/apis, marked
+#     aliases of k8s-openapi types → runtime/src/kubernetes). No fake clientset there: the
+#     runtime cannot depend on the test server; kubegen_testserver::fake::kubernetes is it;
+#  3. the sample controller's Foo API: clientset (with fake), listers and informers.
+# Each generates zz_generated_*.rs beside the version modules of its API tree and the
+# clientset / listers / informers of its output directory.
+# `hack/update-codegen.sh verify` checks all of them instead of writing.
 set -o errexit -o nounset -o pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 mode="${1:-update}"
-# The codegen golden test tree (every marker combination).
-cargo run --quiet --locked -p kubegen-codegen --bin kubegen-codegen -- "${mode}" \
+cargo build --quiet --locked -p kubegen-codegen --bin kubegen-codegen
+codegen() {
+  cargo run --quiet --locked -p kubegen-codegen --bin kubegen-codegen -- "${mode}" "$@"
+}
+
+codegen \
   --input-dir codegen/testdata/apis \
   --output-dir codegen/testdata/client \
   --output-module crate::client \
@@ -16,8 +26,14 @@ cargo run --quiet --locked -p kubegen-codegen --bin kubegen-codegen -- "${mode}"
   --with-fake \
   --plural-exceptions Cactus:cacti
 
-# The sample controller's Foo API: clientset (with fake), listers and informers.
-cargo run --quiet --locked -p kubegen-codegen --bin kubegen-codegen -- "${mode}" \
+codegen \
+  --input-dir runtime/src/apis \
+  --output-dir runtime/src/kubernetes \
+  --output-module crate::kubernetes \
+  --input-module crate::apis \
+  --boilerplate hack/boilerplate.txt
+
+codegen \
   --input-dir examples/sample-controller/src/apis \
   --output-dir examples/sample-controller/src/client \
   --input-module crate::apis \

@@ -123,9 +123,37 @@ pub fn files(packages: &[(VersionDir, Package)], config: &LayoutConfig<'_>) -> V
         },
     )];
     out.extend(clientset(&gvs, &by_group, config));
-    out.extend(listers(&gvs, &by_group, config));
-    out.extend(informers(&gvs, &by_group, config));
+    // As lister-gen and informer-gen, only group-versions with a lister / an informer get
+    // a listers / informers package (create-only review groups get neither).
+    let (lister_gvs, lister_groups) = with_resources(&gvs, ResourceDef::has_lister);
+    out.extend(listers(&lister_gvs, &lister_groups, config));
+    let (informer_gvs, informer_groups) = with_resources(&gvs, ResourceDef::has_informer);
+    out.extend(informers(&informer_gvs, &informer_groups, config));
     out
+}
+
+/// Group-versions with at least one resource passing `keep`, and the same by group.
+type Subset<'g, 'a> = (
+    Vec<&'g GroupVersion<'a>>,
+    BTreeMap<String, Vec<&'g GroupVersion<'a>>>,
+);
+
+fn with_resources<'g, 'a>(
+    gvs: &'g [GroupVersion<'a>],
+    keep: fn(&ResourceDef) -> bool,
+) -> Subset<'g, 'a> {
+    let kept: Vec<&GroupVersion<'_>> = gvs
+        .iter()
+        .filter(|gv| gv.resources().any(|(_, r)| keep(r)))
+        .collect();
+    let mut by_group: BTreeMap<String, Vec<&GroupVersion<'_>>> = BTreeMap::new();
+    for gv in &kept {
+        by_group
+            .entry(gv.group_mod.to_string())
+            .or_default()
+            .push(gv);
+    }
+    (kept, by_group)
 }
 
 fn type_path(config: &LayoutConfig<'_>, gv: &GroupVersion<'_>, ident: &Ident) -> TokenStream {
@@ -442,7 +470,7 @@ fn fake(gvs: &[GroupVersion<'_>], config: &LayoutConfig<'_>) -> TokenStream {
 }
 
 fn listers(
-    gvs: &[GroupVersion<'_>],
+    gvs: &[&GroupVersion<'_>],
     by_group: &BTreeMap<String, Vec<&GroupVersion<'_>>>,
     config: &LayoutConfig<'_>,
 ) -> Vec<LayoutFile> {
@@ -514,7 +542,7 @@ fn listers(
 }
 
 fn informers(
-    gvs: &[GroupVersion<'_>],
+    gvs: &[&GroupVersion<'_>],
     by_group: &BTreeMap<String, Vec<&GroupVersion<'_>>>,
     config: &LayoutConfig<'_>,
 ) -> Vec<LayoutFile> {

@@ -228,6 +228,10 @@ pub fn lower_type(
 /// Lowers a type alias (`pub type Pod = k8s_openapi::api::core::v1::Pod;`): only
 /// `+genclient` aliases matter; their `Resource` and `DeepCopy` impls live with the
 /// aliased type.
+///
+/// An alias shows no fields, so it is taken to have a status subresource unless it says
+/// `+genclient:noStatus` (client-gen's rule is "a `Status` field and no `noStatus`"; for
+/// an alias the marker is the only evidence).
 pub fn lower_alias(
     item: &syn::ItemType,
     module: Vec<syn::Ident>,
@@ -249,6 +253,7 @@ pub fn lower_alias(
     if markers.genclient.is_some() {
         ty.resource = resolve_resource(&ty, &markers, ctx, cx).map(|mut r| {
             r.impl_resource = false;
+            r.has_status_field = true;
             r
         });
     }
@@ -497,6 +502,39 @@ mod tests {
         assert!(!run(None, plain.clone()));
         assert!(!run(Some(DeepCopyGen::False), plain));
         assert!(run(None, opt_in));
+    }
+
+    #[test]
+    fn aliases_have_status_unless_marked_no_status() {
+        let exceptions = PluralExceptions::default();
+        let ctx = PackageContext {
+            mode: Mode::Cli,
+            group: Some(String::new()),
+            version: Some("v1".into()),
+            deep_copy: None,
+            group_go_name: None,
+            plural_exceptions: &exceptions,
+        };
+        let lower = |item: syn::ItemType| {
+            let cx = Ctxt::new();
+            let ty = lower_alias(&item, Vec::new(), &ctx, &cx).unwrap();
+            cx.check().unwrap();
+            ty.resource.unwrap()
+        };
+        let pod = lower(syn::parse_quote! {
+            /// +genclient
+            pub type Pod = k8s_openapi::api::core::v1::Pod;
+        });
+        assert!(pod.has_verb(Verb::UpdateStatus));
+        assert!(!pod.impl_resource);
+        assert_eq!((pod.group.as_str(), pod.plural.as_str()), ("", "pods"));
+        let cm = lower(syn::parse_quote! {
+            /// +genclient
+            /// +genclient:noStatus
+            pub type ConfigMap = k8s_openapi::api::core::v1::ConfigMap;
+        });
+        assert!(!cm.has_verb(Verb::UpdateStatus));
+        assert!(cm.has_verb(Verb::Update));
     }
 
     #[test]

@@ -158,7 +158,12 @@ pub fn resource_names(r: &ResourceDef, span: Span, cx: &Ctxt) {
             format!("invalid kind `{}`: expected an UpperCamelCase name", r.kind),
         );
     }
-    if !dns_like(&r.plural) || r.plural.contains('.') {
+    // A resource name is a DNS-1035 label: it starts with a letter (and must, since
+    // accessors are named after it).
+    if !dns_like(&r.plural)
+        || r.plural.contains('.')
+        || !r.plural.starts_with(|c: char| c.is_ascii_lowercase())
+    {
         cx.error_at(
             span,
             format!(

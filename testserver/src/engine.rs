@@ -306,6 +306,10 @@ impl Engine {
                 "the request body must be a JSON object",
             ));
         }
+        if target.subresource.as_deref() == Some("scale") {
+            // The body is an autoscaling/v1 Scale, not the resource's kind.
+            return check_scale_body(body);
+        }
         if let Some(kind) = body.get("kind")
             && kind.as_str() != Some(rt.kind.as_str())
         {
@@ -1153,6 +1157,21 @@ pub fn resolve(
             "the server could not find the requested resource",
         )
     })
+}
+
+/// A PUT to `/scale` carries an `autoscaling/v1` Scale.
+fn check_scale_body(body: &Value) -> ApiResult<()> {
+    let kind_ok = body.get("kind").is_none_or(|k| k.as_str() == Some("Scale"));
+    let version_ok = body
+        .get("apiVersion")
+        .is_none_or(|v| v.as_str() == Some("autoscaling/v1"));
+    if kind_ok && version_ok {
+        Ok(())
+    } else {
+        Err(ApiError::bad_request(
+            "a scale subresource takes an autoscaling/v1 Scale",
+        ))
+    }
 }
 
 #[cfg(test)]

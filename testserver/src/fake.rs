@@ -26,6 +26,8 @@
 //! # }
 //! ```
 
+pub mod kubernetes;
+
 use std::ops::Deref;
 use std::sync::Arc;
 

@@ -1,0 +1,3 @@
+//! The `apps` API group.
+
+pub mod v1;

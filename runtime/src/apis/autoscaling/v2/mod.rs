@@ -1,0 +1,9 @@
+//! `autoscaling/v2`: marked aliases of k8s-openapi's autoscaling v2 types, the input of the built-in
+//! clientset, listers and informers under [`crate::kubernetes`].
+//!
+//! +groupName=autoscaling
+
+/// `HorizontalPodAutoscaler` (autoscaling/v2, `horizontalpodautoscalers`, namespaced).
+///
+/// +genclient
+pub type HorizontalPodAutoscaler = k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;

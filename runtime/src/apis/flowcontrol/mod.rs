@@ -1,0 +1,3 @@
+//! The `flowcontrol.apiserver.k8s.io` API group.
+
+pub mod v1;

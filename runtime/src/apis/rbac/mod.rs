@@ -1,0 +1,3 @@
+//! The `rbac.authorization.k8s.io` API group.
+
+pub mod v1;

@@ -16,12 +16,14 @@ use k8s_openapi::api::core::v1::{Container, PodSpec, PodTemplateSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta, OwnerReference};
 use kube_core::Resource;
 use kubegen::cache::{
-    DeletedObject, InformerError, Lister, ResourceEventHandlerFuncs, SharedIndexInformer,
+    DeletedObject, InformerError, ResourceEventHandlerFuncs, SharedIndexInformer,
     meta_namespace_key, split_meta_namespace_key, wait_for_cache_sync,
 };
 use kubegen::client::params::PostParams;
-use kubegen::client::{Client, ResourceClient};
 use kubegen::deepcopy::DeepCopy;
+use kubegen::kubernetes::clientset::versioned::Clientset as KubeClientset;
+use kubegen::kubernetes::informers::externalversions::SharedInformerFactory as KubeInformerFactory;
+use kubegen::kubernetes::listers::apps::v1::DeploymentLister;
 use kubegen::record::{EventRecorder, EventType};
 use kubegen::workqueue::{QueueConfig, RateLimitingQueue, default_controller_rate_limiter};
 use tokio_util::sync::CancellationToken;
@@ -67,10 +69,10 @@ pub enum ControllerError {
 
 /// The Foo controller. Cheap to share (`Arc`).
 pub struct Controller {
-    kube: Client,
+    kube: KubeClientset,
     sample: Clientset,
     deployments_informer: SharedIndexInformer<Deployment>,
-    deployments: Lister<Deployment>,
+    deployments: DeploymentLister,
     foos_informer: SharedIndexInformer<Foo>,
     foos: FooLister,
     queue: RateLimitingQueue<String>,
@@ -86,16 +88,18 @@ impl std::fmt::Debug for Controller {
 }
 
 impl Controller {
-    /// Sets up the handlers on the factory's Foo and Deployment informers (start the
-    /// factory afterwards, as in Go).
+    /// Sets up the handlers on the factories' Deployment and Foo informers (start the
+    /// factories afterwards, as in Go).
     pub fn new(
-        kube: Client,
+        kube: KubeClientset,
         sample: Clientset,
-        factory: &SharedInformerFactory,
+        kube_factory: &KubeInformerFactory,
+        sample_factory: &SharedInformerFactory,
         recorder: EventRecorder,
     ) -> Result<Arc<Self>, InformerError> {
-        let deployments_informer = factory.informer_for::<Deployment>();
-        let foo_informer = factory.samplecontroller().v1alpha1().foos();
+        let deployment_informer = kube_factory.apps().v1().deployments();
+        let deployments_informer = deployment_informer.informer();
+        let foo_informer = sample_factory.samplecontroller().v1alpha1().foos();
         let foos_informer = foo_informer.informer();
         let queue = RateLimitingQueue::with_config(
             QueueConfig::new()
@@ -105,7 +109,7 @@ impl Controller {
         let controller = Arc::new(Self {
             kube,
             sample,
-            deployments: deployments_informer.lister(),
+            deployments: deployment_informer.lister(),
             deployments_informer,
             foos: foo_informer.lister(),
             foos_informer,
@@ -235,9 +239,12 @@ impl Controller {
             tracing::error!(key, "deployment name missing from object reference");
             return Ok(());
         }
-        let deployments: ResourceClient<Deployment> =
-            ResourceClient::namespaced(self.kube.clone(), &namespace);
-        let deployment = match self.deployments.namespaced(&namespace).get(deployment_name) {
+        let deployments = self.kube.apps_v1().deployments(&namespace);
+        let deployment = match self
+            .deployments
+            .deployments(&namespace)
+            .get(deployment_name)
+        {
             Ok(d) => d,
             Err(e) if e.is_not_found() => {
                 let created = deployments

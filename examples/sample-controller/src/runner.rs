@@ -12,6 +12,9 @@ use kubegen::record::{ClientEventSink, EventBroadcaster};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+use kubegen::kubernetes::clientset::versioned::Clientset as KubeClientset;
+use kubegen::kubernetes::informers::externalversions::SharedInformerFactory as KubeInformerFactory;
+
 use crate::client::clientset::versioned::Clientset;
 use crate::client::informers::externalversions::SharedInformerFactory;
 use crate::controller::{CONTROLLER_AGENT_NAME, Controller, ControllerError};
@@ -21,7 +24,7 @@ use crate::controller::{CONTROLLER_AGENT_NAME, Controller, ControllerError};
 pub struct Running {
     /// The controller.
     pub controller: Arc<Controller>,
-    factory: SharedInformerFactory,
+    factory: kubegen::informers::SharedInformerFactory,
     broadcaster: EventBroadcaster,
     stop: CancellationToken,
     task: JoinHandle<Result<(), ControllerError>>,
@@ -30,7 +33,12 @@ pub struct Running {
 /// Starts the controller over `client` with `workers` workers (resync every 30 s, as
 /// sample-controller's informer factories do).
 pub fn start(client: Client, workers: usize) -> Result<Running, InformerError> {
-    let factory = SharedInformerFactory::new(client.clone(), Duration::from_secs(30));
+    // One generic factory behind both typed views (client-go has two factories; here they
+    // share informers and are started and stopped together).
+    let factory =
+        kubegen::informers::SharedInformerFactory::new(client.clone(), Duration::from_secs(30));
+    let kube_factory = KubeInformerFactory::from_generic(factory.clone());
+    let sample_factory = SharedInformerFactory::from_generic(factory.clone());
     let broadcaster = EventBroadcaster::new();
     broadcaster.start_structured_logging(tracing::Level::INFO);
     broadcaster.start_recording_to_sink(ClientEventSink::new(client.clone()));

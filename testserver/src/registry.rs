@@ -106,7 +106,8 @@ impl ResourceType {
     }
 }
 
-const ALL_VERBS: &[&str] = &[
+/// Every verb a fully served resource answers (built-ins, CRDs, fake-registered types).
+pub(crate) const ALL_VERBS: &[&str] = &[
     "create",
     "delete",
     "deletecollection",

@@ -238,6 +238,23 @@ fn mod_list<'a>(mods: impl Iterator<Item = (&'a Ident, String)>) -> TokenStream 
         .collect()
 }
 
+/// `pub mod <version>;` for each version of one group.
+fn version_mods(gvs: &[&GroupVersion<'_>]) -> TokenStream {
+    mod_list(
+        gvs.iter()
+            .map(|gv| (&gv.version_mod, format!(" {}.", gv.api_version()))),
+    )
+}
+
+/// `pub mod <group>;` for each group.
+fn group_mods(by_group: &BTreeMap<String, Vec<&GroupVersion<'_>>>) -> TokenStream {
+    mod_list(
+        by_group
+            .values()
+            .map(|gvs| (&gvs[0].group_mod, format!(" The {} group.", gvs[0].group))),
+    )
+}
+
 fn clientset(
     gvs: &[GroupVersion<'_>],
     by_group: &BTreeMap<String, Vec<&GroupVersion<'_>>>,
@@ -301,11 +318,7 @@ fn clientset(
         },
     ));
     out.push((root.join("typed/mod.rs"), {
-        let mods = mod_list(
-            by_group
-                .values()
-                .map(|gvs| (&gvs[0].group_mod, format!(" The {} group.", gvs[0].group))),
-        );
+        let mods = group_mods(by_group);
         quote! {
             //! Typed clients per group and version.
             #mods
@@ -313,10 +326,7 @@ fn clientset(
     }));
     for gvs in by_group.values() {
         let g = &gvs[0].group_mod;
-        let mods = mod_list(
-            gvs.iter()
-                .map(|gv| (&gv.version_mod, format!(" {}.", gv.api_version()))),
-        );
+        let mods = version_mods(gvs);
         let doc = format!(" Typed clients of the {} group.", gvs[0].group);
         out.push((
             root.join(format!("typed/{g}/mod.rs")),
@@ -475,11 +485,7 @@ fn listers(
     config: &LayoutConfig<'_>,
 ) -> Vec<LayoutFile> {
     let mut out = Vec::new();
-    let groups = mod_list(
-        by_group
-            .values()
-            .map(|gvs| (&gvs[0].group_mod, format!(" The {} group.", gvs[0].group))),
-    );
+    let groups = group_mods(by_group);
     out.push((
         PathBuf::from("listers/mod.rs"),
         quote! {
@@ -489,10 +495,7 @@ fn listers(
     ));
     for gvs in by_group.values() {
         let g = &gvs[0].group_mod;
-        let mods = mod_list(
-            gvs.iter()
-                .map(|gv| (&gv.version_mod, format!(" {}.", gv.api_version()))),
-        );
+        let mods = version_mods(gvs);
         let doc = format!(" Listers of the {} group.", gvs[0].group);
         out.push((
             PathBuf::from(format!("listers/{g}/mod.rs")),
@@ -556,11 +559,7 @@ fn informers(
             pub mod externalversions;
         },
     )];
-    let group_mods = mod_list(
-        by_group
-            .values()
-            .map(|gvs| (&gvs[0].group_mod, format!(" The {} group.", gvs[0].group))),
-    );
+    let group_mods = group_mods(by_group);
     let group_accessors = by_group.values().map(|gvs| {
         let g = &gvs[0].group_mod;
         let method = names::ident(&gvs[0].accessor);
@@ -651,10 +650,7 @@ fn informers(
     ));
     for gvs in by_group.values() {
         let g = &gvs[0].group_mod;
-        let mods = mod_list(
-            gvs.iter()
-                .map(|gv| (&gv.version_mod, format!(" {}.", gv.api_version()))),
-        );
+        let mods = version_mods(gvs);
         let versions = gvs.iter().map(|gv| {
             let v = &gv.version_mod;
             let doc = format!(" Informers of {}.", gv.api_version());

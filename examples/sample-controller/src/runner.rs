@@ -1,5 +1,6 @@
 //! Wiring (kubernetes/sample-controller's `main.go`): clientsets, one shared informer
-//! factory viewed through the generated typed factory, an event broadcaster writing to the
+//! factory viewed through two typed factories (kubegen's built-in one for Deployments and
+//! the generated one for Foos), an event broadcaster writing to the
 //! API server, the controller, and its task.
 
 use std::sync::Arc;
@@ -46,7 +47,13 @@ pub fn start(client: Client, workers: usize) -> Result<Running, InformerError> {
         component: Some(CONTROLLER_AGENT_NAME.to_owned()),
         host: None,
     });
-    let controller = Controller::new(client.clone(), Clientset::new(client), &factory, recorder)?;
+    let controller = Controller::new(
+        KubeClientset::new(client.clone()),
+        Clientset::new(client),
+        &kube_factory,
+        &sample_factory,
+        recorder,
+    )?;
     // Informers requested by the controller start now (non-blocking, as in Go).
     factory.start();
     let stop = CancellationToken::new();

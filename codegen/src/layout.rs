@@ -255,6 +255,38 @@ fn group_mods(by_group: &BTreeMap<String, Vec<&GroupVersion<'_>>>) -> TokenStrea
     )
 }
 
+/// `<dir>/mod.rs` declaring every group, and `<dir>/<group>/mod.rs` declaring its
+/// versions (the clientset's `typed/` and `listers/` trees).
+fn group_tree(
+    dir: &Path,
+    root_doc: &str,
+    group_doc: &str,
+    by_group: &BTreeMap<String, Vec<&GroupVersion<'_>>>,
+) -> Vec<LayoutFile> {
+    let groups = group_mods(by_group);
+    let root_doc = format!(" {root_doc}");
+    let mut out = vec![(
+        dir.join("mod.rs"),
+        quote! {
+            #![doc = #root_doc]
+            #groups
+        },
+    )];
+    for gvs in by_group.values() {
+        let g = &gvs[0].group_mod;
+        let mods = version_mods(gvs);
+        let doc = format!(" {group_doc} {} group.", gvs[0].group);
+        out.push((
+            dir.join(format!("{g}/mod.rs")),
+            quote! {
+                #![doc = #doc]
+                #mods
+            },
+        ));
+    }
+    out
+}
+
 fn clientset(
     gvs: &[GroupVersion<'_>],
     by_group: &BTreeMap<String, Vec<&GroupVersion<'_>>>,
@@ -317,25 +349,12 @@ fn clientset(
             }
         },
     ));
-    out.push((root.join("typed/mod.rs"), {
-        let mods = group_mods(by_group);
-        quote! {
-            //! Typed clients per group and version.
-            #mods
-        }
-    }));
-    for gvs in by_group.values() {
-        let g = &gvs[0].group_mod;
-        let mods = version_mods(gvs);
-        let doc = format!(" Typed clients of the {} group.", gvs[0].group);
-        out.push((
-            root.join(format!("typed/{g}/mod.rs")),
-            quote! {
-                #![doc = #doc]
-                #mods
-            },
-        ));
-    }
+    out.extend(group_tree(
+        &root.join("typed"),
+        "Typed clients per group and version.",
+        "Typed clients of the",
+        by_group,
+    ));
     for gv in gvs {
         let dir = root.join(format!("typed/{}/{}", gv.group_mod, gv.version_mod));
         let name = gv.client_name();
@@ -485,26 +504,12 @@ fn listers(
     config: &LayoutConfig<'_>,
 ) -> Vec<LayoutFile> {
     let mut out = Vec::new();
-    let groups = group_mods(by_group);
-    out.push((
-        PathBuf::from("listers/mod.rs"),
-        quote! {
-            //! Typed listers per group and version.
-            #groups
-        },
+    out.extend(group_tree(
+        Path::new("listers"),
+        "Typed listers per group and version.",
+        "Listers of the",
+        by_group,
     ));
-    for gvs in by_group.values() {
-        let g = &gvs[0].group_mod;
-        let mods = version_mods(gvs);
-        let doc = format!(" Listers of the {} group.", gvs[0].group);
-        out.push((
-            PathBuf::from(format!("listers/{g}/mod.rs")),
-            quote! {
-                #![doc = #doc]
-                #mods
-            },
-        ));
-    }
     for gv in gvs {
         let dir = PathBuf::from(format!("listers/{}/{}", gv.group_mod, gv.version_mod));
         let mut mods = Vec::new();

@@ -1,7 +1,8 @@
 //! Informer sync benchmark: `cargo bench -p kubegen --bench informer [-- --quick]`
 //! (`KUBEGEN_BENCH_SIZES=100000` picks the object counts, `KUBEGEN_BENCH_WORKLOADS=kubegen`
 //! the workloads, `KUBEGEN_BENCH_ROUNDS=3` the rounds: medians are reported, and rounds
-//! alternate the workload order).
+//! alternate the workload order; `KUBEGEN_BENCH_WORKERS=1` the workload's tokio worker
+//! threads, 2 by default).
 //!
 //! The parent process serves N ConfigMaps (1 KiB of data each) from the in-memory test
 //! server; each workload runs in a child process of this binary so its peak RSS (VmHWM) is
@@ -19,6 +20,12 @@
 //!
 //! Wall times depend on the machine's load; the CPU columns (user + system time of the
 //! workload's process over the phase, from /proc/self/stat) are steadier.
+//!
+//! `--profile-sync [kubegen|kube-rs]` (with `KUBEGEN_BENCH_SIZES` and `KUBEGEN_BENCH_ROUNDS`)
+//! runs only the initial sync, repeatedly, in one process: the server's threads are named
+//! `server` and the client's `client`, so a profiler can tell them apart
+//! (`perf record -- <bench> --profile-sync`, then `perf report --comm client`; or
+//! `valgrind --tool=callgrind --separate-threads=yes` for instruction counts).
 //!
 //! Client-side throttling is off on both clients. An unreported floor run warms the server
 //! up first, so the order of the workloads does not favour any of them.
@@ -387,8 +394,10 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     if let Some(i) = args.iter().position(|a| a == "--child") {
         let (workload, url, n) = (&args[i + 1], &args[i + 2], args[i + 3].parse().unwrap());
+        // KUBEGEN_BENCH_WORKERS sets the workload's runtime threads (2 by default).
+        let workers = std::env::var("KUBEGEN_BENCH_WORKERS").map_or(2, |v| v.parse().unwrap());
         let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
+            .worker_threads(workers)
             .enable_all()
             .build()
             .unwrap();
@@ -397,6 +406,10 @@ fn main() {
     }
     if args.iter().any(|a| a == "--list" || a == "--test") {
         return; // `cargo test --benches` / `cargo bench -- --list`: nothing to list.
+    }
+    if let Some(i) = args.iter().position(|a| a == "--profile-sync") {
+        profile_sync(args.get(i + 1).map_or("kubegen", String::as_str));
+        return;
     }
     let quick = args.iter().any(|a| a == "--quick");
     // KUBEGEN_BENCH_SIZES=100000 (comma-separated) picks the object counts.
@@ -479,5 +492,91 @@ fn main() {
             );
         }
         drop(server);
+    }
+}
+
+/// Initial syncs only, server and client on separately named runtimes (see the header).
+fn profile_sync(workload: &str) {
+    let n: usize = std::env::var("KUBEGEN_BENCH_SIZES").map_or(100_000, |v| v.parse().unwrap());
+    let rounds: usize = std::env::var("KUBEGEN_BENCH_ROUNDS").map_or(5, |v| v.parse().unwrap());
+    let runtime = |name: &str| {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name(name)
+            .enable_all()
+            .build()
+            .unwrap()
+    };
+    let (server_rt, client_rt) = (runtime("server"), runtime("client"));
+    let server = server_rt.block_on(async { TestServer::builder().start().await.unwrap() });
+    for i in 0..n {
+        create(&server, &format!("cm-{i:06}"), i);
+    }
+    for round in 0..rounds {
+        let url = server.url();
+        let secs = client_rt.block_on(async move {
+            let start = Instant::now();
+            if workload == "floor" {
+                let api = ResourceClient::<ConfigMap>::all(kubegen_client(&url));
+                let mut params = ListParams::default().limit(500);
+                let mut seen = 0;
+                loop {
+                    let page = api.list(&params).await.unwrap();
+                    seen += page.items.len();
+                    match page.metadata.continue_.filter(|c| !c.is_empty()) {
+                        Some(token) => params.continue_token = Some(token),
+                        None => break,
+                    }
+                }
+                assert_eq!(seen, n);
+                return start.elapsed().as_secs_f64();
+            }
+            if workload == "kube-rs-floor" {
+                let client = kube::Client::try_from(kube::Config::new(url.parse().unwrap()));
+                let api: kube::Api<ConfigMap> = kube::Api::all(client.unwrap());
+                let mut params = ListParams::default().limit(500);
+                let mut seen = 0;
+                loop {
+                    let page = api.list(&params).await.unwrap();
+                    seen += page.items.len();
+                    match page.metadata.continue_.filter(|c| !c.is_empty()) {
+                        Some(token) => params.continue_token = Some(token),
+                        None => break,
+                    }
+                }
+                assert_eq!(seen, n);
+                return start.elapsed().as_secs_f64();
+            }
+            if workload == "kube-rs" {
+                use kube::runtime::{WatchStreamExt, reflector, watcher};
+                let client = kube::Client::try_from(kube::Config::new(url.parse().unwrap()));
+                let api: kube::Api<ConfigMap> = kube::Api::all(client.unwrap());
+                let (store, writer) = reflector::store();
+                let stream =
+                    reflector(writer, watcher(api, watcher::Config::default())).default_backoff();
+                let task = tokio::spawn(stream.for_each(|_| async {}));
+                store.wait_until_ready().await.unwrap();
+                let secs = start.elapsed().as_secs_f64();
+                assert_eq!(store.len(), n);
+                task.abort();
+                return secs;
+            }
+            let lw = ListWatch::new(ResourceClient::<ConfigMap>::all(kubegen_client(&url)));
+            let informer = SharedIndexInformer::new(lw, Duration::ZERO, namespace_indexers());
+            let stop = tokio_util::sync::CancellationToken::new();
+            let task = tokio::spawn({
+                let (informer, stop) = (informer.clone(), stop.clone());
+                async move { informer.run(stop).await }
+            });
+            while !informer.has_synced() {
+                tokio::time::sleep(Duration::from_millis(2)).await;
+            }
+            let secs = start.elapsed().as_secs_f64();
+            assert_eq!(informer.indexer().len(), n);
+            stop.cancel();
+            let _ = task.await;
+            secs
+        });
+        println!("round {round}: {workload} synced {n} in {secs:.3} s");
     }
 }

@@ -3,6 +3,8 @@
 
 use std::sync::Arc;
 
+use smallvec::SmallVec;
+
 /// What happened to an object (client-go's `DeltaType`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum DeltaType {
@@ -132,8 +134,11 @@ impl<K> Delta<K> {
 }
 
 /// Every change queued for one object since it was last popped, oldest first.
+///
+/// One change is held inline (most keys never get a second one before they are popped),
+/// so queuing a key allocates nothing for its list.
 #[derive(Debug)]
-pub struct Deltas<K>(pub(crate) Vec<Delta<K>>);
+pub struct Deltas<K>(pub(crate) SmallVec<[Delta<K>; 1]>);
 
 impl<K> Clone for Deltas<K> {
     fn clone(&self) -> Self {
@@ -142,6 +147,11 @@ impl<K> Clone for Deltas<K> {
 }
 
 impl<K> Deltas<K> {
+    /// A list holding only `delta`.
+    pub(crate) fn one(delta: Delta<K>) -> Self {
+        Self(smallvec::smallvec![delta])
+    }
+
     /// The oldest change.
     pub fn oldest(&self) -> Option<&Delta<K>> {
         self.0.first()
@@ -169,7 +179,7 @@ impl<K> Deltas<K> {
 
     /// The changes, oldest first.
     pub fn into_vec(self) -> Vec<Delta<K>> {
-        self.0
+        self.0.into_vec()
     }
 
     /// Appends `delta`, merging it into the previous one when both are deletions (the only
@@ -199,7 +209,7 @@ impl<'a, K> IntoIterator for &'a Deltas<K> {
 
 impl<K> IntoIterator for Deltas<K> {
     type Item = Delta<K>;
-    type IntoIter = std::vec::IntoIter<Delta<K>>;
+    type IntoIter = smallvec::IntoIter<[Delta<K>; 1]>;
 
     fn into_iter(self) -> Self::IntoIter {
         self.0.into_iter()
@@ -219,7 +229,7 @@ mod tests {
 
     #[test]
     fn two_deletions_merge_keeping_the_older_real_object() {
-        let mut d = Deltas(vec![]);
+        let mut d = Deltas(SmallVec::new());
         d.push_dedup(Delta::Deleted(DeletedObject::Object(Arc::new(1))));
         d.push_dedup(Delta::Deleted(DeletedObject::Object(Arc::new(2))));
         assert_eq!(d.len(), 1);
@@ -228,7 +238,7 @@ mod tests {
 
     #[test]
     fn a_tombstone_gives_way_to_a_following_real_deletion() {
-        let mut d = Deltas(vec![]);
+        let mut d = Deltas(SmallVec::new());
         d.push_dedup(tombstone("k"));
         d.push_dedup(Delta::Deleted(DeletedObject::Object(Arc::new(2))));
         assert_eq!(d.len(), 1);
@@ -237,7 +247,7 @@ mod tests {
 
     #[test]
     fn a_real_deletion_is_kept_over_a_following_tombstone() {
-        let mut d = Deltas(vec![]);
+        let mut d = Deltas(SmallVec::new());
         d.push_dedup(Delta::Deleted(DeletedObject::Object(Arc::new(1))));
         d.push_dedup(tombstone("k"));
         assert_eq!(d.len(), 1);
@@ -249,7 +259,7 @@ mod tests {
 
     #[test]
     fn only_consecutive_deletions_merge() {
-        let mut d = Deltas(vec![]);
+        let mut d = Deltas(SmallVec::new());
         for delta in [
             Delta::Added(Arc::new(1)),
             Delta::Added(Arc::new(1)),

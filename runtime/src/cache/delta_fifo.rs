@@ -143,8 +143,7 @@ impl<K: Object> DeltaFifo<K> {
     fn queue_locked(&self, state: &mut State<K>, key: &str, delta: Delta<K>) {
         match state.items.get_mut(key) {
             Some(deltas) => deltas.push_dedup(delta),
-            // vec![] allocates exactly one slot: most keys never get a second delta.
-            None => state.push_new(StoreKey::from(key), Deltas(vec![delta])),
+            None => state.push_new(StoreKey::from(key), Deltas::one(delta)),
         }
     }
 
@@ -222,11 +221,13 @@ impl<K: Object> DeltaFifo<K> {
     pub fn replace(&self, objs: Vec<Arc<K>>, resource_version: &str) -> Result<(), CacheError> {
         let _ = resource_version;
         let listed = self.prepare_listed(objs)?;
-        let known_keys = self.known_keys();
         let mut state = self.shared.core.lock();
         let mut listed_keys: AHashSet<StoreKey> = AHashSet::with_capacity(listed.len());
         self.queue_listed_locked(&mut state, listed, &mut listed_keys);
-        let tombstones = self.detect_deletions_locked(&mut state, &listed_keys, known_keys);
+        // Under the queue lock, like client-go (the pop loop also takes the known objects'
+        // lock inside the queue's, never the other way round).
+        let unlisted_known = self.unlisted_known_keys(&listed_keys);
+        let tombstones = self.detect_deletions_locked(&mut state, &listed_keys, unlisted_known);
         if !state.populated {
             state.populated = true;
             state.initial_population_count = listed_keys.len() + tombstones;
@@ -247,17 +248,17 @@ impl<K: Object> DeltaFifo<K> {
     /// Queues one page of a relist started with [`DeltaFifo::replace_begin`].
     pub fn replace_page(&self, objs: Vec<Arc<K>>) -> Result<(), CacheError> {
         let listed = self.prepare_listed(objs)?;
-        let mut keys = AHashSet::with_capacity(listed.len());
+        // The listed keys go straight into the relist's set (only the reflector's relist
+        // touches it, so holding it across the queue lock contends with nobody).
+        let mut paged = self.shared.paged_keys.lock();
+        let keys = paged.get_or_insert_with(AHashSet::new);
+        keys.reserve(listed.len());
         {
             let mut state = self.shared.core.lock();
-            self.queue_listed_locked(&mut state, listed, &mut keys);
+            self.queue_listed_locked(&mut state, listed, keys);
         }
+        drop(paged);
         self.shared.core.wake();
-        self.shared
-            .paged_keys
-            .lock()
-            .get_or_insert_with(AHashSet::new)
-            .extend(keys);
         Ok(())
     }
 
@@ -266,9 +267,9 @@ impl<K: Object> DeltaFifo<K> {
     pub fn replace_finish(&self, resource_version: &str) -> Result<(), CacheError> {
         let _ = resource_version;
         let listed_keys = self.shared.paged_keys.lock().take().unwrap_or_default();
-        let known_keys = self.known_keys();
+        let unlisted_known = self.unlisted_known_keys(&listed_keys);
         let mut state = self.shared.core.lock();
-        self.detect_deletions_locked(&mut state, &listed_keys, known_keys);
+        self.detect_deletions_locked(&mut state, &listed_keys, unlisted_known);
         if !state.populated {
             state.populated = true;
             state.initial_population_count = state.queue.len();
@@ -285,12 +286,18 @@ impl<K: Object> DeltaFifo<K> {
             .collect()
     }
 
-    fn known_keys(&self) -> Option<Vec<String>> {
-        self.shared
-            .options
-            .known_objects
-            .as_ref()
-            .map(|k| k.list_keys())
+    /// The known keys missing from `listed` (visited in place: a relist of a large cache
+    /// copies only the few keys that vanished, not every key).
+    fn unlisted_known_keys(&self, listed: &AHashSet<StoreKey>) -> Vec<String> {
+        let mut unlisted = Vec::new();
+        if let Some(known) = &self.shared.options.known_objects {
+            known.for_each_key(&mut |key| {
+                if !listed.contains(key) {
+                    unlisted.push(key.to_owned());
+                }
+            });
+        }
+        unlisted
     }
 
     fn queue_listed_locked(
@@ -313,19 +320,20 @@ impl<K: Object> DeltaFifo<K> {
             };
             match state.items.get_mut(&shared) {
                 Some(deltas) => deltas.push_dedup(delta),
-                None => state.push_new(shared.clone(), Deltas(vec![delta])),
+                None => state.push_new(shared.clone(), Deltas::one(delta)),
             }
             listed_keys.insert(shared);
         }
     }
 
     /// Queues a tombstone for every queued key not listed (with its newest queued state),
-    /// then for every known key not listed and not queued; returns how many.
+    /// then for every known key not listed (`unlisted_known`) and not queued; returns how
+    /// many.
     fn detect_deletions_locked(
         &self,
         state: &mut State<K>,
         listed_keys: &AHashSet<StoreKey>,
-        known_keys: Option<Vec<String>>,
+        unlisted_known: Vec<String>,
     ) -> usize {
         let vanished_queued: Vec<(StoreKey, Option<Arc<K>>)> = state
             .items
@@ -350,9 +358,9 @@ impl<K: Object> DeltaFifo<K> {
                 Delta::Deleted(DeletedObject::Tombstone(tombstone)),
             );
         }
-        if let (Some(known), Some(known_keys)) = (&self.shared.options.known_objects, known_keys) {
-            for key in known_keys {
-                if listed_keys.contains(key.as_str()) || state.items.contains_key(key.as_str()) {
+        if let Some(known) = &self.shared.options.known_objects {
+            for key in unlisted_known {
+                if state.items.contains_key(key.as_str()) {
                     continue;
                 }
                 let obj = known.get_by_key(&key);

@@ -194,6 +194,10 @@ impl<K: Object> KnownObjects<K> for Indexer<K> {
     fn get_by_key(&self, key: &str) -> Option<Arc<K>> {
         Indexer::get_by_key(self, key)
     }
+
+    fn for_each_key(&self, f: &mut dyn FnMut(&str)) {
+        self.store.for_each_key(f);
+    }
 }
 
 #[cfg(test)]

@@ -374,9 +374,10 @@ impl<K: Object> SharedIndexInformer<K> {
             .clone();
         self.inner.processor.lock().start();
 
-        // The delta loop is its own task, so applying deltas overlaps with the reflector
-        // fetching and decoding the next page.
-        let pop_loop = tokio::spawn({
+        // The delta loop runs in this task beside the reflector: applying deltas interleaves
+        // with fetching pages at their await points, and the objects a page decodes are
+        // applied on the thread (and while in the cache) that decoded them.
+        let pop_loop = {
             let (informer, fifo, stop) = (self.clone(), fifo.clone(), stop.clone());
             async move {
                 // One cancellation future for the whole loop: a fresh one per pop would
@@ -390,7 +391,9 @@ impl<K: Object> SharedIndexInformer<K> {
                         popped = fifo.pop_many_keyed(POP_BATCH, |key, deltas, initial| informer.handle_deltas(key, deltas, initial)) => popped,
                     };
                     match popped {
-                        Ok(_) => {}
+                        // Counts against tokio's cooperative budget, so a long backlog
+                        // yields to the reflector and other tasks now and then.
+                        Ok(_) => tokio::task::consume_budget().await,
                         Err(PopError::Closed) => break,
                         Err(PopError::Process { error, .. }) => {
                             tracing::error!(%error, "dropping deltas the cache refused");
@@ -398,11 +401,8 @@ impl<K: Object> SharedIndexInformer<K> {
                     }
                 }
             }
-        });
-        reflector.run(stop.clone()).await;
-        if let Err(error) = pop_loop.await {
-            tracing::error!(%error, "the informer's delta loop failed");
-        }
+        };
+        tokio::join!(reflector.run(stop.clone()), pop_loop);
         fifo.close();
         let running = self.inner.processor.lock().stop();
         for done in running {

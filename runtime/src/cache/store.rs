@@ -61,6 +61,14 @@ pub trait KnownObjects<K>: Send + Sync + 'static {
     fn list_keys(&self) -> Vec<String>;
     /// The object under `key`.
     fn get_by_key(&self, key: &str) -> Option<Arc<K>>;
+    /// Calls `f` with every key. The default goes through [`KnownObjects::list_keys`];
+    /// stores override it to visit their keys in place, without copying them (a relist
+    /// compares every known key against the listed ones).
+    fn for_each_key(&self, f: &mut dyn FnMut(&str)) {
+        for key in self.list_keys() {
+            f(&key);
+        }
+    }
 }
 
 /// Items and indices under one lock, addressed by explicit keys.
@@ -76,8 +84,9 @@ struct Inner<K> {
     indices: AHashMap<String, Index>,
 }
 
-/// Index values of one object, in the iteration order of a snapshot of the indexers.
-type ValuesByIndex = Vec<Vec<String>>;
+/// Index values of one object, in the iteration order of a snapshot of the indexers
+/// (inline for up to two indexers: computed on every write, this must not allocate).
+type ValuesByIndex = smallvec::SmallVec<[Vec<String>; 2]>;
 
 impl<K> Inner<K> {
     fn values_of(&self, key: &str, obj: &K) -> Result<ValuesByIndex, CacheError> {
@@ -245,6 +254,13 @@ impl<K> ThreadSafeStore<K> {
             .keys()
             .map(|k| k.to_string())
             .collect()
+    }
+
+    /// Calls `f` with every key (under the read lock, so `f` must not write to this store).
+    pub fn for_each_key(&self, f: &mut dyn FnMut(&str)) {
+        for key in self.inner.read().items.keys() {
+            f(key);
+        }
     }
 
     /// How many objects are stored.

@@ -27,6 +27,11 @@
 //! (`perf record -- <bench> --profile-sync`, then `perf report --comm client`; or
 //! `valgrind --tool=callgrind --separate-threads=yes` for instruction counts).
 //!
+//! `--serve N` serves N ConfigMaps and prints the URL; `--child <workload> <url> N` with
+//! `KUBEGEN_BENCH_SYNC_ONLY=1` then runs one workload's initial sync and exits, so a tool
+//! like `perf stat -r 10` can time the sync alone (`hack/bench-sync-cpu.sh` does that,
+//! alternating the workloads).
+//!
 //! Client-side throttling is off on both clients. An unreported floor run warms the server
 //! up first, so the order of the workloads does not favour any of them.
 #![allow(missing_docs, clippy::unwrap_used)]
@@ -117,6 +122,9 @@ fn report(phase: &str, secs: f64) {
         cpu_ms()
     );
     std::io::stdout().flush().unwrap();
+    if phase == "synced" && std::env::var_os("KUBEGEN_BENCH_SYNC_ONLY").is_some() {
+        std::process::exit(0);
+    }
 }
 
 async fn child(workload: &str, url: &str, n: usize) {
@@ -407,6 +415,11 @@ fn main() {
     if args.iter().any(|a| a == "--list" || a == "--test") {
         return; // `cargo test --benches` / `cargo bench -- --list`: nothing to list.
     }
+    if let Some(i) = args.iter().position(|a| a == "--serve") {
+        let n: usize = args[i + 1].parse().unwrap();
+        serve(n);
+        return;
+    }
     if let Some(i) = args.iter().position(|a| a == "--profile-sync") {
         profile_sync(args.get(i + 1).map_or("kubegen", String::as_str));
         return;
@@ -492,6 +505,24 @@ fn main() {
             );
         }
         drop(server);
+    }
+}
+
+/// Serves `n` ConfigMaps, prints the server's URL, and serves until killed (see the header).
+fn serve(n: usize) {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let server = rt.block_on(async { TestServer::builder().start().await.unwrap() });
+    for i in 0..n {
+        create(&server, &format!("cm-{i:06}"), i);
+    }
+    println!("{}", server.url());
+    std::io::stdout().flush().unwrap();
+    loop {
+        std::thread::park();
     }
 }
 

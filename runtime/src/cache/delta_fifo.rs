@@ -5,7 +5,13 @@
 //! decide what a delete, a relist ([`DeltaFifo::replace`]) or a resync must queue. The
 //! consumer applies popped deltas to that cache.
 
-use std::{fmt, sync::Arc};
+use std::{
+    fmt,
+    sync::{
+        Arc,
+        atomic::{AtomicBool, Ordering},
+    },
+};
 
 use ahash::AHashSet;
 
@@ -79,8 +85,21 @@ type State<K> = QueueState<Deltas<K>>;
 struct Shared<K> {
     core: QueueCore<Deltas<K>>,
     options: DeltaFifoOptions<K>,
-    /// Keys listed so far by a paged relist in progress.
-    paged_keys: parking_lot::Mutex<Option<AHashSet<StoreKey>>>,
+    /// The paged relist in progress, if any.
+    paged: parking_lot::Mutex<Option<PagedList>>,
+    /// Whether `paged` is [`PagedList::Fresh`] (read without the lock on every write).
+    fresh_list: AtomicBool,
+}
+
+/// What a paged relist in progress remembers.
+enum PagedList {
+    /// It started with nothing known and nothing queued, so everything known or queued
+    /// since came from its pages — until a write from elsewhere, which turns it into
+    /// `Tracking` first. It has nothing to compare at the end: no key can be missing from
+    /// the list. The first list of an informer's cache is one, and skips the bookkeeping.
+    Fresh,
+    /// The keys listed so far.
+    Tracking(AHashSet<StoreKey>),
 }
 
 /// A queue of per-object change lists; cheap to clone. See the module docs.
@@ -115,7 +134,8 @@ impl<K: Object> DeltaFifo<K> {
             shared: Arc::new(Shared {
                 core: QueueCore::new(),
                 options,
-                paged_keys: parking_lot::Mutex::new(None),
+                paged: parking_lot::Mutex::new(None),
+                fresh_list: AtomicBool::new(false),
             }),
         }
     }
@@ -148,6 +168,7 @@ impl<K: Object> DeltaFifo<K> {
     }
 
     fn add_with_type(&self, delta_type: DeltaType, obj: Arc<K>) -> Result<(), CacheError> {
+        self.end_fresh_list();
         let key = self.key_of(&obj)?;
         let obj = self.transform(obj);
         let mut state = self.shared.core.lock();
@@ -172,6 +193,7 @@ impl<K: Object> DeltaFifo<K> {
     /// nor queued, in which case a relist already reported the deletion and nothing is
     /// queued.
     pub fn delete(&self, obj: Arc<K>) -> Result<(), CacheError> {
+        self.end_fresh_list();
         let key = self.key_of(&obj)?;
         let obj = self.transform(obj);
         let mut state = self.shared.core.lock();
@@ -193,6 +215,7 @@ impl<K: Object> DeltaFifo<K> {
     /// Puts popped deltas back unless newer ones were queued for their key meanwhile (those
     /// win); they go to the tail.
     pub fn add_if_not_present(&self, deltas: Deltas<K>) -> Result<(), CacheError> {
+        self.end_fresh_list();
         let Some(newest) = deltas.newest() else {
             return Ok(());
         };
@@ -220,10 +243,11 @@ impl<K: Object> DeltaFifo<K> {
     /// have nothing queued.
     pub fn replace(&self, objs: Vec<Arc<K>>, resource_version: &str) -> Result<(), CacheError> {
         let _ = resource_version;
+        self.end_fresh_list();
         let listed = self.prepare_listed(objs)?;
         let mut state = self.shared.core.lock();
         let mut listed_keys: AHashSet<StoreKey> = AHashSet::with_capacity(listed.len());
-        self.queue_listed_locked(&mut state, listed, &mut listed_keys);
+        self.queue_listed_locked(&mut state, listed, Some(&mut listed_keys));
         // Under the queue lock, like client-go (the pop loop also takes the known objects'
         // lock inside the queue's, never the other way round).
         let unlisted_known = self.unlisted_known_keys(&listed_keys);
@@ -242,7 +266,25 @@ impl<K: Object> DeltaFifo<K> {
     /// replaces cached objects while later pages are still being fetched, and only the listed
     /// keys are kept until the end. Starting again forgets the keys of an unfinished relist.
     pub fn replace_begin(&self) {
-        *self.shared.paged_keys.lock() = Some(AHashSet::new());
+        let mut paged = self.shared.paged.lock();
+        // Under the queue lock, so an item being popped is either still queued or already
+        // applied to the known objects (the pop loop applies it under this lock).
+        let fresh = {
+            let state = self.shared.core.lock();
+            state.items.is_empty()
+                && self
+                    .shared
+                    .options
+                    .known_objects
+                    .as_ref()
+                    .is_none_or(|known| known.is_empty())
+        };
+        *paged = Some(if fresh {
+            PagedList::Fresh
+        } else {
+            PagedList::Tracking(AHashSet::new())
+        });
+        self.shared.fresh_list.store(fresh, Ordering::SeqCst);
     }
 
     /// Queues one page of a relist started with [`DeltaFifo::replace_begin`].
@@ -250,14 +292,18 @@ impl<K: Object> DeltaFifo<K> {
         let listed = self.prepare_listed(objs)?;
         // The listed keys go straight into the relist's set (only the reflector's relist
         // touches it, so holding it across the queue lock contends with nobody).
-        let mut paged = self.shared.paged_keys.lock();
-        let keys = paged.get_or_insert_with(AHashSet::new);
-        keys.reserve(listed.len());
+        let mut paged = self.shared.paged.lock();
+        let paged = paged.get_or_insert_with(|| PagedList::Tracking(AHashSet::new()));
         {
             let mut state = self.shared.core.lock();
-            self.queue_listed_locked(&mut state, listed, keys);
+            match paged {
+                PagedList::Fresh => self.queue_listed_locked(&mut state, listed, None),
+                PagedList::Tracking(keys) => {
+                    keys.reserve(listed.len());
+                    self.queue_listed_locked(&mut state, listed, Some(keys));
+                }
+            }
         }
-        drop(paged);
         self.shared.core.wake();
         Ok(())
     }
@@ -266,10 +312,26 @@ impl<K: Object> DeltaFifo<K> {
     /// For the first relist, `has_synced` waits for everything queued at this point.
     pub fn replace_finish(&self, resource_version: &str) -> Result<(), CacheError> {
         let _ = resource_version;
-        let listed_keys = self.shared.paged_keys.lock().take().unwrap_or_default();
-        let unlisted_known = self.unlisted_known_keys(&listed_keys);
-        let mut state = self.shared.core.lock();
-        self.detect_deletions_locked(&mut state, &listed_keys, unlisted_known);
+        let paged = self.shared.paged.lock().take();
+        self.shared.fresh_list.store(false, Ordering::SeqCst);
+        let mut state = match paged {
+            // Everything known or queued was listed: nothing can have vanished.
+            Some(PagedList::Fresh) => self.shared.core.lock(),
+            Some(PagedList::Tracking(listed_keys)) => {
+                let unlisted_known = self.unlisted_known_keys(&listed_keys);
+                let mut state = self.shared.core.lock();
+                self.detect_deletions_locked(&mut state, &listed_keys, unlisted_known);
+                state
+            }
+            // Finished without a begin: an empty list.
+            None => {
+                let listed_keys = AHashSet::new();
+                let unlisted_known = self.unlisted_known_keys(&listed_keys);
+                let mut state = self.shared.core.lock();
+                self.detect_deletions_locked(&mut state, &listed_keys, unlisted_known);
+                state
+            }
+        };
         if !state.populated {
             state.populated = true;
             state.initial_population_count = state.queue.len();
@@ -277,6 +339,31 @@ impl<K: Object> DeltaFifo<K> {
         drop(state);
         self.shared.core.wake();
         Ok(())
+    }
+
+    /// Before a write that does not come from the paged relist in progress: a
+    /// [`PagedList::Fresh`] relist starts tracking, with every key known or queued so far
+    /// (all of them listed by it) as its listed keys. One atomic load otherwise.
+    fn end_fresh_list(&self) {
+        if !self.shared.fresh_list.load(Ordering::SeqCst) {
+            return;
+        }
+        let mut paged = self.shared.paged.lock();
+        if !matches!(*paged, Some(PagedList::Fresh)) {
+            return;
+        }
+        let state = self.shared.core.lock();
+        let mut listed: AHashSet<StoreKey> = state.items.keys().cloned().collect();
+        if let Some(known) = &self.shared.options.known_objects {
+            known.for_each_key(&mut |key| {
+                if !listed.contains(key) {
+                    listed.insert(StoreKey::from(key));
+                }
+            });
+        }
+        drop(state);
+        *paged = Some(PagedList::Tracking(listed));
+        self.shared.fresh_list.store(false, Ordering::SeqCst);
     }
 
     /// Keys and transforms listed objects (outside the lock).
@@ -300,11 +387,12 @@ impl<K: Object> DeltaFifo<K> {
         unlisted
     }
 
+    /// Queues the listed objects, adding their keys to `listed_keys` when given.
     fn queue_listed_locked(
         &self,
         state: &mut State<K>,
         listed: Vec<(String, Arc<K>)>,
-        listed_keys: &mut AHashSet<StoreKey>,
+        mut listed_keys: Option<&mut AHashSet<StoreKey>>,
     ) {
         let delta_type = if self.shared.options.emit_delta_type_replaced {
             DeltaType::Replaced
@@ -313,16 +401,27 @@ impl<K: Object> DeltaFifo<K> {
         };
         for (key, obj) in listed {
             let delta = Delta::with_type(delta_type, obj);
-            // One shared key for the queue and the listed-key set.
-            let shared = match state.items.get_key_value(key.as_str()) {
-                Some((queued, _)) => queued.clone(),
-                None => StoreKey::from(key),
+            let shared = match state.items.get_mut(key.as_str()) {
+                Some(deltas) => {
+                    deltas.push_dedup(delta);
+                    match &mut listed_keys {
+                        // One shared key for the queue and the listed-key set.
+                        Some(_) => state
+                            .items
+                            .get_key_value(key.as_str())
+                            .map(|(k, _)| k.clone()),
+                        None => None,
+                    }
+                }
+                None => {
+                    let shared = StoreKey::from(key);
+                    state.push_new(shared.clone(), Deltas::one(delta));
+                    Some(shared)
+                }
             };
-            match state.items.get_mut(&shared) {
-                Some(deltas) => deltas.push_dedup(delta),
-                None => state.push_new(shared.clone(), Deltas::one(delta)),
+            if let (Some(keys), Some(shared)) = (&mut listed_keys, shared) {
+                keys.insert(shared);
             }
-            listed_keys.insert(shared);
         }
     }
 
@@ -866,6 +965,74 @@ mod tests {
         assert_eq!(
             summary(&q.get_by_key("ns/new").unwrap()),
             vec![(DeltaType::Sync, s("3"), false)]
+        );
+    }
+
+    /// Pops one key and applies its newest object to `known`, as an informer would.
+    async fn pop_into(q: &Q, known: &Indexer<ConfigMap>) {
+        let deltas = pop(q).await;
+        if let Some(obj) = deltas.newest().and_then(Delta::object) {
+            known.add(obj.clone()).unwrap();
+        }
+    }
+
+    #[tokio::test]
+    async fn a_first_paged_list_into_an_empty_cache_queues_no_tombstones() {
+        let known = Indexer::default();
+        let q = with_known(&known);
+        q.replace_begin();
+        q.replace_page(vec![Arc::new(cm("ns", "a")), Arc::new(cm("ns", "b"))])
+            .unwrap();
+        pop_into(&q, &known).await;
+        q.replace_page(vec![Arc::new(cm("ns", "c"))]).unwrap();
+        q.replace_finish("2").unwrap();
+        assert_eq!(
+            q.list_keys(),
+            vec!["ns/b", "ns/c"],
+            "only what was not popped"
+        );
+        for key in ["ns/b", "ns/c"] {
+            let deltas = q.get_by_key(key).unwrap();
+            assert!(
+                deltas
+                    .as_slice()
+                    .iter()
+                    .all(|d| d.delta_type() == DeltaType::Sync),
+                "{key}: no tombstone"
+            );
+        }
+        pop_into(&q, &known).await;
+        pop_into(&q, &known).await;
+        assert!(q.has_synced());
+        assert_eq!(known.len(), 3);
+    }
+
+    #[tokio::test]
+    async fn a_write_from_elsewhere_during_a_first_paged_list_is_still_compared() {
+        let known = Indexer::default();
+        let q = with_known(&known);
+        q.replace_begin();
+        q.replace_page(vec![Arc::new(cm("ns", "a"))]).unwrap();
+        pop_into(&q, &known).await;
+        // Not from the list: the relist must now compare, as a relist of a full cache does.
+        q.add(Arc::new(cm("ns", "stray"))).unwrap();
+        q.replace_page(vec![Arc::new(cm("ns", "b"))]).unwrap();
+        q.replace_finish("2").unwrap();
+        let stray = q.get_by_key("ns/stray").unwrap();
+        assert!(
+            matches!(
+                stray.newest(),
+                Some(Delta::Deleted(DeletedObject::Tombstone(_)))
+            ),
+            "queued but not listed: a tombstone follows its add"
+        );
+        assert!(
+            q.get_by_key("ns/a").is_none(),
+            "known and listed: nothing queued"
+        );
+        assert_eq!(
+            summary(&q.get_by_key("ns/b").unwrap()),
+            vec![(DeltaType::Sync, None, false)]
         );
     }
 

@@ -198,6 +198,10 @@ impl<K: Object> KnownObjects<K> for Indexer<K> {
     fn for_each_key(&self, f: &mut dyn FnMut(&str)) {
         self.store.for_each_key(f);
     }
+
+    fn is_empty(&self) -> bool {
+        self.store.is_empty()
+    }
 }
 
 #[cfg(test)]

@@ -69,6 +69,10 @@ pub trait KnownObjects<K>: Send + Sync + 'static {
             f(&key);
         }
     }
+    /// Whether there are no keys (the default lists them).
+    fn is_empty(&self) -> bool {
+        self.list_keys().is_empty()
+    }
 }
 
 /// Items and indices under one lock, addressed by explicit keys.

@@ -93,11 +93,10 @@ impl Transport for ReqwestTransport {
             if let Some(h) = out.headers_mut() {
                 *h = resp.headers().clone();
             }
-            let len = resp.content_length().and_then(|n| usize::try_from(n).ok());
             let stream = resp
                 .bytes_stream()
                 .map_err(|e| TransportError::Body(e.to_string()));
-            out.body(Body::from_stream(stream).with_size_hint(len))
+            out.body(Body::from_stream(stream))
                 .map_err(|e| TransportError::Other(e.to_string()))
         })
     }

@@ -28,14 +28,9 @@ pub enum TransportError {
     Other(String),
 }
 
-/// The most [`Body::collect`] reserves up front from a size hint.
-const MAX_RESERVE: usize = 256 << 20;
-
 /// A response body: a stream of byte chunks, so watches can be decoded as they arrive.
 pub struct Body {
     inner: BoxStream<'static, Result<Bytes, TransportError>>,
-    /// The expected length (`Content-Length`), so [`Body::collect`] allocates once.
-    size_hint: Option<usize>,
 }
 
 impl Body {
@@ -49,7 +44,6 @@ impl Body {
         };
         Self {
             inner: futures::stream::iter(chunks).boxed(),
-            size_hint: None,
         }
     }
 
@@ -64,41 +58,30 @@ impl Body {
     ) -> Self {
         Self {
             inner: stream.boxed(),
-            size_hint: None,
         }
     }
 
-    /// Declares the body's expected length (e.g. from `Content-Length`): collecting a
-    /// body of many chunks then allocates its buffer once instead of growing it.
-    #[must_use]
-    pub fn with_size_hint(mut self, len: Option<usize>) -> Self {
-        self.size_hint = len;
-        self
-    }
-
-    /// Reads the whole body into memory.
+    /// Reads the whole body into memory. A body of one chunk is returned as it is; the
+    /// chunks of a longer one (a chunked list response) are kept until the end and copied
+    /// once into a buffer of the exact size, rather than into a buffer grown as they come.
     pub async fn collect(mut self) -> Result<Bytes, TransportError> {
-        let mut first: Option<Bytes> = None;
-        let mut rest: Vec<u8> = Vec::new();
+        let mut chunks: Vec<Bytes> = Vec::new();
+        let mut len = 0;
         while let Some(chunk) = self.inner.next().await {
             let chunk = chunk?;
-            match &first {
-                None if rest.is_empty() => first = Some(chunk),
-                _ => {
-                    if let Some(f) = first.take() {
-                        // Cap the hint: a lying Content-Length must not reserve gigabytes.
-                        let hint = self.size_hint.unwrap_or(0).min(MAX_RESERVE);
-                        rest.reserve(hint.max(f.len() + chunk.len()));
-                        rest.extend_from_slice(&f);
-                    }
-                    rest.extend_from_slice(&chunk);
-                }
+            if !chunk.is_empty() {
+                len += chunk.len();
+                chunks.push(chunk);
             }
         }
-        Ok(match first {
-            Some(f) => f,
-            None => Bytes::from(rest),
-        })
+        if chunks.len() <= 1 {
+            return Ok(chunks.pop().unwrap_or_default());
+        }
+        let mut whole = Vec::with_capacity(len);
+        for chunk in &chunks {
+            whole.extend_from_slice(chunk);
+        }
+        Ok(Bytes::from(whole))
     }
 
     /// The body as a stream of chunks.
@@ -161,6 +144,28 @@ mod tests {
         ];
         let body = Body::from_stream(futures::stream::iter(chunks));
         assert!(matches!(body.collect().await, Err(TransportError::Body(_))));
+    }
+
+    #[tokio::test]
+    async fn collect_returns_a_lone_chunk_without_copying_it() {
+        let chunk = Bytes::from(vec![7u8; 64]);
+        let chunks = vec![Ok(Bytes::new()), Ok(chunk.clone()), Ok(Bytes::new())];
+        let body = Body::from_stream(futures::stream::iter(chunks));
+        let collected = body.collect().await.unwrap();
+        assert_eq!(
+            collected.as_ptr(),
+            chunk.as_ptr(),
+            "the same buffer, not a copy"
+        );
+    }
+
+    #[tokio::test]
+    async fn collect_joins_many_chunks_into_one_buffer_of_the_exact_size() {
+        let chunks: Vec<_> = (0..100u8).map(|i| Ok(Bytes::from(vec![i; 10]))).collect();
+        let body = Body::from_stream(futures::stream::iter(chunks));
+        let collected = body.collect().await.unwrap();
+        assert_eq!(collected.len(), 1000);
+        assert!((0..100u8).all(|i| collected[usize::from(i) * 10..][..10] == [i; 10]));
     }
 
     #[tokio::test]

@@ -559,11 +559,17 @@ impl Engine {
         if rt.group == "apiextensions.k8s.io" && rt.plural == "customresourcedefinitions" {
             crate::crd::on_crd_write(self, out);
         }
-        if out.event == Some(crate::store::EventType::Deleted) {
-            if rt.group.is_empty() && rt.plural == "namespaces" {
-                self.purge_namespace(meta::name(&out.object));
+        match out.event {
+            Some(crate::store::EventType::Deleted) => {
+                if rt.group.is_empty() && rt.plural == "namespaces" {
+                    self.purge_namespace(meta::name(&out.object));
+                }
+                crate::gc::on_deleted(self, rt, &out.object);
             }
-            crate::gc::on_deleted(self, rt, &out.object);
+            Some(crate::store::EventType::Added | crate::store::EventType::Modified) => {
+                crate::gc::on_written(self, rt, &out.object);
+            }
+            _ => {}
         }
     }
 

@@ -1,7 +1,11 @@
 //! Garbage collection through ownerReferences, run synchronously after deletes:
 //! Background (dependents go after the owner), Foreground (the owner waits, with the
 //! `foregroundDeletion` finalizer, until its dependents are gone) and Orphan (dependents
-//! lose their owner reference, the `orphan` finalizer is then removed).
+//! lose their owner reference, the `orphan` finalizer is then removed). An object written
+//! with references to owners that no longer exist is collected the same way right after the
+//! write (kube-controller-manager's collector finds such dependents too): a controller that
+//! recreates a dependent from a stale cache after its owner was deleted does not leave it
+//! behind.
 
 use std::sync::Arc;
 
@@ -42,6 +46,23 @@ pub fn on_deleted(engine: &Engine, _rt: &ResourceType, obj: &Arc<Value>) {
     for owner_uid in meta::owner_uids(obj) {
         if let Some((gr, key)) = engine.store().locate_uid(&owner_uid) {
             maybe_finish_foreground(engine, &gr, &key);
+        }
+    }
+}
+
+/// Called after an object was created or updated: references to owners that do not exist
+/// are dangling; with no owner left the object is collected, otherwise it loses them.
+pub fn on_written(engine: &Engine, _rt: &ResourceType, obj: &Arc<Value>) {
+    let owners = meta::owner_uids(obj);
+    if owners.is_empty() {
+        return;
+    }
+    let Some((gr, key)) = engine.store().locate_uid(meta::uid(obj)) else {
+        return;
+    };
+    for owner in owners {
+        if engine.store().locate_uid(&owner).is_none() {
+            collect_dependent(engine, &gr, &key, &owner);
         }
     }
 }

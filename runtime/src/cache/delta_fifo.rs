@@ -314,24 +314,20 @@ impl<K: Object> DeltaFifo<K> {
         let _ = resource_version;
         let paged = self.shared.paged.lock().take();
         self.shared.fresh_list.store(false, Ordering::SeqCst);
-        let mut state = match paged {
+        let listed_keys = match paged {
             // Everything known or queued was listed: nothing can have vanished.
-            Some(PagedList::Fresh) => self.shared.core.lock(),
-            Some(PagedList::Tracking(listed_keys)) => {
-                let unlisted_known = self.unlisted_known_keys(&listed_keys);
-                let mut state = self.shared.core.lock();
-                self.detect_deletions_locked(&mut state, &listed_keys, unlisted_known);
-                state
-            }
-            // Finished without a begin: an empty list.
-            None => {
-                let listed_keys = AHashSet::new();
-                let unlisted_known = self.unlisted_known_keys(&listed_keys);
-                let mut state = self.shared.core.lock();
-                self.detect_deletions_locked(&mut state, &listed_keys, unlisted_known);
-                state
-            }
+            Some(PagedList::Fresh) => None,
+            Some(PagedList::Tracking(listed_keys)) => Some(listed_keys),
+            // Finished without a begin: nothing was listed.
+            None => Some(AHashSet::new()),
         };
+        let unlisted_known = listed_keys
+            .as_ref()
+            .map(|listed| self.unlisted_known_keys(listed));
+        let mut state = self.shared.core.lock();
+        if let (Some(listed_keys), Some(unlisted_known)) = (&listed_keys, unlisted_known) {
+            self.detect_deletions_locked(&mut state, listed_keys, unlisted_known);
+        }
         if !state.populated {
             state.populated = true;
             state.initial_population_count = state.queue.len();

@@ -89,6 +89,52 @@ async fn orphan_deletion_keeps_dependents_without_the_owner_reference() {
 }
 
 #[tokio::test]
+async fn an_object_created_for_an_owner_that_is_gone_is_collected() {
+    let (_s, api) = server().await;
+    let (_, owner) = api.post(DEPLOYS, &deployment("owner")).await;
+    let uid = owner["metadata"]["uid"].clone();
+    assert_eq!(api.delete(&format!("{DEPLOYS}/owner"), None).await.0, 200);
+    // A controller acting on a stale cache recreates the dependent of the deleted owner.
+    let mut late = cm("late", json!({}));
+    late["metadata"]["ownerReferences"] = json!([{
+        "apiVersion": "apps/v1", "kind": "Deployment", "name": "owner", "uid": uid,
+        "controller": true
+    }]);
+    assert_eq!(
+        api.post(CMS, &late).await.0,
+        201,
+        "the create itself succeeds"
+    );
+    assert_eq!(
+        api.get(&format!("{CMS}/late")).await.0,
+        404,
+        "then it is collected"
+    );
+}
+
+#[tokio::test]
+async fn a_dangling_reference_beside_a_live_owner_is_dropped() {
+    let (_s, api) = server().await;
+    let (_, live) = api.post(DEPLOYS, &deployment("live")).await;
+    let mut dep = cm("dep", json!({}));
+    dep["metadata"]["ownerReferences"] = json!([
+        {"apiVersion": "apps/v1", "kind": "Deployment", "name": "live",
+         "uid": live["metadata"]["uid"]},
+        {"apiVersion": "apps/v1", "kind": "Deployment", "name": "gone", "uid": "no-such-uid"}
+    ]);
+    assert_eq!(api.post(CMS, &dep).await.0, 201);
+    let (code, dep) = api.get(&format!("{CMS}/dep")).await;
+    assert_eq!(code, 200, "a live owner keeps it");
+    let names: Vec<_> = dep["metadata"]["ownerReferences"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["name"].clone())
+        .collect();
+    assert_eq!(names, vec![json!("live")]);
+}
+
+#[tokio::test]
 async fn delete_collection_removes_only_selected_objects() {
     let (_s, api) = server().await;
     api.post(CMS, &cm("a", json!({"x": "1"}))).await;

@@ -21,7 +21,7 @@
 //! Wall times depend on the machine's load; the CPU columns (user + system time of the
 //! workload's process over the phase, from /proc/self/stat) are steadier.
 //!
-//! `--profile-sync [kubegen|kube-rs]` (with `KUBEGEN_BENCH_SIZES` and `KUBEGEN_BENCH_ROUNDS`)
+//! `--profile-sync [kubegen|kube-rs|floor|kube-rs-floor]` (with `KUBEGEN_BENCH_SIZES` and `KUBEGEN_BENCH_ROUNDS`)
 //! runs only the initial sync, repeatedly, in one process: the server's threads are named
 //! `server` and the client's `client`, so a profiler can tell them apart
 //! (`perf record -- <bench> --profile-sync`, then `perf report --comm client`; or
@@ -57,6 +57,7 @@ use kubegen_testserver::{
     engine::{Target, WriteOptions},
 };
 use serde_json::json;
+use tokio_util::sync::CancellationToken;
 
 fn status_kib(field: &str) -> u64 {
     std::fs::read_to_string("/proc/self/status")
@@ -127,28 +128,86 @@ fn report(phase: &str, secs: f64) {
     }
 }
 
+/// Starts a kubegen informer and waits until it has synced `n` objects; returns it, its
+/// stop token and the seconds the sync took.
+async fn kubegen_sync(
+    url: &str,
+    n: usize,
+    indexers: Indexers<ConfigMap>,
+) -> (SharedIndexInformer<ConfigMap>, CancellationToken, f64) {
+    let lw = ListWatch::new(ResourceClient::<ConfigMap>::all(kubegen_client(url)));
+    let informer = SharedIndexInformer::new(lw, Duration::ZERO, indexers);
+    let stop = CancellationToken::new();
+    let start = Instant::now();
+    tokio::spawn({
+        let (informer, stop) = (informer.clone(), stop.clone());
+        async move { informer.run(stop).await }
+    });
+    while !informer.has_synced() {
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+    let secs = start.elapsed().as_secs_f64();
+    assert_eq!(informer.indexer().len(), n);
+    (informer, stop, secs)
+}
+
+/// Starts kube-runtime's watcher + reflector and waits until its store is ready with `n`
+/// objects; returns the store, the stream's task and the seconds the sync took.
+async fn kube_rs_sync(
+    url: &str,
+    n: usize,
+) -> (
+    kube::runtime::reflector::Store<ConfigMap>,
+    tokio::task::JoinHandle<()>,
+    f64,
+) {
+    use kube::runtime::{WatchStreamExt, reflector, watcher};
+    let client = kube::Client::try_from(kube::Config::new(url.parse().unwrap())).unwrap();
+    let api: kube::Api<ConfigMap> = kube::Api::all(client);
+    let (store, writer) = reflector::store();
+    let stream = reflector(writer, watcher(api, watcher::Config::default())).default_backoff();
+    let task = tokio::spawn(stream.for_each(|_| async {}));
+    let start = Instant::now();
+    store.wait_until_ready().await.unwrap();
+    let secs = start.elapsed().as_secs_f64();
+    assert_eq!(store.len(), n);
+    (store, task, secs)
+}
+
+/// Fetches every page of 500 through `list` and decodes it, keeping nothing; returns the
+/// seconds it took.
+async fn list_all<F, Fut, E>(n: usize, mut list: F) -> f64
+where
+    F: FnMut(ListParams) -> Fut,
+    Fut: std::future::Future<Output = Result<kube_core::ObjectList<ConfigMap>, E>>,
+    E: std::fmt::Debug,
+{
+    let start = Instant::now();
+    let mut params = ListParams::default().limit(500);
+    let mut seen = 0;
+    loop {
+        let page = list(params.clone()).await.unwrap();
+        seen += page.items.len();
+        match page.metadata.continue_.filter(|c| !c.is_empty()) {
+            Some(token) => params.continue_token = Some(token),
+            None => break,
+        }
+    }
+    assert_eq!(seen, n);
+    start.elapsed().as_secs_f64()
+}
+
 async fn child(workload: &str, url: &str, n: usize) {
     match workload {
         "kubegen" | "kubegen-noindex" => {
-            let lw = ListWatch::new(ResourceClient::<ConfigMap>::all(kubegen_client(url)));
             // client-go's informers keep a namespace index; kube-rs's store has none.
             let indexers = if workload == "kubegen" {
                 namespace_indexers()
             } else {
                 Indexers::default()
             };
-            let informer = SharedIndexInformer::new(lw, Duration::ZERO, indexers);
-            let stop = tokio_util::sync::CancellationToken::new();
-            let start = Instant::now();
-            tokio::spawn({
-                let (informer, stop) = (informer.clone(), stop.clone());
-                async move { informer.run(stop).await }
-            });
-            while !informer.has_synced() {
-                tokio::time::sleep(Duration::from_millis(2)).await;
-            }
-            assert_eq!(informer.indexer().len(), n);
-            report("synced", start.elapsed().as_secs_f64());
+            let (informer, stop, secs) = kubegen_sync(url, n, indexers).await;
+            report("synced", secs);
             reset_peak();
             println!("ready");
             wait_for_parent();
@@ -172,18 +231,9 @@ async fn child(workload: &str, url: &str, n: usize) {
             stop.cancel();
         }
         "kube-rs" => {
-            use kube::runtime::{WatchStreamExt, reflector, watcher};
-            let config = kube::Config::new(url.parse().unwrap());
-            let client = kube::Client::try_from(config).unwrap();
-            let api: kube::Api<ConfigMap> = kube::Api::all(client);
-            let (store, writer) = reflector::store();
-            let stream =
-                reflector(writer, watcher(api, watcher::Config::default())).default_backoff();
-            let task = tokio::spawn(stream.for_each(|_| async {}));
-            let start = Instant::now();
-            store.wait_until_ready().await.unwrap();
-            assert_eq!(store.len(), n);
-            report("synced", start.elapsed().as_secs_f64());
+            use kube::runtime::reflector;
+            let (store, task, secs) = kube_rs_sync(url, n).await;
+            report("synced", secs);
             reset_peak();
             println!("ready");
             wait_for_parent();
@@ -205,22 +255,12 @@ async fn child(workload: &str, url: &str, n: usize) {
         }
         "floor" => {
             let api = ResourceClient::<ConfigMap>::all(kubegen_client(url));
-            let start = Instant::now();
-            let mut seen = 0;
-            let mut params = ListParams {
-                limit: Some(500),
-                ..ListParams::default()
-            };
-            loop {
-                let page = api.list(&params).await.unwrap();
-                seen += page.items.len();
-                match page.metadata.continue_.filter(|c| !c.is_empty()) {
-                    Some(token) => params.continue_token = Some(token),
-                    None => break,
-                }
-            }
-            assert_eq!(seen, n);
-            report("synced", start.elapsed().as_secs_f64());
+            let secs = list_all(n, |params| {
+                let api = api.clone();
+                async move { api.list(&params).await }
+            })
+            .await;
+            report("synced", secs);
             println!("ready");
             wait_for_parent();
             report("relisted", 0.0);
@@ -546,67 +586,36 @@ fn profile_sync(workload: &str) {
     for round in 0..rounds {
         let url = server.url();
         let secs = client_rt.block_on(async move {
-            let start = Instant::now();
-            if workload == "floor" {
-                let api = ResourceClient::<ConfigMap>::all(kubegen_client(&url));
-                let mut params = ListParams::default().limit(500);
-                let mut seen = 0;
-                loop {
-                    let page = api.list(&params).await.unwrap();
-                    seen += page.items.len();
-                    match page.metadata.continue_.filter(|c| !c.is_empty()) {
-                        Some(token) => params.continue_token = Some(token),
-                        None => break,
-                    }
+            match workload {
+                "floor" => {
+                    let api = ResourceClient::<ConfigMap>::all(kubegen_client(&url));
+                    list_all(n, |params| {
+                        let api = api.clone();
+                        async move { api.list(&params).await }
+                    })
+                    .await
                 }
-                assert_eq!(seen, n);
-                return start.elapsed().as_secs_f64();
-            }
-            if workload == "kube-rs-floor" {
-                let client = kube::Client::try_from(kube::Config::new(url.parse().unwrap()));
-                let api: kube::Api<ConfigMap> = kube::Api::all(client.unwrap());
-                let mut params = ListParams::default().limit(500);
-                let mut seen = 0;
-                loop {
-                    let page = api.list(&params).await.unwrap();
-                    seen += page.items.len();
-                    match page.metadata.continue_.filter(|c| !c.is_empty()) {
-                        Some(token) => params.continue_token = Some(token),
-                        None => break,
-                    }
+                // kube-rs's client fetching and decoding the same pages.
+                "kube-rs-floor" => {
+                    let client = kube::Client::try_from(kube::Config::new(url.parse().unwrap()));
+                    let api: kube::Api<ConfigMap> = kube::Api::all(client.unwrap());
+                    list_all(n, |params| {
+                        let api = api.clone();
+                        async move { api.list(&params).await }
+                    })
+                    .await
                 }
-                assert_eq!(seen, n);
-                return start.elapsed().as_secs_f64();
+                "kube-rs" => {
+                    let (_, task, secs) = kube_rs_sync(&url, n).await;
+                    task.abort();
+                    secs
+                }
+                _ => {
+                    let (_, stop, secs) = kubegen_sync(&url, n, namespace_indexers()).await;
+                    stop.cancel();
+                    secs
+                }
             }
-            if workload == "kube-rs" {
-                use kube::runtime::{WatchStreamExt, reflector, watcher};
-                let client = kube::Client::try_from(kube::Config::new(url.parse().unwrap()));
-                let api: kube::Api<ConfigMap> = kube::Api::all(client.unwrap());
-                let (store, writer) = reflector::store();
-                let stream =
-                    reflector(writer, watcher(api, watcher::Config::default())).default_backoff();
-                let task = tokio::spawn(stream.for_each(|_| async {}));
-                store.wait_until_ready().await.unwrap();
-                let secs = start.elapsed().as_secs_f64();
-                assert_eq!(store.len(), n);
-                task.abort();
-                return secs;
-            }
-            let lw = ListWatch::new(ResourceClient::<ConfigMap>::all(kubegen_client(&url)));
-            let informer = SharedIndexInformer::new(lw, Duration::ZERO, namespace_indexers());
-            let stop = tokio_util::sync::CancellationToken::new();
-            let task = tokio::spawn({
-                let (informer, stop) = (informer.clone(), stop.clone());
-                async move { informer.run(stop).await }
-            });
-            while !informer.has_synced() {
-                tokio::time::sleep(Duration::from_millis(2)).await;
-            }
-            let secs = start.elapsed().as_secs_f64();
-            assert_eq!(informer.indexer().len(), n);
-            stop.cancel();
-            let _ = task.await;
-            secs
         });
         println!("round {round}: {workload} synced {n} in {secs:.3} s");
     }

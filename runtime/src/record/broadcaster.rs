@@ -10,56 +10,16 @@ use std::sync::{
 
 use k8s_openapi::api::core::v1::{Event, EventSource};
 use parking_lot::{Mutex, RwLock};
-use tokio::{sync::mpsc, task::JoinHandle};
+use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::{
     config::BroadcasterConfig,
     correlator::{Correlated, EventCorrelator},
+    fanout::{Shared, Watcher},
     recorder::EventRecorder,
     sink::EventSink,
 };
-
-struct Watcher {
-    id: u64,
-    tx: mpsc::Sender<Arc<Event>>,
-}
-
-pub(crate) struct Shared {
-    config: BroadcasterConfig,
-    watchers: RwLock<Vec<Watcher>>,
-    next_id: AtomicU64,
-    shut_down: AtomicBool,
-    /// Cancels retry pauses at shutdown: from then on each event gets one attempt.
-    cancel: CancellationToken,
-    tasks: Mutex<Vec<JoinHandle<()>>>,
-    dropped: AtomicU64,
-}
-
-impl Shared {
-    /// Hands `event` to every watcher without waiting; a full queue drops it.
-    pub(crate) fn distribute(&self, event: Event) {
-        if self.shut_down.load(Ordering::Acquire) {
-            tracing::debug!(reason = ?event.reason, "event broadcaster is shut down, event dropped");
-            return;
-        }
-        let event = Arc::new(event);
-        for w in self.watchers.read().iter() {
-            match w.tx.try_send(event.clone()) {
-                Ok(()) => {}
-                Err(mpsc::error::TrySendError::Full(_)) => {
-                    self.dropped.fetch_add(1, Ordering::Relaxed);
-                    tracing::error!(
-                        object = ?event.involved_object.name,
-                        reason = ?event.reason,
-                        "unable to record event: too many queued events, event dropped"
-                    );
-                }
-                Err(mpsc::error::TrySendError::Closed(_)) => {}
-            }
-        }
-    }
-}
 
 /// Receives events from its [`EventRecorder`]s and sends them to watchers.
 ///

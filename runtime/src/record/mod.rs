@@ -14,6 +14,7 @@ mod config;
 mod correlator;
 mod error;
 mod event_type;
+mod fanout;
 pub mod keys;
 mod logger;
 mod lru;

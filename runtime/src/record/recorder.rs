@@ -9,9 +9,7 @@ use k8s_openapi::{
     jiff::Timestamp,
 };
 
-use super::{
-    broadcaster::Shared, event_type::IntoEventType, keys::event_name, target::EventTarget,
-};
+use super::{event_type::IntoEventType, fanout::Shared, keys::event_name, target::EventTarget};
 
 /// Records events on behalf of one source. Cheap to clone; every clone feeds the same
 /// broadcaster.

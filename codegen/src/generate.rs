@@ -1,14 +1,19 @@
-//! The file-based generator behind the CLI and `build.rs`: walk the API tree, lower
-//! each version package, emit `zz_generated_deepcopy.rs` (DeepCopy impls) and
-//! `zz_generated_resource.rs` (`kube_core::Resource` impls) beside its mod.rs.
+//! The file-based generator behind the CLI (`update`, `verify`): walk the API tree,
+//! lower each version package, emit `zz_generated_deepcopy.rs` (DeepCopy impls) and
+//! `zz_generated_resource.rs` (`kube_core::Resource` impls) beside its mod.rs, and the
+//! clientset, listers and informers under the output directory.
 //!
 //! The version module must declare them: `mod zz_generated_deepcopy;` and
 //! `mod zz_generated_resource;` (as Go compiles `zz_generated.deepcopy.go` as part of
 //! the package). Generated files import the types they implement with
 //! `use super::<module>::<Type>;`.
 //!
+//! This writes into the source tree, so it is for the CLI or a tool such as an `xtask`,
+//! whose output is committed and checked by `verify`. A build script must write only
+//! below `OUT_DIR`: it uses [`crate::Builder`] instead.
+//!
 //! ```no_run
-//! // build.rs
+//! // xtask / a code-generation tool, not build.rs
 //! let config = kubegen_codegen::Config::new("src/apis", "src/client", "crate::client");
 //! kubegen_codegen::Generator::new(config)?.update()?;
 //! # Ok::<(), kubegen_codegen::Error>(())
@@ -27,7 +32,7 @@ use crate::model::{Package, TypeDef};
 use crate::plural::PluralExceptions;
 use crate::render::{self, Boilerplate, GENERATED_LINE};
 use crate::source::{self, GENERATED_PREFIX, VersionDir};
-use crate::verify::{self, VerifyOutcome};
+use crate::walk::walk_files;
 
 /// The file with the `DeepCopy` impls of a version package.
 pub const DEEPCOPY_FILE: &str = "zz_generated_deepcopy.rs";
@@ -122,6 +127,49 @@ pub struct GeneratedFile {
     pub path: PathBuf,
     /// Its full contents.
     pub contents: String,
+}
+
+/// The impls generated for one package's types that go into one `zz_generated_*.rs` file.
+#[derive(Clone, Debug)]
+pub struct PackageImpls<'a> {
+    /// The file ([`DEEPCOPY_FILE`] or [`RESOURCE_FILE`]).
+    pub file: &'static str,
+    /// The types implemented, in package order.
+    pub types: Vec<&'a TypeDef>,
+    /// The impls.
+    pub impls: TokenStream,
+}
+
+/// The `DeepCopy` and `kube_core::Resource` impls of a package, by file; files with no
+/// impls are left out. The CLI writes them beside the types; `build.rs` mode
+/// ([`crate::Builder`]) puts them in its one generated file.
+pub fn package_impls(pkg: &Package) -> Vec<PackageImpls<'_>> {
+    let mut out = Vec::new();
+    let deep_copy: Vec<&TypeDef> = pkg.deep_copy_types().collect();
+    if !deep_copy.is_empty() {
+        let impls: TokenStream = deep_copy
+            .iter()
+            .map(|t| expand::deep_copy_impl(t))
+            .collect();
+        out.push(PackageImpls {
+            file: DEEPCOPY_FILE,
+            types: deep_copy,
+            impls,
+        });
+    }
+    let resources: Vec<&TypeDef> = pkg.resource_impl_types().map(|(t, _)| t).collect();
+    if !resources.is_empty() {
+        let impls: TokenStream = pkg
+            .resource_impl_types()
+            .map(|(t, r)| expand::resource_impl(t, r))
+            .collect();
+        out.push(PackageImpls {
+            file: RESOURCE_FILE,
+            types: resources,
+            impls,
+        });
+    }
+    out
 }
 
 /// Runs the generator for a [`Config`].
@@ -260,24 +308,10 @@ impl Generator {
         dir: &VersionDir,
         pkg: &Package,
     ) -> Result<Vec<GeneratedFile>, Vec<Diagnostic>> {
-        let mut out = Vec::new();
-        let deep_copy: Vec<&TypeDef> = pkg.deep_copy_types().collect();
-        if !deep_copy.is_empty() {
-            let impls: TokenStream = deep_copy
-                .iter()
-                .map(|t| expand::deep_copy_impl(t))
-                .collect();
-            out.push(self.file(dir, DEEPCOPY_FILE, &deep_copy, impls)?);
-        }
-        let resources: Vec<&TypeDef> = pkg.resource_impl_types().map(|(t, _)| t).collect();
-        if !resources.is_empty() {
-            let impls: TokenStream = pkg
-                .resource_impl_types()
-                .map(|(t, r)| expand::resource_impl(t, r))
-                .collect();
-            out.push(self.file(dir, RESOURCE_FILE, &resources, impls)?);
-        }
-        Ok(out)
+        package_impls(pkg)
+            .into_iter()
+            .map(|p| self.file(dir, p.file, &p.types, p.impls))
+            .collect()
     }
 
     fn file(
@@ -323,7 +357,7 @@ impl Generator {
             }
         }
         if self.config.output_dir.is_dir() {
-            for path in verify::walk_files(&self.config.output_dir)? {
+            for path in walk_files(&self.config.output_dir)? {
                 if let Ok(rel) = path.strip_prefix(&self.config.output_dir) {
                     out.push((Root::Output, rel.to_owned()));
                 }
@@ -371,10 +405,5 @@ impl Generator {
             }
         }
         Ok(files)
-    }
-
-    /// Regenerates into a temporary directory and diffs it against the tree.
-    pub fn verify(&self) -> Result<VerifyOutcome, Error> {
-        verify::verify(self)
     }
 }

@@ -6,12 +6,16 @@
 //!   [`syn::DeriveInput`] and return tokens; `kubegen-derive` is a thin shell over them.
 //! * [`expand_file`] takes a parsed source file plus its package context, and
 //!   `Generator` walks an API tree (`<apis root>/<group>/<version>/`) and writes
-//!   `zz_generated_deepcopy.rs` and `zz_generated_resource.rs` beside each version module;
-//!   the `kubegen-codegen` CLI (`update`, `verify`) and `build.rs` scripts use it.
+//!   `zz_generated_deepcopy.rs` and `zz_generated_resource.rs` beside each version module
+//!   and client-go's layout under an output directory; the `kubegen-codegen` CLI
+//!   (`update`, `verify`) uses it.
+//! * `Builder` is the `build.rs` mode (as prost-build's): the same output as one file in
+//!   `OUT_DIR` for `include!`, nothing generated committed.
 //!
-//! Features: `files` (the tree walker, [`Generator`], `verify`, prettyplease output) and
-//! `cli` (the binary) are on by default; `kubegen-derive` turns both off, so a crate
-//! using the derive compiles only `syn`, `quote` and the model.
+//! Features: `files` (the tree walker, [`Generator`], `Builder`, `verify`, prettyplease
+//! output) and `cli` (the binary) are on by default; a build script needs only `files`
+//! (`default-features = false, features = ["files"]`); `kubegen-derive` turns both off,
+//! so a crate using the derive compiles only `syn`, `quote` and the model.
 //!
 //! Pipeline: [`markers`] (doc comments and `#[resource(...)]` → markers) → [`lower`]
 //! (markers + items → [`model`]) with [`validate`] reporting every problem into a
@@ -28,6 +32,8 @@
 //! assert!(tokens.contains("\"widgets\""));
 //! ```
 
+#[cfg(feature = "files")]
+pub mod builder;
 pub mod ctxt;
 #[cfg(feature = "files")]
 pub mod diagnostic;
@@ -48,7 +54,11 @@ pub mod source;
 pub mod validate;
 #[cfg(feature = "files")]
 pub mod verify;
+#[cfg(feature = "files")]
+pub mod walk;
 
+#[cfg(feature = "files")]
+pub use builder::{BuildError, Builder};
 #[cfg(feature = "files")]
 pub use diagnostic::{Diagnostic, Error};
 #[cfg(feature = "files")]
@@ -61,6 +71,8 @@ use proc_macro2::TokenStream;
 
 use crate::ctxt::Ctxt;
 use crate::lower::{Mode, PackageContext};
+use crate::markers::TypeMarkers;
+use crate::markers::vocabulary::RESOURCE_IMPL;
 use crate::model::{DeepCopyGen, Package};
 
 fn expand_derive(input: &syn::DeriveInput, mode: Mode) -> TokenStream {
@@ -78,11 +90,14 @@ fn expand_derive(input: &syn::DeriveInput, mode: Mode) -> TokenStream {
     match (cx.check(), ty) {
         (Ok(()), Some(ty)) => expand::type_tokens(&ty),
         (Err(err), _) => {
-            let markers = lower::TypeMarkers::from_attrs(&input.attrs, &Ctxt::new());
+            // A second reading, for the stubs only: its problems are already in `err`.
+            let again = Ctxt::new();
+            let markers = TypeMarkers::from_attrs(&input.attrs, &again);
+            again.discard();
             let deep_copy = mode == Mode::DeriveDeepCopy
-                || markers.deep_copy.first().map(|(d, _)| *d) != Some(DeepCopyGen::False);
-            let resource = mode == Mode::DeriveResource
-                && markers.resource_impl.first().map(|(b, _)| *b) != Some(false);
+                || markers.deep_copy().map(|(d, _)| d) != Some(DeepCopyGen::False);
+            let resource =
+                mode == Mode::DeriveResource && markers.bool(RESOURCE_IMPL) != Some(false);
             fallback::fallback(input, &err, resource, deep_copy)
         }
         // Lowering returns `None` only after reporting an error.

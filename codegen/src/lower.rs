@@ -2,13 +2,13 @@
 //! validated ([`crate::validate`]), and resolved against the package (group, version,
 //! package-wide deepcopy) into a [`TypeDef`].
 
-use std::collections::BTreeSet;
-
-use proc_macro2::Span;
-
 use crate::ctxt::Ctxt;
-use crate::markers::{self, Marker};
-use crate::model::{Body, DeepCopyGen, Derived, Extension, ResourceDef, Scope, TypeDef, Verb};
+use crate::markers::vocabulary::{
+    GENCLIENT, GROUP_GO_NAME, GROUP_NAME, INHERIT, KIND, NO_STATUS, NON_NAMESPACED, RESOURCE_IMPL,
+    RESOURCE_NAME, VERSION,
+};
+use crate::markers::{self, TypeMarkers};
+use crate::model::{Body, DeepCopyGen, Derived, ResourceDef, Scope, TypeDef};
 use crate::plural::PluralExceptions;
 use crate::validate;
 
@@ -39,109 +39,6 @@ pub struct PackageContext<'a> {
     pub group_go_name: Option<String>,
     /// Pluralisation exceptions.
     pub plural_exceptions: &'a PluralExceptions,
-}
-
-/// The markers of one item, folded; duplicates and conflicts are reported by
-/// [`validate::type_markers`].
-#[derive(Clone, Debug, Default)]
-pub struct TypeMarkers {
-    /// `+genclient`.
-    pub genclient: Option<Span>,
-    /// `namespaced`.
-    pub namespaced: Option<Span>,
-    /// `+genclient:nonNamespaced`.
-    pub non_namespaced: Option<Span>,
-    /// `+genclient:noStatus`.
-    pub no_status: Option<Span>,
-    /// `+genclient:noVerbs`.
-    pub no_verbs: Option<Span>,
-    /// `+genclient:readonly`.
-    pub readonly: Option<Span>,
-    /// `+genclient:onlyVerbs` (all occurrences merged).
-    pub only_verbs: Option<(Vec<Verb>, Span)>,
-    /// `+genclient:skipVerbs` (all occurrences merged).
-    pub skip_verbs: Option<(Vec<Verb>, Span)>,
-    /// `+genclient:method` extensions.
-    pub methods: Vec<Extension>,
-    /// Value markers with every occurrence (duplicates are errors).
-    pub group: Vec<(String, Span)>,
-    /// `version` occurrences.
-    pub version: Vec<(String, Span)>,
-    /// `kind` occurrences.
-    pub kind: Vec<(String, Span)>,
-    /// `plural` / `+resourceName` occurrences.
-    pub plural: Vec<(String, Span)>,
-    /// `+groupGoName` occurrences.
-    pub group_go_name: Vec<(String, Span)>,
-    /// `+k8s:deepcopy-gen` occurrences.
-    pub deep_copy: Vec<(DeepCopyGen, Span)>,
-    /// `+kubegen:resourceImpl` occurrences.
-    pub resource_impl: Vec<(bool, Span)>,
-    /// kube's `inherit`.
-    pub inherit: Option<Span>,
-}
-
-impl TypeMarkers {
-    /// Folds the markers of an item.
-    pub fn from_attrs(attrs: &[syn::Attribute], cx: &Ctxt) -> Self {
-        let mut m = TypeMarkers::default();
-        for (marker, span) in markers::item_markers(attrs, cx) {
-            match marker {
-                Marker::GenClient => m.genclient = Some(span),
-                Marker::NonNamespaced => m.non_namespaced = Some(span),
-                Marker::Namespaced => m.namespaced = Some(span),
-                Marker::NoStatus => m.no_status = Some(span),
-                Marker::NoVerbs => m.no_verbs = Some(span),
-                Marker::Readonly => m.readonly = Some(span),
-                Marker::OnlyVerbs(v) => merge_verbs(&mut m.only_verbs, v, span),
-                Marker::SkipVerbs(v) => merge_verbs(&mut m.skip_verbs, v, span),
-                Marker::Method(ext) => m.methods.push(ext),
-                Marker::GroupName(g) => m.group.push((g, span)),
-                Marker::GroupGoName(g) => m.group_go_name.push((g, span)),
-                Marker::Version(v) => m.version.push((v, span)),
-                Marker::Kind(k) => m.kind.push((k, span)),
-                Marker::ResourceName(p) => m.plural.push((p, span)),
-                Marker::DeepCopyGen(d) => m.deep_copy.push((d, span)),
-                Marker::ResourceImpl(b) => m.resource_impl.push((b, span)),
-                Marker::Inherit => m.inherit = Some(span),
-                Marker::Ignored => {}
-            }
-        }
-        m
-    }
-
-    /// The verbs the markers allow.
-    pub fn verbs(&self) -> BTreeSet<Verb> {
-        if self.no_verbs.is_some() {
-            return BTreeSet::new();
-        }
-        let mut only: Option<BTreeSet<Verb>> = None;
-        if self.readonly.is_some() {
-            only = Some(Verb::READONLY.into_iter().collect());
-        }
-        if let Some((verbs, _)) = &self.only_verbs {
-            only.get_or_insert_with(BTreeSet::new)
-                .extend(verbs.iter().copied());
-        }
-        let mut verbs: BTreeSet<Verb> = only.unwrap_or_else(|| Verb::ALL.into_iter().collect());
-        if let Some((skip, _)) = &self.skip_verbs {
-            for v in skip {
-                verbs.remove(v);
-            }
-        }
-        verbs
-    }
-}
-
-fn merge_verbs(slot: &mut Option<(Vec<Verb>, Span)>, verbs: Vec<Verb>, span: Span) {
-    match slot {
-        Some((existing, _)) => existing.extend(verbs),
-        None => *slot = Some((verbs, span)),
-    }
-}
-
-fn first<T: Clone>(values: &[(T, Span)]) -> Option<T> {
-    values.first().map(|(v, _)| v.clone())
 }
 
 /// Which impls the item's `#[derive(...)]` provides: `Resource` (kubegen's, not
@@ -189,7 +86,7 @@ pub fn lower_type(
         derived: Derived::default(),
         resource: None,
     };
-    let type_deep_copy = first(&markers.deep_copy);
+    let type_deep_copy = markers.deep_copy().map(|(d, _)| d);
     if ctx.mode == Mode::Cli {
         ty.derived = derived_impls(&input.attrs, type_deep_copy == Some(DeepCopyGen::False));
     }
@@ -203,9 +100,8 @@ pub fn lower_type(
     };
     if ty.deep_copy && matches!(ty.body, Body::Union) {
         let span = markers
-            .deep_copy
-            .first()
-            .map_or_else(|| input.ident.span(), |(_, s)| *s);
+            .deep_copy()
+            .map_or_else(|| input.ident.span(), |(_, s)| s);
         if ctx.mode == Mode::Cli && type_deep_copy.is_none() {
             // Package-wide deepcopy skips unions, which cannot be copied field-wise.
             ty.deep_copy = false;
@@ -216,7 +112,7 @@ pub fn lower_type(
     let is_resource = match ctx.mode {
         Mode::DeriveResource => true,
         Mode::DeriveDeepCopy => false,
-        Mode::Cli => markers.genclient.is_some(),
+        Mode::Cli => markers.span(GENCLIENT).is_some(),
     };
     if is_resource {
         validate::resource_shape(input, &markers, cx);
@@ -250,7 +146,7 @@ pub fn lower_alias(
         derived: Derived::default(),
         resource: None,
     };
-    if markers.genclient.is_some() {
+    if markers.span(GENCLIENT).is_some() {
         ty.resource = resolve_resource(&ty, &markers, ctx, cx).map(|mut r| {
             r.impl_resource = false;
             r.has_status_field = true;
@@ -267,8 +163,8 @@ fn resolve_resource(
     cx: &Ctxt,
 ) -> Option<ResourceDef> {
     let span = ty.ident.span();
-    let group = first(&markers.group).or_else(|| ctx.group.clone());
-    let version = first(&markers.version).or_else(|| ctx.version.clone());
+    let group = markers.string(GROUP_NAME).or_else(|| ctx.group.clone());
+    let version = markers.string(VERSION).or_else(|| ctx.version.clone());
     let group = match group {
         Some(g) => g,
         None => {
@@ -291,24 +187,29 @@ fn resolve_resource(
         );
         return None;
     };
-    let kind = first(&markers.kind).unwrap_or_else(|| ty.ident.to_string());
-    let plural = first(&markers.plural).unwrap_or_else(|| ctx.plural_exceptions.plural(&kind));
+    let kind = markers.string(KIND).unwrap_or_else(|| ty.ident.to_string());
+    let plural = markers
+        .string(RESOURCE_NAME)
+        .unwrap_or_else(|| ctx.plural_exceptions.plural(&kind));
     let resource = ResourceDef {
         group,
         version,
         kind,
         plural,
-        scope: if markers.non_namespaced.is_some() {
+        scope: if markers.span(NON_NAMESPACED).is_some() {
             Scope::Cluster
         } else {
             Scope::Namespaced
         },
         verbs: markers.verbs(),
-        extensions: markers.methods.clone(),
+        extensions: markers.methods().cloned().collect(),
         has_status_field: ty.has_field("status"),
-        no_status: markers.no_status.is_some(),
-        impl_resource: first(&markers.resource_impl).unwrap_or(true) && markers.inherit.is_none(),
-        group_go_name: first(&markers.group_go_name).or_else(|| ctx.group_go_name.clone()),
+        no_status: markers.span(NO_STATUS).is_some(),
+        impl_resource: markers.bool(RESOURCE_IMPL).unwrap_or(true)
+            && markers.span(INHERIT).is_none(),
+        group_go_name: markers
+            .string(GROUP_GO_NAME)
+            .or_else(|| ctx.group_go_name.clone()),
     };
     validate::resource_names(&resource, span, cx);
     Some(resource)
@@ -387,6 +288,7 @@ fn lower_module(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::Verb;
 
     fn lower(input: syn::DeriveInput, mode: Mode) -> Result<TypeDef, Vec<String>> {
         let exceptions = PluralExceptions::default();

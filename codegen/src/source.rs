@@ -8,7 +8,9 @@ use std::path::{Path, PathBuf};
 
 use crate::ctxt::Ctxt;
 use crate::diagnostic::{Diagnostic, Error};
-use crate::lower::{Mode, PackageContext, TypeMarkers, lower_items};
+use crate::lower::{Mode, PackageContext, lower_items};
+use crate::markers::TypeMarkers;
+use crate::markers::vocabulary::{DEEPCOPY_GEN, GROUP_GO_NAME, GROUP_NAME};
 use crate::model::{DeepCopyGen, Package};
 use crate::plural::PluralExceptions;
 use crate::validate;
@@ -70,49 +72,18 @@ fn package_markers(
     file: &syn::File,
     cx: &Ctxt,
 ) -> (Option<String>, Option<DeepCopyGen>, Option<String>) {
-    let m = TypeMarkers::from_attrs(&file.attrs, cx);
-    let type_level = [
-        (m.genclient, "+genclient"),
-        (m.non_namespaced, "+genclient:nonNamespaced"),
-        (m.no_status, "+genclient:noStatus"),
-        (m.no_verbs, "+genclient:noVerbs"),
-        (m.readonly, "+genclient:readonly"),
-        (
-            m.only_verbs.as_ref().map(|(_, s)| *s),
-            "+genclient:onlyVerbs",
-        ),
-        (
-            m.skip_verbs.as_ref().map(|(_, s)| *s),
-            "+genclient:skipVerbs",
-        ),
-        (m.methods.first().map(|e| e.span), "+genclient:method"),
-        (m.plural.first().map(|(_, s)| *s), "+resourceName"),
-    ];
-    for (span, name) in type_level {
-        if let Some(span) = span {
-            cx.error_at(
-                span,
-                format!("`{name}` is a type marker: put it on the type, not in mod.rs"),
-            );
-        }
-    }
-    for (value, span) in &m.deep_copy {
-        if *value == DeepCopyGen::True {
-            cx.error_at(
-                *span,
-                "package-level `+k8s:deepcopy-gen` takes `package` or `false`",
-            );
-        }
-    }
-    for (name, values) in [("groupName", &m.group), ("groupGoName", &m.group_go_name)] {
-        for (_, span) in values.iter().skip(1) {
-            cx.error_at(*span, format!("duplicate `+{name}`"));
-        }
+    let m = TypeMarkers::from_module_attrs(&file.attrs, cx);
+    let deep_copy = m.deep_copy();
+    if let Some((DeepCopyGen::True, span)) = deep_copy {
+        cx.error_at(
+            span,
+            format!("package-level `{DEEPCOPY_GEN}` takes `package` or `false`"),
+        );
     }
     (
-        m.group.first().map(|(g, _)| g.clone()),
-        m.deep_copy.first().map(|(d, _)| *d),
-        m.group_go_name.first().map(|(g, _)| g.clone()),
+        m.string(GROUP_NAME),
+        deep_copy.map(|(d, _)| d),
+        m.string(GROUP_GO_NAME),
     )
 }
 

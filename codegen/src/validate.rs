@@ -6,68 +6,61 @@ use std::collections::BTreeMap;
 use proc_macro2::Span;
 
 use crate::ctxt::Ctxt;
-use crate::lower::TypeMarkers;
-use crate::model::{DeepCopyGen, Package, ResourceDef};
+use crate::markers::vocabulary::{
+    DEEPCOPY_GEN, GENCLIENT, NAMESPACED, NO_VERBS, NON_NAMESPACED, ONLY_VERBS, READONLY, SKIP_VERBS,
+};
+use crate::markers::{TypeMarkers, Value};
+use crate::model::{DeepCopyGen, Extension, Package, ResourceDef};
 
-fn duplicates<T>(cx: &Ctxt, name: &str, values: &[(T, Span)]) {
-    for (_, span) in values.iter().skip(1) {
-        cx.error_at(*span, format!("duplicate `{name}`"));
-    }
-}
-
-/// Conflicts and duplicates among one item's markers.
+/// Conflicts among one item's markers (duplicates and placement are checked where they
+/// are read, [`TypeMarkers`]).
 pub fn type_markers(m: &TypeMarkers, cx: &Ctxt) {
-    duplicates(cx, "group", &m.group);
-    duplicates(cx, "version", &m.version);
-    duplicates(cx, "kind", &m.kind);
-    duplicates(cx, "plural", &m.plural);
-    duplicates(cx, "groupGoName", &m.group_go_name);
-    duplicates(cx, "k8s:deepcopy-gen", &m.deep_copy);
-    duplicates(cx, "resourceImpl", &m.resource_impl);
-    if let (Some(_), Some(span)) = (m.namespaced, m.non_namespaced) {
+    if let (Some(_), Some(span)) = (m.span(NAMESPACED), m.span(NON_NAMESPACED)) {
         cx.error_at(
             span,
-            "`namespaced` conflicts with `+genclient:nonNamespaced`",
+            format!("`namespaced` conflicts with `{NON_NAMESPACED}`"),
         );
     }
-    if let Some((skip, span)) = &m.skip_verbs
-        && (m.only_verbs.is_some() || m.readonly.is_some())
+    let (only_verbs, readonly) = (m.verb_list(ONLY_VERBS), m.span(READONLY));
+    if let Some((skip, span)) = m.verb_list(SKIP_VERBS)
+        && (only_verbs.is_some() || readonly.is_some())
     {
-        let only = if m.readonly.is_some() {
-            "+genclient:readonly"
+        let only = if readonly.is_some() {
+            READONLY
         } else {
-            "+genclient:onlyVerbs"
+            ONLY_VERBS
         };
         let verbs: Vec<&str> = skip.iter().map(|v| v.as_str()).collect();
         cx.error_at(
-            *span,
+            span,
             format!(
-                "`+genclient:skipVerbs={}` cannot be combined with `{only}`: list the verbs in one of them",
+                "`{SKIP_VERBS}={}` cannot be combined with `{only}`: list the verbs in one of them",
                 verbs.join(",")
             ),
         );
     }
-    if let Some(span) = m.no_verbs
-        && (m.only_verbs.is_some() || m.skip_verbs.is_some() || m.readonly.is_some())
+    if let Some(span) = m.span(NO_VERBS)
+        && (only_verbs.is_some() || m.span(SKIP_VERBS).is_some() || readonly.is_some())
     {
         cx.error_at(
             span,
-            "`+genclient:noVerbs` cannot be combined with onlyVerbs, skipVerbs or readonly",
+            format!("`{NO_VERBS}` cannot be combined with onlyVerbs, skipVerbs or readonly"),
         );
     }
-    for (i, ext) in m.methods.iter().enumerate() {
-        if m.methods[..i].iter().any(|e| e.name == ext.name) {
+    let methods: Vec<&Extension> = m.methods().collect();
+    for (i, ext) in methods.iter().enumerate() {
+        if methods[..i].iter().any(|e| e.name == ext.name) {
             cx.error_at(
                 ext.span,
                 format!("duplicate extension method `{}`", ext.name),
             );
         }
     }
-    for (value, span) in &m.deep_copy {
-        if *value == DeepCopyGen::Package {
+    for found in m.all(DEEPCOPY_GEN) {
+        if matches!(found.value, Value::DeepCopy(DeepCopyGen::Package)) {
             cx.error_at(
-                *span,
-                "`+k8s:deepcopy-gen=package` is a package marker: put it in the version module's mod.rs (`//! +k8s:deepcopy-gen=package`); types take `true` or `false`",
+                found.span,
+                format!("`{DEEPCOPY_GEN}=package` is a package marker: put it in the version module's mod.rs (`//! {DEEPCOPY_GEN}=package`); types take `true` or `false`"),
             );
         }
     }
@@ -79,11 +72,11 @@ pub fn resource_shape(input: &syn::DeriveInput, m: &TypeMarkers, cx: &Ctxt) {
     let ident = &input.ident;
     let name = ident.to_string();
     if name.len() > 4 && name.ends_with("List") {
-        let span = m.genclient.unwrap_or_else(|| ident.span());
+        let span = m.span(GENCLIENT).unwrap_or_else(|| ident.span());
         cx.error_at(
             span,
             format!(
-                "`{name}` is a list type: +genclient belongs on the item type `{}`, not on its list",
+                "`{name}` is a list type: {GENCLIENT} belongs on the item type `{}`, not on its list",
                 &name[..name.len() - 4]
             ),
         );

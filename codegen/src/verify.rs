@@ -28,26 +28,15 @@ impl VerifyOutcome {
     }
 }
 
-/// Every regular file below `dir`, recursively, sorted.
-pub fn walk_files(dir: &Path) -> Result<Vec<PathBuf>, Error> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_owned()];
-    while let Some(d) = stack.pop() {
-        for entry in fs::read_dir(&d).map_err(|e| Error::io(&d, e))? {
-            let path = entry.map_err(|e| Error::io(&d, e))?.path();
-            if path.is_dir() {
-                stack.push(path);
-            } else if path.is_file() {
-                out.push(path);
-            }
-        }
-    }
-    out.sort();
-    Ok(out)
-}
-
 fn read(path: &Path) -> Result<String, Error> {
     fs::read_to_string(path).map_err(|e| Error::io(path, e))
+}
+
+impl Generator {
+    /// Regenerates into a temporary directory and diffs it against the tree.
+    pub fn verify(&self) -> Result<VerifyOutcome, Error> {
+        verify(self)
+    }
 }
 
 /// Regenerates `generator`'s output into a temporary directory and diffs it against

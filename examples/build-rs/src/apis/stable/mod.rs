@@ -1,0 +1,3 @@
+//! The `stable.example.com` group.
+
+pub mod v1;

@@ -256,3 +256,38 @@ fn servicemonitor() {
     let got = refusal(&s, sm(json!({"port": "web", "interval": "soon"})), None);
     assert!(got[0].starts_with("spec.endpoints[0].interval: Invalid value: \"soon\": spec.endpoints[0].interval in body should match '^(0|"), "{got:?}");
 }
+
+/// KEP-2885 / field_validation.go e2e for a CR: a raw body with an unknown and a
+/// duplicated field, under Strict (refused, both named), Warn (stored without the unknown
+/// field, one warning each) and Ignore (silent).
+#[test]
+fn field_validation_from_raw_body() {
+    let s = compile("cert-manager.io_certificates.yaml", "v1");
+    let body = br#"{"apiVersion": "cert-manager.io/v1", "kind": "Certificate", "metadata": {"name": "c"},
+        "spec": {"secretName": "a", "secretName": "b", "issuerRef": {"name": "i"}, "bogus": true}}"#;
+    let run = |mode| {
+        let (mut obj, dups) = super::parse_with_duplicates(body).expect("json");
+        s.admit(&mut obj, None, &dups, mode, Scope::Main)
+            .map(|a| (a.warnings, obj))
+    };
+    assert_eq!(
+        run(FieldValidation::Strict).map(|r| r.0),
+        Err(Refused::Strict(
+            "strict decoding error: unknown field \"spec.bogus\", duplicate field \"spec.secretName\"".into()
+        ))
+    );
+    let (warnings, stored) = run(FieldValidation::Warn).expect("admitted");
+    assert_eq!(
+        warnings,
+        vec![
+            "unknown field \"spec.bogus\"",
+            "duplicate field \"spec.secretName\""
+        ]
+    );
+    assert_eq!(stored["spec"]["secretName"], "b");
+    assert!(stored["spec"].get("bogus").is_none());
+    assert_eq!(
+        run(FieldValidation::Ignore).expect("admitted").0,
+        Vec::<String>::new()
+    );
+}

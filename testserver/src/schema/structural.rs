@@ -248,3 +248,63 @@ fn walk(node: &Node, path: &str, ctx: Ctx, errs: &mut Vec<FieldError>, depth: us
         walk(n, &format!("{path}.not"), junctor, errs, depth + 1);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn msgs(schema: Value) -> Vec<String> {
+        let n = Node::parse(&schema, "s").expect("parses");
+        check(&n, "s").iter().map(ToString::to_string).collect()
+    }
+
+    /// CRD docs "IntOrString": `anyOf: [{type: integer}, {type: string}]` under
+    /// `x-kubernetes-int-or-string` is structural; a type beside it is not.
+    #[test]
+    fn int_or_string_spelling_is_structural() {
+        assert_eq!(
+            msgs(
+                json!({"type": "object", "properties": {"p": {"x-kubernetes-int-or-string": true,
+                "anyOf": [{"type": "integer"}, {"type": "string"}]}}})
+            ),
+            Vec::<String>::new()
+        );
+        assert_eq!(
+            msgs(
+                json!({"type": "object", "properties": {"p": {"x-kubernetes-int-or-string": true, "type": "string"}}})
+            ),
+            vec![
+                "s.properties[p].type: Invalid value: \"string\": must be empty if x-kubernetes-int-or-string is true"
+            ]
+        );
+    }
+
+    /// pkg/apis/apiextensions/validation: map-list keys must be required or defaulted,
+    /// set items of object type must be atomic, map-type must be granular/atomic, root
+    /// must be an object and metadata may only constrain name/generateName.
+    #[test]
+    fn list_map_set_and_metadata_rules() {
+        let got = msgs(json!({"type": "object", "properties": {
+            "metadata": {"type": "object", "properties": {"labels": {"type": "object"}}},
+            "m": {"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["k"],
+                  "items": {"type": "object", "properties": {"k": {"type": "string"}}}},
+            "s": {"type": "array", "x-kubernetes-list-type": "set", "items": {"type": "object"}},
+            "t": {"type": "object", "x-kubernetes-map-type": "weird"}}}));
+        for want in [
+            "s.properties[metadata].properties[labels]: Forbidden: must not be specified",
+            "s.properties[m].items.properties[k].default: Required value: this property is in x-kubernetes-list-map-keys, so it must have a default or be a required property",
+            "s.properties[s].items.x-kubernetes-map-type: Invalid value: \"\": must be atomic as item of a list with x-kubernetes-list-type=set",
+            "s.properties[t].x-kubernetes-map-type: Unsupported value: \"weird\": supported values: \"granular\", \"atomic\"",
+        ] {
+            assert!(
+                got.contains(&want.to_string()),
+                "missing {want} in {got:#?}"
+            );
+        }
+        assert_eq!(
+            msgs(json!({"type": "string"})),
+            vec!["s.type: Invalid value: \"string\": must be object at the root"]
+        );
+    }
+}

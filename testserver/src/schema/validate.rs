@@ -98,6 +98,9 @@ fn walk(node: &Node, value: &Value, path: &str, errs: &mut Vec<FieldError>, dept
     match value {
         Value::Object(map) => {
             let root_like = path.is_empty() || node.embedded_resource;
+            if node.embedded_resource {
+                embedded(map, path, errs);
+            }
             for req in &node.required {
                 if !map.contains_key(req) {
                     errs.push(FieldError::required(&child(path, req), ""));
@@ -446,5 +449,111 @@ pub fn format_ok(format: &str, s: &str) -> bool {
                     .all(|p| p.len() == 2 && p.bytes().all(|b| b.is_ascii_hexdigit()))
         }
         _ => true,
+    }
+}
+
+/// An `x-kubernetes-embedded-resource` object needs `apiVersion` and `kind`
+/// (apiextensions-apiserver `pkg/apiserver/schema/objectmeta/validation.go`,
+/// `validateEmbeddedResource`).
+fn embedded(map: &serde_json::Map<String, Value>, path: &str, errs: &mut Vec<FieldError>) {
+    for key in ["apiVersion", "kind"] {
+        let p = child(path, key);
+        match map.get(key) {
+            None => errs.push(FieldError::required(&p, "must not be empty")),
+            Some(Value::String(s)) if s.is_empty() => errs.push(FieldError::invalid(
+                &p,
+                &Value::String(String::new()),
+                "must not be empty",
+            )),
+            Some(Value::String(s)) if key == "apiVersion" && s.matches('/').count() > 1 => errs
+                .push(FieldError::invalid(
+                    &p,
+                    &Value::String(s.clone()),
+                    format!("unexpected GroupVersion string: {s}"),
+                )),
+            Some(Value::String(_)) => {}
+            Some(other) => errs.push(FieldError::invalid(&p, other, "must be a string")),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn errs(schema: Value, value: Value) -> Vec<String> {
+        let n = Node::parse(&schema, "").expect("schema parses");
+        let mut e = vec![];
+        validate(&n, &value, "", &mut e);
+        e.iter().map(ToString::to_string).collect()
+    }
+
+    /// objectmeta/validation.go `validateEmbeddedResource`: apiVersion and kind required.
+    #[test]
+    fn embedded_resource_needs_apiversion_and_kind() {
+        let schema = json!({"type": "object", "properties": {"tpl": {"type": "object",
+            "x-kubernetes-embedded-resource": true, "x-kubernetes-preserve-unknown-fields": true}}});
+        assert_eq!(
+            errs(
+                schema.clone(),
+                json!({"tpl": {"apiVersion": "v1", "kind": "Pod"}})
+            ),
+            Vec::<String>::new()
+        );
+        assert_eq!(
+            errs(schema.clone(), json!({"tpl": {"kind": ""}})),
+            vec![
+                "tpl.apiVersion: Required value: must not be empty",
+                "tpl.kind: Invalid value: \"\": must not be empty"
+            ]
+        );
+        assert_eq!(
+            errs(schema, json!({"tpl": {"apiVersion": 1, "kind": "K"}})),
+            vec!["tpl.apiVersion: Invalid value: 1: must be a string"]
+        );
+    }
+
+    /// CRD docs "IntOrString" and "Defaulting and Nullable": int-or-string accepts both,
+    /// `nullable` admits null, a non-nullable null is a type error.
+    #[test]
+    fn int_or_string_and_nullable() {
+        let schema = json!({"type": "object", "properties": {
+            "port": {"x-kubernetes-int-or-string": true, "anyOf": [{"type": "integer"}, {"type": "string"}]},
+            "opt": {"type": "string", "nullable": true},
+            "req": {"type": "string"}}});
+        assert_eq!(
+            errs(schema.clone(), json!({"port": 80, "opt": null})),
+            Vec::<String>::new()
+        );
+        assert_eq!(
+            errs(schema.clone(), json!({"port": "http"})),
+            Vec::<String>::new()
+        );
+        assert_eq!(
+            errs(schema, json!({"req": null})),
+            vec!["req: Invalid value: \"null\": req in body must be of type string: \"null\""]
+        );
+    }
+
+    /// Formats kube-apiserver checks for CRDs (formats.go): date, byte, uuid, ipv4/6,
+    /// cidr, hostname, mac; unknown formats pass.
+    #[test]
+    fn formats() {
+        for (f, good, bad) in [
+            ("date", "2024-02-29", "2024-02-30"),
+            ("date-time", "2024-01-01T00:00:00Z", "2024-01-01"),
+            ("byte", "aGVsbG8=", "not base64!"),
+            ("uuid", "123e4567-e89b-12d3-a456-426614174000", "123"),
+            ("ipv4", "10.0.0.1", "10.0.0.256"),
+            ("ipv6", "fd00::1", "fd00:::1"),
+            ("cidr", "10.0.0.0/8", "10.0.0.0/33"),
+            ("hostname", "a.example.com", "-a.example.com"),
+            ("mac", "00:1a:2b:3c:4d:5e", "00:1a"),
+        ] {
+            assert!(format_ok(f, good), "{f} {good}");
+            assert!(!format_ok(f, bad), "{f} {bad}");
+        }
+        assert!(format_ok("something-else", "anything"));
     }
 }

@@ -6,6 +6,8 @@
 use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
+use super::causes::{ErrorType, FieldError, Invalid};
+
 /// The `fieldValidation` directive.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum FieldValidation {
@@ -19,17 +21,24 @@ pub enum FieldValidation {
 }
 
 impl FieldValidation {
-    /// Parses the query parameter (`None` or empty = `Warn`). Any other value is the
-    /// error kube-apiserver gives (`fieldValidation` validation in `handlers/rest.go`).
-    pub fn parse(param: Option<&str>) -> Result<FieldValidation, String> {
+    /// Parses the query parameter (`None` or empty = `Warn`). Any other value is refused
+    /// as apimachinery's `ValidateCreateOptions` / `ValidateUpdateOptions` /
+    /// `ValidatePatchOptions` do: the caller answers
+    /// `err.to_api_error("meta.k8s.io", "CreateOptions", "")` (422,
+    /// `CreateOptions.meta.k8s.io "" is invalid: fieldValidation: Unsupported value: ...`).
+    pub fn parse(param: Option<&str>) -> Result<FieldValidation, Invalid> {
         match param.unwrap_or("") {
             "" | "Warn" => Ok(FieldValidation::Warn),
             "Strict" => Ok(FieldValidation::Strict),
             "Ignore" => Ok(FieldValidation::Ignore),
-            other => Err(format!(
-                "fieldValidation: Unsupported value: {}: supported values: \"Ignore\", \"Strict\", \"Warn\"",
-                super::causes::go_value(&Value::String(other.to_owned()))
-            )),
+            other => Err(Invalid {
+                errors: vec![FieldError::new(
+                    ErrorType::NotSupported,
+                    "fieldValidation",
+                    Some(Value::String(other.to_owned())),
+                    "supported values: \"Ignore\", \"Strict\", \"Warn\"",
+                )],
+            }),
         }
     }
 }
@@ -204,7 +213,11 @@ mod tests {
             FieldValidation::parse(Some("Strict")),
             Ok(FieldValidation::Strict)
         );
-        assert!(FieldValidation::parse(Some("strict")).is_err());
+        let bad = FieldValidation::parse(Some("strict")).expect_err("case matters");
+        assert_eq!(
+            bad.to_api_error("meta.k8s.io", "CreateOptions", "").message,
+            "CreateOptions.meta.k8s.io \"\" is invalid: fieldValidation: Unsupported value: \"strict\": supported values: \"Ignore\", \"Strict\", \"Warn\""
+        );
     }
 
     /// Bad JSON is an error, never a panic.
@@ -212,5 +225,19 @@ mod tests {
     fn bad_json_is_an_error() {
         assert!(parse_with_duplicates(b"{\"a\": ").is_err());
         assert!(parse_with_duplicates(b"{} x").is_err());
+    }
+
+    proptest::proptest! {
+        /// Arbitrary bytes never panic the duplicate-aware parser, and valid JSON parses to
+        /// what serde_json parses.
+        #[test]
+        fn never_panics(bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..64),
+                        text in "[\\[\\]{}:,\" a-c0-9]{0,40}") {
+            let _ = parse_with_duplicates(&bytes);
+            if let Ok(v) = serde_json::from_str::<Value>(&text) {
+                let (w, _) = parse_with_duplicates(text.as_bytes()).expect("valid JSON parses");
+                proptest::prop_assert_eq!(w, v);
+            }
+        }
     }
 }

@@ -643,6 +643,21 @@ mod tests {
         ));
     }
 
+    /// CRD docs "Defaulting": defaults are applied when reading from etcd, so an object
+    /// stored before a default was added reads back with it; unknown fields are pruned.
+    #[test]
+    fn read_back_defaults_and_prunes() {
+        let s = schema(
+            json!({"type": "object", "properties": {"replicas": {"type": "integer", "default": 1}}}),
+        );
+        let mut stored = json!({"metadata": {"name": "x"}, "spec": {"old": true}});
+        s.read_back(&mut stored);
+        assert_eq!(
+            stored,
+            json!({"metadata": {"name": "x"}, "spec": {"replicas": 1}})
+        );
+    }
+
     /// customresource status_strategy: the status subresource reports status errors only;
     /// the main resource reports all.
     #[test]

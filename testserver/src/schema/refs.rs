@@ -40,6 +40,20 @@ pub fn inline(schema: &Value, defs: &Map<String, Value>, stack: &mut Vec<String>
     let Value::Object(obj) = schema else {
         return schema.clone();
     };
+    // In a built-in type's document an object with neither properties nor
+    // additionalProperties is free-form (RawExtension, `type: object` JSON fields):
+    // unknown-field detection must not look inside it.
+    if obj.get("type").and_then(Value::as_str) == Some("object")
+        && !obj.contains_key("properties")
+        && !obj.contains_key("additionalProperties")
+    {
+        let mut open = obj.clone();
+        open.insert(
+            "x-kubernetes-preserve-unknown-fields".into(),
+            Value::Bool(true),
+        );
+        return Value::Object(open);
+    }
     if let Some(name) = obj.get("$ref").and_then(Value::as_str).and_then(ref_name) {
         return resolve(name, obj, defs, stack);
     }
@@ -123,7 +137,9 @@ mod tests {
                 "spec": {"allOf": [{"$ref": "#/components/schemas/io.k8s.api.apps.v1.DeploymentSpec"}], "description": "spec", "default": {}}}},
             "io.k8s.api.apps.v1.DeploymentSpec": {"type": "object", "properties": {
                 "replicas": {"type": "integer", "format": "int32"},
-                "selector": {"$ref": "#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.LabelSelector"}}},
+                "selector": {"$ref": "#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.LabelSelector"},
+                "raw": {"$ref": "#/components/schemas/io.k8s.apimachinery.pkg.runtime.RawExtension"}}},
+            "io.k8s.apimachinery.pkg.runtime.RawExtension": {"type": "object", "description": "free-form"},
             "io.k8s.apimachinery.pkg.apis.meta.v1.LabelSelector": {"type": "object", "properties": {
                 "matchLabels": {"type": "object", "additionalProperties": {"type": "string", "default": ""}}}},
             "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSONSchemaProps": {"type": "object", "properties": {
@@ -131,8 +147,9 @@ mod tests {
         let defs = definitions(&doc);
         let n = node_for(&defs, "io.k8s.api.apps.v1.Deployment").expect("resolves");
         let mut obj = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
-            "spec": {"replicas": 1, "foo": 1, "selector": {"matchLabels": {"a": "b"}, "bar": 2}}});
+            "spec": {"replicas": 1, "foo": 1, "raw": {"any": {"thing": 1}}, "selector": {"matchLabels": {"a": "b"}, "bar": 2}}});
         assert_eq!(prune(&n, &mut obj), vec!["spec.foo", "spec.selector.bar"]);
+        assert_eq!(obj["spec"]["raw"], json!({"any": {"thing": 1}}));
         // recursive references stop at an open schema instead of looping
         let r = node_for(
             &defs,

@@ -33,6 +33,7 @@ pub mod openapi;
 pub mod patch;
 pub mod registry;
 mod scale;
+pub mod schema;
 pub mod selectors;
 pub mod server;
 pub mod store;

@@ -1,0 +1,174 @@
+//! CEL validation rules (`x-kubernetes-validations`; CRD docs "Validation rules";
+//! apiextensions-apiserver `pkg/apiserver/schema/cel`), compiled once per CRD version and
+//! evaluated with `self` / `oldSelf` through the `kube-cel` crate, which carries the
+//! Kubernetes CEL library (quantity, url, ip/cidr, regex, lists, sets, format, semver).
+//!
+//! Known differences from kube-apiserver, all from kube-cel 0.8: rules are parsed, not
+//! type-checked, so a rule naming a field the schema lacks compiles and fails when
+//! evaluated; `oldSelf` of an `optionalOldSelf` rule on create is `null`, not
+//! `optional.none()`; array items are correlated with their old value by index (kube-apiserver
+//! correlates only `listType: map` items, by key); cost limits are not enforced.
+
+use kube_cel::{CompiledSchema, ErrorKind, RootContext, Validator};
+use serde_json::Value;
+
+use super::causes::{ErrorType, FieldError};
+
+/// The compiled rules of one schema.
+pub struct Rules {
+    compiled: CompiledSchema,
+    root: RootContext,
+    any: bool,
+}
+
+impl std::fmt::Debug for Rules {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Rules").field("any", &self.any).finish()
+    }
+}
+
+thread_local! {
+    static VALIDATOR: Validator = Validator::new();
+}
+
+fn has_rules(schema: &Value) -> bool {
+    match schema {
+        Value::Object(m) => {
+            m.get("x-kubernetes-validations")
+                .and_then(Value::as_array)
+                .is_some_and(|a| !a.is_empty())
+                || m.iter()
+                    .filter(|(k, _)| {
+                        k.as_str() != "default" && k.as_str() != "enum" && k.as_str() != "example"
+                    })
+                    .any(|(_, v)| has_rules(v))
+        }
+        Value::Array(a) => a.iter().any(has_rules),
+        _ => false,
+    }
+}
+
+impl Rules {
+    /// Compiles every rule of `schema`. A rule (or messageExpression) that does not compile
+    /// is an error at `<prefix>...x-kubernetes-validations[i].rule`, which makes the CRD
+    /// invalid as in kube-apiserver.
+    pub fn compile(
+        schema: &Value,
+        prefix: &str,
+        root: RootContext,
+    ) -> Result<Rules, Vec<FieldError>> {
+        let compiled = kube_cel::compile_schema(schema);
+        let mut errs = Vec::new();
+        collect_errors(&compiled, schema, prefix, &mut errs);
+        if errs.is_empty() {
+            Ok(Rules {
+                any: has_rules(schema),
+                compiled,
+                root,
+            })
+        } else {
+            Err(errs)
+        }
+    }
+
+    /// Evaluates the rules on `object` (already defaulted and pruned), with `old` for
+    /// transition rules on update.
+    pub fn validate(&self, object: &Value, old: Option<&Value>) -> Vec<FieldError> {
+        if !self.any {
+            return Vec::new();
+        }
+        let result = VALIDATOR.with(|v| {
+            v.validate_compiled_with_context(&self.compiled, object, old, Some(&self.root))
+        });
+        let Err(errors) = result else {
+            return Vec::new();
+        };
+        errors
+            .into_vec()
+            .into_iter()
+            .map(|e| {
+                let field = e.field_path.trim_start_matches('.').to_owned();
+                let ty = Value::String(type_at(object, &field).into());
+                match (e.kind, e.reason.as_deref()) {
+                    (ErrorKind::ValidationFailure, Some("FieldValueForbidden")) => {
+                        FieldError::new(ErrorType::Forbidden, &field, None, e.message)
+                    }
+                    (ErrorKind::ValidationFailure, Some("FieldValueRequired")) => {
+                        FieldError::required(&field, e.message)
+                    }
+                    (ErrorKind::ValidationFailure, Some("FieldValueDuplicate")) => {
+                        FieldError::new(ErrorType::Duplicate, &field, Some(ty), e.message)
+                    }
+                    _ => FieldError::invalid(&field, &ty, e.message),
+                }
+            })
+            .collect()
+    }
+}
+
+fn collect_errors(c: &CompiledSchema, raw: &Value, path: &str, errs: &mut Vec<FieldError>) {
+    for (i, r) in c.validations.iter().enumerate() {
+        if let Err(e) = r {
+            let rule = raw
+                .get("x-kubernetes-validations")
+                .and_then(|v| v.get(i))
+                .and_then(|v| v.get("rule"))
+                .cloned()
+                .unwrap_or(Value::Null);
+            errs.push(FieldError::invalid(
+                &format!("{path}.x-kubernetes-validations[{i}].rule"),
+                &rule,
+                format!("compilation failed: {e}"),
+            ));
+        }
+    }
+    for (k, child) in &c.properties {
+        if let Some(r) = raw.get("properties").and_then(|p| p.get(k)) {
+            collect_errors(child, r, &format!("{path}.properties[{k}]"), errs);
+        }
+    }
+    if let (Some(child), Some(r)) = (&c.items, raw.get("items")) {
+        collect_errors(child, r, &format!("{path}.items"), errs);
+    }
+    if let (Some(child), Some(r)) = (&c.additional_properties, raw.get("additionalProperties")) {
+        collect_errors(child, r, &format!("{path}.additionalProperties"), errs);
+    }
+    for (key, list) in [
+        ("allOf", &c.all_of),
+        ("oneOf", &c.one_of),
+        ("anyOf", &c.any_of),
+    ] {
+        for (i, child) in list.iter().enumerate() {
+            if let Some(r) = raw.get(key).and_then(|a| a.get(i)) {
+                collect_errors(child, r, &format!("{path}.{key}[{i}]"), errs);
+            }
+        }
+    }
+}
+
+/// The OpenAPI type name of the value at dotted `path` (`spec.l[0].x`), as kube-apiserver
+/// puts the schema type in a failed rule's `Invalid value: "object"`.
+fn type_at(root: &Value, path: &str) -> &'static str {
+    let mut cur = Some(root);
+    for seg in path.split('.').filter(|s| !s.is_empty()) {
+        let (name, idx) = match seg.split_once('[') {
+            Some((n, rest)) => (n, rest.trim_end_matches(']').parse::<usize>().ok()),
+            None => (seg, None),
+        };
+        if !name.is_empty() {
+            cur = cur.and_then(|v| v.get(name));
+        }
+        if let Some(i) = idx {
+            cur = cur.and_then(|v| v.get(i));
+        }
+    }
+    match cur {
+        Some(Value::Object(_)) | None => "object",
+        Some(Value::Array(_)) => "array",
+        Some(Value::String(_)) => "string",
+        Some(Value::Bool(_)) => "boolean",
+        Some(Value::Number(n)) if n.is_f64() => "number",
+        Some(Value::Number(_)) => "integer",
+        Some(Value::Null) => "null",
+    }
+}

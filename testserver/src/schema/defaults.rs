@@ -1,0 +1,133 @@
+//! Defaulting (apiextensions-apiserver `pkg/apiserver/schema/defaulting/algorithm.go`;
+//! CRD docs "Defaulting" and "Defaulting and Nullable"): a property with a `default` that
+//! is absent — or null without `nullable: true` — gets a copy of the default, then the
+//! walk continues into it (so defaults inside defaults and inside array items apply).
+//! Nulls of non-nullable properties without a default are pruned first
+//! (`PruneNonNullableNullsWithoutDefaults`).
+
+use serde_json::Value;
+
+use super::model::{Additional, Node};
+
+/// Applies `node`'s defaults to `value` in place.
+pub fn apply_defaults(node: &Node, value: &mut Value) {
+    prune_nulls(node, value, 0);
+    walk(node, value, 0);
+}
+
+fn next<'a>(node: &'a Node, key: &str) -> Option<&'a Node> {
+    node.properties.get(key).or(match &node.additional {
+        Some(Additional::Schema(s)) => Some(s),
+        _ => None,
+    })
+}
+
+fn prune_nulls(node: &Node, value: &mut Value, depth: usize) {
+    if depth > 256 {
+        return;
+    }
+    match value {
+        Value::Object(map) => {
+            map.retain(|k, v| {
+                !(v.is_null() && next(node, k).is_some_and(|s| !s.nullable && s.default.is_none()))
+            });
+            for (k, v) in map.iter_mut() {
+                if let Some(s) = next(node, k) {
+                    prune_nulls(s, v, depth + 1);
+                }
+            }
+        }
+        Value::Array(items) => {
+            if let Some(s) = &node.items {
+                for it in items {
+                    prune_nulls(s, it, depth + 1);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+fn walk(node: &Node, value: &mut Value, depth: usize) {
+    if depth > 256 {
+        return;
+    }
+    match value {
+        Value::Object(map) => {
+            for (k, prop) in &node.properties {
+                let Some(default) = &prop.default else {
+                    continue;
+                };
+                let missing = match map.get(k) {
+                    None => true,
+                    Some(Value::Null) => !prop.nullable,
+                    Some(_) => false,
+                };
+                if missing {
+                    map.insert(k.clone(), default.clone());
+                }
+            }
+            for (k, v) in map.iter_mut() {
+                if let Some(s) = next(node, k) {
+                    walk(s, v, depth + 1);
+                }
+            }
+        }
+        Value::Array(items) => {
+            if let Some(s) = &node.items {
+                for it in items {
+                    walk(s, it, depth + 1);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn node(schema: Value) -> Node {
+        Node::parse(&schema, "").expect("schema parses")
+    }
+
+    /// CRD docs "Defaulting": defaults apply to missing fields, recursively, inside array
+    /// items, and a defaulted object gets its own properties' defaults.
+    #[test]
+    fn defaults_missing_fields_items_and_nested() {
+        let n = node(
+            json!({"type": "object", "properties": {"spec": {"type": "object", "default": {}, "properties": {
+            "replicas": {"type": "integer", "default": 1},
+            "strategy": {"type": "object", "default": {}, "properties": {"kind": {"type": "string", "default": "Rolling"}}},
+            "ports": {"type": "array", "items": {"type": "object", "properties": {"protocol": {"type": "string", "default": "TCP"}}}}}}}}),
+        );
+        let mut v = json!({"spec": {"replicas": 3, "ports": [{"port": 80}, {"protocol": "UDP"}]}});
+        apply_defaults(&n, &mut v);
+        assert_eq!(
+            v,
+            json!({"spec": {"replicas": 3, "strategy": {"kind": "Rolling"},
+            "ports": [{"port": 80, "protocol": "TCP"}, {"protocol": "UDP"}]}})
+        );
+        let mut empty = json!({});
+        apply_defaults(&n, &mut empty);
+        assert_eq!(
+            empty,
+            json!({"spec": {"replicas": 1, "strategy": {"kind": "Rolling"}}})
+        );
+    }
+
+    /// CRD docs "Defaulting and Nullable": null of a non-nullable field is defaulted if it
+    /// has a default, pruned if not; a nullable field keeps its null.
+    #[test]
+    fn nulls_and_nullable() {
+        let n = node(json!({"type": "object", "properties": {
+            "a": {"type": "string", "default": "x"},
+            "b": {"type": "string"},
+            "c": {"type": "string", "nullable": true, "default": "y"}}}));
+        let mut v = json!({"a": null, "b": null, "c": null});
+        apply_defaults(&n, &mut v);
+        assert_eq!(v, json!({"a": "x", "c": null}));
+    }
+}

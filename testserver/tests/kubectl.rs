@@ -33,7 +33,7 @@ fn start(name: &str) -> Server {
     let dir = std::env::temp_dir().join(format!("kubegen-kubectl-{name}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let crd = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../shared/testdata/crds/cert-manager.io_certificates.yaml");
+        .join("testdata/crds/cert-manager.io_certificates.yaml");
     let mut child = Command::new(env!("CARGO_BIN_EXE_kubegen-testserver"))
         .args(["--addr", "127.0.0.1:0", "--kubeconfig-out"])
         .arg(dir.join("kubeconfig"))

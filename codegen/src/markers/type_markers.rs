@@ -9,8 +9,9 @@ use proc_macro2::Span;
 
 use super::raw::{attr_markers, doc_markers};
 use super::value::{Value, interpret};
-use super::vocabulary::ONLY_VERBS;
-use super::vocabulary::{DEEPCOPY_GEN, METHOD, Marker, NO_VERBS, Place, READONLY, SKIP_VERBS};
+use super::vocabulary::{
+    DEEPCOPY_GEN, METHOD, Marker, NO_VERBS, ONLY_VERBS, Place, READONLY, SKIP_VERBS,
+};
 use crate::ctxt::Ctxt;
 use crate::model::{DeepCopyGen, Extension, Verb};
 

@@ -1,17 +1,10 @@
-//! CustomResourceDefinitions at runtime: validation, serving their versions when created
-//! (with the Established condition), and removing them (and their objects) when deleted.
+//! CustomResourceDefinitions as data: the resource types a CRD serves and the parsing of
+//! CRD files. Validation is the CRD strategy's (`crate::strategy`); serving, establishing
+//! and removing them is the CRD controller's (`crate::controllers`).
 
-use std::sync::Arc;
+use serde_json::Value;
 
-use serde_json::{Value, json};
-
-use crate::{
-    engine::{DeleteOptions, Engine, Target, WriteOptions},
-    errors::{ApiError, ApiResult, Cause},
-    meta,
-    registry::{NameRule, ResourceType, ScaleSpec},
-    store::{EventType, WriteOutcome},
-};
+use crate::registry::{NameRule, ResourceType, ScaleSpec};
 
 const ALL_VERBS: &[&str] = &[
     "delete",
@@ -23,78 +16,6 @@ const ALL_VERBS: &[&str] = &[
     "update",
     "watch",
 ];
-
-/// Validates a CRD body (422 with causes).
-pub fn validate(crd: &Value) -> ApiResult<()> {
-    let mut causes = Vec::new();
-    let s = |p: &str| {
-        crd.pointer(p)
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_string()
-    };
-    let group = s("/spec/group");
-    let plural = s("/spec/names/plural");
-    let kind = s("/spec/names/kind");
-    if group.is_empty() {
-        causes.push(Cause::required("spec.group"));
-    } else if !group.contains('.') {
-        causes.push(Cause::invalid(
-            "spec.group",
-            format!("Invalid value: \"{group}\": should be a domain with at least one dot"),
-        ));
-    }
-    if plural.is_empty() {
-        causes.push(Cause::required("spec.names.plural"));
-    }
-    if kind.is_empty() {
-        causes.push(Cause::required("spec.names.kind"));
-    }
-    match s("/spec/scope").as_str() {
-        "Namespaced" | "Cluster" => {}
-        other => causes.push(Cause::invalid(
-            "spec.scope",
-            format!(
-                "Unsupported value: \"{other}\": supported values: \"Cluster\", \"Namespaced\""
-            ),
-        )),
-    }
-    let versions = crd
-        .pointer("/spec/versions")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
-    if versions.is_empty() {
-        causes.push(Cause::required("spec.versions"));
-    }
-    let storage = versions
-        .iter()
-        .filter(|v| v.get("storage").and_then(Value::as_bool) == Some(true))
-        .count();
-    if !versions.is_empty() && storage != 1 {
-        causes.push(Cause::invalid(
-            "spec.versions",
-            "Invalid value: must have exactly one version marked as storage version",
-        ));
-    }
-    let name = meta::name(crd);
-    if !plural.is_empty() && !group.is_empty() && name != format!("{plural}.{group}") {
-        causes.push(Cause::invalid(
-            "metadata.name",
-            format!("Invalid value: \"{name}\": must be spec.names.plural+\".\"+spec.group"),
-        ));
-    }
-    if causes.is_empty() {
-        Ok(())
-    } else {
-        Err(ApiError::invalid(
-            "apiextensions.k8s.io",
-            "CustomResourceDefinition",
-            name,
-            causes,
-        ))
-    }
-}
 
 /// The resource types a CRD serves (one per served version).
 pub fn served_types(crd: &Value) -> Vec<ResourceType> {
@@ -190,121 +111,10 @@ pub fn served_types(crd: &Value) -> Vec<ResourceType> {
                 name_rule: NameRule::Subdomain,
                 field_labels,
                 storage_version: storage_version.clone(),
+                strategy: crate::strategy::custom_resource(),
             })
         })
         .collect()
-}
-
-/// Reacts to a committed CRD write: serve on create/update, unserve on delete.
-pub fn on_crd_write(engine: &Engine, out: &WriteOutcome) {
-    let crd = &out.object;
-    let group = crd
-        .pointer("/spec/group")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
-    let plural = crd
-        .pointer("/spec/names/plural")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
-    match out.event {
-        Some(EventType::Deleted) => remove(engine, group, plural),
-        Some(_) => {
-            if meta::is_deleting(crd) {
-                return;
-            }
-            engine.registry().remove(group, plural);
-            for rt in served_types(crd) {
-                engine.registry().insert(rt);
-            }
-            establish(engine, crd);
-        }
-        None => {}
-    }
-}
-
-fn remove(engine: &Engine, group: &str, plural: &str) {
-    let Some(rt) = engine.registry().any_version(group, plural) else {
-        return;
-    };
-    for key in engine.store().keys(&rt.group_resource(), None) {
-        let t = Target {
-            rt: rt.clone(),
-            namespace: (!key.0.is_empty()).then(|| key.0.clone()),
-            name: Some(key.1.clone()),
-            subresource: None,
-        };
-        // Finalizers on custom resources cannot hold up CRD removal here: clear them first.
-        let cleared = engine.replace_with(&t, &WriteOptions::default(), |old| {
-            let mut new = old.clone();
-            meta::meta_mut(&mut new).remove("finalizers");
-            Ok(Some((new, String::new())))
-        });
-        if let Err(err) = cleared {
-            tracing::debug!(%err, "clearing finalizers of a custom resource");
-        }
-        if let Err(err) = engine.delete(&t, &DeleteOptions::default())
-            && err.code != 404
-        {
-            tracing::warn!(%err, "deleting custom resource of a removed CRD");
-        }
-    }
-    engine.registry().remove(group, plural);
-}
-
-fn establish(engine: &Engine, crd: &Arc<Value>) {
-    let established = crd
-        .pointer("/status/conditions")
-        .and_then(Value::as_array)
-        .is_some_and(|c| {
-            c.iter().any(|c| {
-                c.get("type").and_then(Value::as_str) == Some("Established")
-                    && c.get("status").and_then(Value::as_str) == Some("True")
-            })
-        });
-    let names = crd.pointer("/spec/names").cloned().unwrap_or(Value::Null);
-    if established && crd.pointer("/status/acceptedNames") == Some(&names) {
-        return;
-    }
-    let Some(rt) = engine
-        .registry()
-        .get("apiextensions.k8s.io", "v1", "customresourcedefinitions")
-    else {
-        return;
-    };
-    let now = meta::now_rfc3339();
-    let storage = crd
-        .pointer("/spec/versions")
-        .and_then(Value::as_array)
-        .and_then(|vs| {
-            vs.iter()
-                .find(|v| v.get("storage").and_then(Value::as_bool) == Some(true))
-                .and_then(|v| v.get("name").cloned())
-        })
-        .unwrap_or(Value::Null);
-    let status = json!({
-        "conditions": [
-            {"type": "NamesAccepted", "status": "True", "reason": "NoConflicts",
-             "message": "no conflicts found", "lastTransitionTime": now},
-            {"type": "Established", "status": "True", "reason": "InitialNamesAccepted",
-             "message": "the initial names have been accepted", "lastTransitionTime": now},
-        ],
-        "acceptedNames": names,
-        "storedVersions": [storage],
-    });
-    let t = Target {
-        rt,
-        namespace: None,
-        name: Some(meta::name(crd).to_string()),
-        subresource: Some("status".into()),
-    };
-    let result = engine.replace_with(&t, &WriteOptions::default(), move |old| {
-        let mut new = old.clone();
-        meta::ensure_object(&mut new).insert("status".into(), status);
-        Ok(Some((new, String::new())))
-    });
-    if let Err(err) = result {
-        tracing::warn!(%err, "setting CRD status");
-    }
 }
 
 /// Reads CRDs from YAML (one or more documents) or JSON text.

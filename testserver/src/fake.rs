@@ -120,6 +120,7 @@ impl Fake {
             name_rule: NameRule::Subdomain,
             field_labels: Vec::new(),
             storage_version: version.into_owned(),
+            strategy: crate::strategy::custom_resource(),
         });
     }
 

@@ -450,8 +450,9 @@ async fn dispatch(shared: &Arc<Shared>, req: http::Request<Bytes>) -> ApiResult<
         subresource: (!info.subresource.is_empty()).then(|| info.subresource.clone()),
     };
     if let Some(sub) = &target.subresource {
-        let known =
-            (sub == "status" && rt.status_subresource) || (sub == "scale" && rt.scale.is_some());
+        let known = (sub == "status" && rt.status_subresource)
+            || (sub == "scale" && rt.scale.is_some())
+            || rt.strategy.serves_subresource(sub);
         if !known {
             return Err(ApiError::not_found(
                 &rt.group,

@@ -91,7 +91,7 @@ impl InProcess {
 
     /// A fresh in-memory server with custom engine settings.
     pub fn with_config(config: EngineConfig) -> Self {
-        InProcess::from_shared(Shared::new(Engine::new(config), None))
+        InProcess::from_shared(Shared::new(crate::apiserver::new_engine(config), None))
     }
 
     /// An in-process front over existing shared state (e.g. a running [`crate::TestServer`]).

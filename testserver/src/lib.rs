@@ -17,17 +17,19 @@
 //! # Ok(()) }
 //! ```
 
+pub mod apiserver;
 pub mod apply;
+pub mod controllers;
 pub mod crd;
 pub mod discovery;
 pub mod engine;
 pub mod errors;
 pub mod fake;
 pub mod faults;
-mod gc;
 pub mod handler;
 pub mod inprocess;
 pub mod kubeconfig;
+pub mod managed_fields;
 pub mod meta;
 pub mod openapi;
 pub mod patch;
@@ -37,7 +39,9 @@ pub mod schema;
 pub mod selectors;
 pub mod server;
 pub mod store;
+pub mod strategy;
 pub mod tls;
+pub mod validation;
 pub mod watch;
 
 use std::path::Path;

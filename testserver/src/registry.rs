@@ -29,16 +29,8 @@ impl GroupResource {
     }
 }
 
-/// How an object name is validated.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum NameRule {
-    /// RFC 1123 subdomain: lowercase alphanumerics, `-` and `.`, at most 253 characters.
-    Subdomain,
-    /// RFC 1123 label: lowercase alphanumerics and `-`, at most 63 characters.
-    Label,
-    /// Anything that can be a path segment (`/` and `%` excluded, not `.` or `..`).
-    PathSegment,
-}
+use crate::strategy::{self, StrategyRef};
+pub use crate::validation::NameRule;
 
 /// The scale subresource of a custom resource (JSON paths inside the object).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -88,6 +80,8 @@ pub struct ResourceType {
     pub field_labels: Vec<String>,
     /// The storage version of this resource (the one other versions share objects with).
     pub storage_version: String,
+    /// What the resource does beyond the generic store rules.
+    pub strategy: StrategyRef,
 }
 
 impl ResourceType {
@@ -588,6 +582,7 @@ fn builtin_type(b: &Builtin) -> ResourceType {
         name_rule: b.name_rule,
         field_labels: b.fields.iter().map(|s| s.to_string()).collect(),
         storage_version: b.version.into(),
+        strategy: strategy::for_builtin(b.group, b.plural),
     }
 }
 

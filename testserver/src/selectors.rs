@@ -258,23 +258,9 @@ impl LabelParser {
     }
 }
 
-fn is_name_part(s: &str, max: usize) -> bool {
-    !s.is_empty()
-        && s.len() <= max
-        && s.chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
-        && s.starts_with(|c: char| c.is_ascii_alphanumeric())
-        && s.ends_with(|c: char| c.is_ascii_alphanumeric())
-}
-
 /// Validates a label key (`[prefix/]name`).
 pub fn validate_key(key: &str) -> Result<(), SelectorError> {
-    let (prefix, name) = match key.split_once('/') {
-        Some((p, n)) => (Some(p), n),
-        None => (None, key),
-    };
-    let prefix_ok = prefix.is_none_or(crate::meta::is_dns1123_subdomain);
-    if prefix_ok && is_name_part(name, 63) {
+    if crate::validation::is_label_key(key) {
         Ok(())
     } else {
         Err(SelectorError::InvalidLabel(format!("key {key:?}")))
@@ -283,7 +269,7 @@ pub fn validate_key(key: &str) -> Result<(), SelectorError> {
 
 /// Validates a label value (may be empty).
 pub fn validate_value(value: &str) -> Result<(), SelectorError> {
-    if value.is_empty() || is_name_part(value, 63) {
+    if crate::validation::is_label_value(value) {
         Ok(())
     } else {
         Err(SelectorError::InvalidLabel(format!("value {value:?}")))

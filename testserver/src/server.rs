@@ -89,7 +89,7 @@ impl TestServerBuilder {
 
     /// Starts serving.
     pub async fn start(self) -> Result<TestServer, ServerError> {
-        let engine = Engine::new(self.engine);
+        let engine = crate::apiserver::new_engine(self.engine);
         let shared = Shared::new(engine, self.token.clone());
         let listener = TcpListener::bind(self.addr).await?;
         let addr = listener.local_addr()?;

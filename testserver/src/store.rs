@@ -80,6 +80,8 @@ pub struct ListPage {
     pub rv: u64,
     /// Where the next page starts (exclusive), when more keys remain.
     pub next: Option<ObjKey>,
+    /// How many objects (before filtering) follow the page.
+    pub remaining: usize,
 }
 
 /// A new watch subscription.
@@ -309,6 +311,7 @@ impl Store {
         let in_ns = |k: &ObjKey| namespace.is_none_or(|ns| k.0 == ns);
         let mut items = Vec::new();
         let mut next = None;
+        let mut remaining = 0;
         let limit = limit.unwrap_or(usize::MAX);
         if overlay.is_empty() {
             let mut iter = current
@@ -323,8 +326,11 @@ impl Store {
                     }
                 }
             }
-            if next.is_some() && iter.next().is_none() {
-                next = None;
+            if next.is_some() {
+                remaining = iter.count();
+                if remaining == 0 {
+                    next = None;
+                }
             }
         } else {
             let mut merged: BTreeMap<ObjKey, Arc<Value>> = current
@@ -351,11 +357,19 @@ impl Store {
                     }
                 }
             }
-            if next.is_some() && iter.next().is_none() {
-                next = None;
+            if next.is_some() {
+                remaining = iter.count();
+                if remaining == 0 {
+                    next = None;
+                }
             }
         }
-        Ok(ListPage { items, rv, next })
+        Ok(ListPage {
+            items,
+            rv,
+            next,
+            remaining,
+        })
     }
 
     /// Subscribes to changes of `gr` after `from` (or from now, with the current objects).
@@ -440,7 +454,11 @@ impl Store {
         inner
             .objects
             .iter()
-            .filter(|(_, m)| m.keys().any(|k| k.0 == namespace))
+            .filter(|(_, m)| {
+                m.range((namespace.to_string(), String::new())..)
+                    .next()
+                    .is_some_and(|(k, _)| k.0 == namespace)
+            })
             .map(|(gr, _)| gr.clone())
             .collect()
     }

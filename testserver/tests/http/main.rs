@@ -9,5 +9,7 @@ mod faults;
 mod gc;
 mod inprocess;
 mod list;
+mod list_semantics;
+mod namespaces;
 mod patch;
 mod watch;

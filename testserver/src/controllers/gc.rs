@@ -12,11 +12,29 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::{
-    engine::{DeleteOptions, Engine, Target, WriteOptions},
+    engine::{Change, Controller, DeleteOptions, Engine, Target, WriteOptions},
     meta,
     registry::{GroupResource, ResourceType},
     store::ObjKey,
 };
+
+/// The garbage collector as a controller hook.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct GarbageCollector;
+
+impl Controller for GarbageCollector {
+    fn name(&self) -> &'static str {
+        "garbage-collector"
+    }
+
+    fn observe(&self, engine: &Engine, _rt: &ResourceType, change: Change, obj: &Arc<Value>) {
+        match change {
+            Change::Added | Change::Modified => on_written(engine, obj),
+            Change::DeletionStarted => on_deleting(engine, obj),
+            Change::Deleted => on_deleted(engine, obj),
+        }
+    }
+}
 
 const FOREGROUND: &str = "foregroundDeletion";
 const ORPHAN: &str = "orphan";
@@ -36,7 +54,7 @@ fn target_for(engine: &Engine, gr: &GroupResource, key: &ObjKey) -> Option<Targe
 }
 
 /// Called after an object was removed from the store.
-pub fn on_deleted(engine: &Engine, _rt: &ResourceType, obj: &Arc<Value>) {
+fn on_deleted(engine: &Engine, obj: &Arc<Value>) {
     let uid = meta::uid(obj).to_string();
     // Dependents whose owners are all gone are collected; others lose the dangling reference.
     for (gr, key) in engine.store().dependents_of(&uid) {
@@ -52,7 +70,7 @@ pub fn on_deleted(engine: &Engine, _rt: &ResourceType, obj: &Arc<Value>) {
 
 /// Called after an object was created or updated: references to owners that do not exist
 /// are dangling; with no owner left the object is collected, otherwise it loses them.
-pub fn on_written(engine: &Engine, _rt: &ResourceType, obj: &Arc<Value>) {
+fn on_written(engine: &Engine, obj: &Arc<Value>) {
     let owners = meta::owner_uids(obj);
     if owners.is_empty() {
         return;
@@ -68,7 +86,7 @@ pub fn on_written(engine: &Engine, _rt: &ResourceType, obj: &Arc<Value>) {
 }
 
 /// Called after an object got (or kept) a deletionTimestamp with finalizers.
-pub fn on_deleting(engine: &Engine, _rt: &ResourceType, obj: &Arc<Value>) {
+fn on_deleting(engine: &Engine, obj: &Arc<Value>) {
     let uid = meta::uid(obj).to_string();
     let key = crate::store::key_of(obj);
     let Some((gr, _)) = engine.store().locate_uid(&uid) else {

@@ -1,0 +1,129 @@
+//! Create (POST): the generic store's `Create` with the strategy's defaulting,
+//! `PrepareForCreate` and validation.
+
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+
+use super::{Engine, Target, WriteOptions};
+use crate::{
+    errors::{ApiError, ApiResult, Cause},
+    managed_fields, meta,
+    store::Write,
+};
+
+impl Engine {
+    /// Creates an object (201), or reports AlreadyExists / Invalid / BadRequest.
+    pub fn create(
+        &self,
+        target: &Target,
+        body: Value,
+        opts: &WriteOptions,
+    ) -> ApiResult<Arc<Value>> {
+        let rt = target.rt.clone();
+        if target.subresource.is_some() {
+            return Err(ApiError::method_not_allowed(
+                "create is not supported on this subresource",
+            ));
+        }
+        self.check_body(target, &body, true)?;
+        let mut obj = body;
+        rt.strategy.apply_defaults(&mut obj);
+        if !meta::resource_version(&obj).is_empty() {
+            return Err(ApiError::bad_request(
+                "resourceVersion should not be set on objects to be created",
+            ));
+        }
+        let ns = target.ns_key();
+        {
+            let m = meta::meta_mut(&mut obj);
+            if rt.namespaced {
+                m.insert("namespace".into(), Value::String(ns.clone()));
+            } else {
+                m.remove("namespace");
+            }
+            let name = m.get("name").and_then(Value::as_str).unwrap_or_default();
+            if name.is_empty()
+                && let Some(base) = m.get("generateName").and_then(Value::as_str)
+            {
+                let generated = format!("{base}{}", meta::generate_suffix());
+                m.insert("name".into(), Value::String(generated));
+            }
+        }
+        let name = meta::name(&obj).to_string();
+        if name.is_empty() {
+            return Err(ApiError::invalid(
+                &rt.group,
+                &rt.kind,
+                "",
+                vec![Cause {
+                    reason: "FieldValueRequired".into(),
+                    message: "Required value: name or generateName is required".into(),
+                    field: "metadata.name".into(),
+                }],
+            ));
+        }
+        let causes = crate::validation::validate_name(&name, rt.name_rule, "metadata.name");
+        if !causes.is_empty() {
+            return Err(ApiError::invalid(&rt.group, &rt.kind, &name, causes));
+        }
+        if let Some(path_name) = &target.name
+            && *path_name != name
+        {
+            return Err(ApiError::bad_request(format!(
+                "the name of the object ({name}) does not match the name on the URL ({path_name})"
+            )));
+        }
+        self.require_namespace(target, &name)?;
+        let causes = rt.strategy.validate(&obj);
+        if !causes.is_empty() {
+            return Err(ApiError::invalid(&rt.group, &rt.kind, &name, causes));
+        }
+        {
+            let api_version = rt.api_version();
+            let root = meta::ensure_object(&mut obj);
+            root.insert("apiVersion".into(), Value::String(api_version));
+            root.insert("kind".into(), Value::String(rt.kind.clone()));
+            if rt.status_subresource {
+                root.remove("status");
+            }
+            let m = meta::meta_mut(&mut obj);
+            m.insert("uid".into(), Value::String(meta::new_uid()));
+            m.insert(
+                "creationTimestamp".into(),
+                Value::String(meta::now_rfc3339()),
+            );
+            m.remove("deletionTimestamp");
+            m.remove("deletionGracePeriodSeconds");
+            m.remove("selfLink");
+            if rt.generation {
+                m.insert("generation".into(), json!(1));
+            } else {
+                m.remove("generation");
+            }
+        }
+        rt.strategy.prepare_for_create(&mut obj);
+        if let Some(manager) = &opts.field_manager {
+            managed_fields::record_update(
+                &mut obj,
+                None,
+                manager,
+                &rt.api_version(),
+                None,
+                rt.builtin,
+            );
+        }
+        let key = (ns, name.clone());
+        let out = self
+            .store
+            .write(&rt.group_resource(), &key, opts.dry_run, |current| {
+                if current.is_some() {
+                    Err(ApiError::already_exists(&rt.group, &rt.plural, &name))
+                } else {
+                    Ok(Write::Put(obj))
+                }
+            })?;
+        self.after_write(&rt, &out);
+        Ok(self.present(&rt, out.object))
+    }
+}

@@ -1,0 +1,187 @@
+//! Per-resource strategies, kube-apiserver's `pkg/registry/*/strategy.go`: what a resource
+//! does on create and update beyond the generic rules (server-set fields, defaulting,
+//! validation, deletion holds, the table columns). Each registry entry
+//! ([`crate::registry::ResourceType::strategy`]) carries one; the engine calls it and knows
+//! no resource by name.
+//!
+//! The generic rules stay in the engine (`generic/registry/store.go`): names, uids,
+//! timestamps, generation, resourceVersion preconditions, the status subresource split,
+//! finalizers.
+
+mod apiextensions;
+mod core;
+
+use std::{fmt, sync::Arc};
+
+use serde_json::Value;
+
+use crate::errors::Cause;
+
+/// One column of a resource's `Table` view (metav1.TableColumnDefinition plus how a cell
+/// is computed). Strategies list kubectl's default columns for their kind; none means the
+/// generic `Name` / `Created At` pair.
+#[derive(Clone)]
+pub struct TableColumn {
+    /// Column header, e.g. `Ready`.
+    pub name: &'static str,
+    /// OpenAPI type: `string`, `integer`, `number`, `boolean`, `date`.
+    pub type_name: &'static str,
+    /// OpenAPI format, e.g. `name` for the first column.
+    pub format: &'static str,
+    /// Description shown by `kubectl explain`-like tools.
+    pub description: &'static str,
+    /// 0 is shown by default, higher only with `-o wide`.
+    pub priority: i32,
+    /// The cell for one object.
+    pub cell: fn(&Value) -> Value,
+}
+
+impl fmt::Debug for TableColumn {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TableColumn")
+            .field("name", &self.name)
+            .field("type_name", &self.type_name)
+            .field("priority", &self.priority)
+            .finish()
+    }
+}
+
+/// What a resource does beyond the generic store rules.
+///
+/// Every method has the generic behaviour as default, so a strategy only overrides what
+/// its `strategy.go` does.
+pub trait Strategy: Send + Sync + 'static {
+    /// A name for debugging (`"pods"`).
+    fn name(&self) -> &'static str;
+
+    /// The scheme defaulters (`pkg/apis/<group>/v1/defaults.go`), run on every body the
+    /// server decodes: creates, updates and patch results.
+    fn apply_defaults(&self, _obj: &mut Value) {}
+
+    /// `PrepareForCreate`: server-set fields of a new object (after the generic rules have
+    /// cleared status for types with a status subresource).
+    fn prepare_for_create(&self, _obj: &mut Value) {}
+
+    /// `PrepareForUpdate`: fields a main-resource update may not change are copied from
+    /// `old`.
+    fn prepare_for_update(&self, _new: &mut Value, _old: &Value) {}
+
+    /// `Validate` on create: the 422 causes.
+    fn validate(&self, _obj: &Value) -> Vec<Cause> {
+        Vec::new()
+    }
+
+    /// `ValidateUpdate`: the 422 causes of turning `old` into `new`.
+    fn validate_update(&self, new: &Value, _old: &Value) -> Vec<Cause> {
+        self.validate(new)
+    }
+
+    /// Whether this resource serves the extra subresource `name` (a namespace's
+    /// `finalize`) beyond `status` and `scale`.
+    fn serves_subresource(&self, _name: &str) -> bool {
+        false
+    }
+
+    /// An update through an extra subresource: the object `old` becomes with `body`.
+    /// Only called for names [`Strategy::serves_subresource`] accepts.
+    fn update_subresource(&self, _name: &str, old: &Value, _body: &Value) -> Value {
+        old.clone()
+    }
+
+    /// Called when a DELETE starts a graceful deletion (the object gets a
+    /// deletionTimestamp): e.g. a namespace's phase becomes `Terminating`.
+    fn begin_delete(&self, _obj: &mut Value) {}
+
+    /// Whether the object must stay although its `metadata.finalizers` are empty (a
+    /// namespace waits for its `spec.finalizers`).
+    fn holds_deletion(&self, _obj: &Value) -> bool {
+        false
+    }
+
+    /// The generic store's `ReturnDeletedObject`: a DELETE that removes the object answers
+    /// with the object rather than a `Status` of `Success`.
+    fn returns_deleted_object(&self) -> bool {
+        false
+    }
+
+    /// kubectl's default columns for this kind (`pkg/printers/internalversion`); empty for
+    /// the generic `Name` / `Created At` (the Table conversion owns the fallback).
+    fn table_columns(&self) -> Vec<TableColumn> {
+        Vec::new()
+    }
+}
+
+/// A shared strategy as a registry entry holds it: compared and printed by name.
+#[derive(Clone)]
+pub struct StrategyRef(pub Arc<dyn Strategy>);
+
+impl StrategyRef {
+    /// Wraps a strategy.
+    pub fn new(s: impl Strategy) -> Self {
+        StrategyRef(Arc::new(s))
+    }
+}
+
+impl std::ops::Deref for StrategyRef {
+    type Target = dyn Strategy;
+
+    fn deref(&self) -> &Self::Target {
+        &*self.0
+    }
+}
+
+impl fmt::Debug for StrategyRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Strategy({})", self.0.name())
+    }
+}
+
+impl PartialEq for StrategyRef {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.name() == other.0.name()
+    }
+}
+
+impl Eq for StrategyRef {}
+
+/// The generic strategy: nothing beyond the store's rules (custom resources, and
+/// built-ins whose strategy adds nothing the server models).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Generic {
+    /// Answer DELETE with the removed object (`ReturnDeletedObject`).
+    pub returns_deleted_object: bool,
+}
+
+impl Strategy for Generic {
+    fn name(&self) -> &'static str {
+        if self.returns_deleted_object {
+            "generic-returning-deleted"
+        } else {
+            "generic"
+        }
+    }
+
+    fn returns_deleted_object(&self) -> bool {
+        self.returns_deleted_object
+    }
+}
+
+/// The strategy of a custom resource (apiextensions-apiserver's `customresource`
+/// store, which sets `ReturnDeletedObject`).
+pub fn custom_resource() -> StrategyRef {
+    StrategyRef::new(Generic {
+        returns_deleted_object: true,
+    })
+}
+
+/// The strategy of the built-in `group`/`plural`.
+pub fn for_builtin(group: &str, plural: &str) -> StrategyRef {
+    match (group, plural) {
+        ("", "namespaces") => StrategyRef::new(core::Namespaces),
+        ("", "pods") => StrategyRef::new(core::Pods),
+        ("apiextensions.k8s.io", "customresourcedefinitions") => {
+            StrategyRef::new(apiextensions::CustomResourceDefinitions)
+        }
+        _ => StrategyRef::new(Generic::default()),
+    }
+}

@@ -10,8 +10,12 @@
 //! * `fifo`: [`Fifo`], a queue keeping the newest value per key.
 //! * `delta`: [`Delta`], [`DeltaType`], [`Deltas`], [`DeletedFinalStateUnknown`] and
 //!   [`DeletedObject`].
-//! * `delta_fifo`: [`DeltaFifo`], a queue keeping every change per key, fed by a reflector
-//!   and drained by an informer.
+//! * `queue`: [`Queue`], what an informer drains, and the [`QueueItem`]s it hands over
+//!   (among them the atomic [`Relist`] and [`Resync`]).
+//! * `real_fifo`: [`RealFifo`], the informer's default queue: every change in server order,
+//!   relists and resyncs as one item each.
+//! * `delta_fifo`: [`DeltaFifo`], the keyed queue (every change, grouped per key); an
+//!   informer can use it instead.
 //! * `handler`: [`ResourceEventHandler`] and its closure / filtering helpers.
 //! * `processor`: the per-handler buffers and threads an informer fans out to.
 //! * `reflector`: [`Reflector`] (list, then watch, into a [`Store`]) and [`ListerWatcher`].
@@ -48,7 +52,9 @@ mod keys;
 mod list_watch;
 pub(crate) mod lister;
 mod processor;
+mod queue;
 mod queue_core;
+mod real_fifo;
 mod reflector;
 mod shared_informer;
 mod store;
@@ -75,7 +81,9 @@ pub use keys::{
 pub use kube_core::Selector;
 pub use list_watch::{ListWatch, TweakListParams};
 pub use lister::{Lister, ListerError, NamespaceLister};
+pub use queue::{ProcessItem, Queue, QueueItem, Relist, Resync};
 pub use queue_core::{PopError, ProcessError};
+pub use real_fifo::{Popped, RealFifo, RealFifoOptions};
 pub use reflector::{
     INITIAL_EVENTS_END_ANNOTATION, InitialListStrategy, ListerWatcher, Reflector, ReflectorConfig,
     ReflectorError, ShouldResync, WatchErrorHandler, WatchStream,

@@ -87,12 +87,15 @@ impl<K> State<K> {
     }
 }
 
+/// Keyed, transformed listed objects.
+type Listed<K> = Vec<(StoreKey, Arc<K>)>;
+
 struct Shared<K> {
     state: Mutex<State<K>>,
     pops: PopWaiters,
     options: RealFifoOptions<K>,
     /// The pages of a paged relist in progress.
-    paged: Mutex<Option<Vec<(StoreKey, Arc<K>)>>>,
+    paged: Mutex<Option<Listed<K>>>,
 }
 
 /// An in-order queue of changes; cheap to clone. See the module docs.
@@ -247,13 +250,13 @@ impl<K: Object> RealFifo<K> {
     }
 
     /// Keys and transforms listed objects (outside the lock).
-    fn prepare_listed(&self, objs: Vec<Arc<K>>) -> Result<Vec<(StoreKey, Arc<K>)>, CacheError> {
+    fn prepare_listed(&self, objs: Vec<Arc<K>>) -> Result<Listed<K>, CacheError> {
         objs.into_iter()
             .map(|obj| Ok((self.key_of(&obj)?, self.transform(obj))))
             .collect()
     }
 
-    fn queue_relist(&self, listed: Vec<(StoreKey, Arc<K>)>, resource_version: &str) {
+    fn queue_relist(&self, listed: Listed<K>, resource_version: &str) {
         let mut state = self.shared.state.lock();
         let known = self.shared.options.known_objects.as_ref();
         let nothing_to_compare =

@@ -26,6 +26,22 @@
 //!
 //! Objects are held as `Arc<K>`; nothing here ever mutates a cached object.
 //!
+//! # Lock order
+//!
+//! Every path takes these locks in this order, never the reverse (each may be skipped):
+//!
+//! 1. a paged relist's page buffer (`RealFifo`/`DeltaFifo` `paged`),
+//! 2. the queue's lock (`RealFifo` state / `QueueCore` state) — a pop holds it while the
+//!    informer processes the popped items, so everything below nests inside it,
+//! 3. the informer's `block_deltas` (held while items are applied, and while a handler
+//!    added late is replayed the cache),
+//! 4. the informer's `processor`,
+//! 5. the indexer's `ThreadSafeStore` lock (a queue reads it as its known objects under 2),
+//! 6. a listener's buffer.
+//!
+//! The informer's `state` lock is a leaf: it is released before 3 is taken. Nothing calls
+//! into a queue (2) while holding 3–6.
+//!
 //! ```
 //! use std::sync::Arc;
 //! use k8s_openapi::api::core::v1::ConfigMap;
@@ -89,6 +105,7 @@ pub use reflector::{
     ReflectorError, ShouldResync, WatchErrorHandler, WatchStream,
 };
 pub use shared_informer::{
-    CacheSynced, HandlerRegistration, InformerError, SharedIndexInformer, wait_for_cache_sync,
+    CacheSynced, HandlerRegistration, InformerError, QueueKind, SharedIndexInformer,
+    wait_for_cache_sync,
 };
 pub use store::{KnownObjects, PagedReplace, Store, ThreadSafeStore};

@@ -574,7 +574,9 @@ impl<K: Object> Reflector<K> {
                 Err(e) => return Err(ReflectorError::Watch(e)),
             };
             events += 1;
-            self.events_seen.fetch_add(1, Ordering::Relaxed);
+            if !matches!(event, WatchEvent::Error(_)) {
+                self.events_seen.fetch_add(1, Ordering::Relaxed);
+            }
             let (result, rv) = match event {
                 WatchEvent::Added(obj) => {
                     let rv = obj.meta().resource_version.clone();

@@ -910,6 +910,60 @@ mod tests {
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_first_410_relists_at_once_and_only_repeated_ones_back_off() {
+        // issue 18 item 6: a 410 after progress is not a failure; client-go's backoff is for
+        // repeated failures. The backoff here is long, so a waited relist would time out.
+        let api = FakeApi::new();
+        api.upsert(cm("ns", "a"));
+        let inf = SharedIndexInformer::new(api.clone(), Duration::ZERO, namespace_indexers());
+        inf.set_reflector_config(ReflectorConfig {
+            backoff: BackoffConfig {
+                initial: Duration::from_secs(60),
+                max: Duration::from_secs(60),
+                ..BackoffConfig::default()
+            },
+            ..ReflectorConfig::default()
+        })
+        .unwrap();
+        let run = start(&inf);
+        assert!(wait_for_cache_sync(&run.stop, &[&inf]).await);
+        let until = |want: usize| {
+            let api = api.clone();
+            async move {
+                tokio::time::timeout(Duration::from_secs(5), async {
+                    while api.lists() < want || api.open_watches() == 0 {
+                        tokio::time::sleep(Duration::from_millis(5)).await;
+                    }
+                })
+                .await
+                .is_ok()
+            }
+        };
+        assert!(until(1).await);
+        api.send_gone();
+        assert!(
+            until(2).await,
+            "the first 410 relists without the 60 s backoff"
+        );
+        // Progress (an event) makes the next 410 a first one again.
+        api.upsert(cm("ns", "b"));
+        tokio::time::timeout(Duration::from_secs(5), async {
+            while inf.indexer().get_by_key("ns/b").is_none() {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        })
+        .await
+        .expect("b cached");
+        api.send_gone();
+        assert!(until(3).await, "a 410 after progress relists at once too");
+        // A 410 straight after that relist, with no progress: now the backoff applies.
+        api.send_gone();
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        assert_eq!(api.lists(), 3, "a repeated 410 waits for the backoff");
+        run.shutdown().await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn the_keyed_delta_fifo_is_still_available() {
         let api = FakeApi::new();
         api.upsert(cm("ns", "a"));

@@ -175,6 +175,6 @@ pub fn rv(obj: &Value) -> u64 {
 
 pub fn crd_path(file: &str) -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../shared/testdata/crds")
+        .join("tests/testdata/crds")
         .join(file)
 }

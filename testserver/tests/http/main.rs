@@ -10,4 +10,5 @@ mod gc;
 mod inprocess;
 mod list;
 mod patch;
+mod protobuf;
 mod watch;

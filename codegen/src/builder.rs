@@ -405,7 +405,12 @@ fn inline_items(
                     format!("no generated file for `mod {name};` in {}", dir.display()),
                 )
             })?;
-        module.attrs.extend(file.attrs);
+        // The file's inner attributes (`//!` docs) become outer ones after the
+        // declaration's own: one style per item (clippy's `mixed_attributes_style`).
+        module.attrs.extend(file.attrs.into_iter().map(|mut attr| {
+            attr.style = syn::AttrStyle::Outer;
+            attr
+        }));
         let inner = inline_items(files, &child_dir, file.items)?;
         module.content = Some((syn::token::Brace::default(), inner));
         module.semi = None;
@@ -485,7 +490,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn mod_declarations_become_inline_modules_with_the_files_inner_docs() {
+    fn mod_declarations_become_inline_modules_with_the_files_docs_as_outer_docs() {
         let files = vec![
             (
                 PathBuf::from("mod.rs"),
@@ -516,8 +521,8 @@ mod tests {
             text,
             quote! {
                 /// Outer doc.
+                /// Inner doc.
                 pub mod a {
-                    //! Inner doc.
                     mod b { pub struct B; }
                     pub use b::B;
                 }

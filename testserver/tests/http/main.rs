@@ -12,5 +12,4 @@ mod list;
 mod list_semantics;
 mod namespaces;
 mod patch;
-mod protobuf;
 mod watch;

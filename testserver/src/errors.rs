@@ -21,6 +21,8 @@ pub enum Reason {
     Gone,
     /// 410: the continue token or resourceVersion expired (list).
     Expired,
+    /// 406: no media type in Accept can be served.
+    NotAcceptable,
     /// 415: the content type is not supported here.
     UnsupportedMediaType,
     /// 429: come back later.
@@ -49,6 +51,7 @@ impl Reason {
             Reason::MethodNotAllowed => "MethodNotAllowed",
             Reason::Gone => "Gone",
             Reason::Expired => "Expired",
+            Reason::NotAcceptable => "NotAcceptable",
             Reason::UnsupportedMediaType => "UnsupportedMediaType",
             Reason::TooManyRequests => "TooManyRequests",
             Reason::Unauthorized => "Unauthorized",
@@ -69,6 +72,7 @@ impl Reason {
             405 => Reason::MethodNotAllowed,
             409 => Reason::Conflict,
             410 => Reason::Gone,
+            406 => Reason::NotAcceptable,
             415 => Reason::UnsupportedMediaType,
             422 => Reason::Invalid,
             429 => Reason::TooManyRequests,

@@ -13,7 +13,10 @@ use crate::{
     engine::{DeleteOptions, Engine, ListOptions, Target, WatchOptions, WriteOptions},
     errors::{ApiError, ApiResult},
     faults::Faults,
+    negotiate::{self, Encoding, Offer},
     patch::{PatchType, apply_json_or_merge},
+    render,
+    table::IncludeObject,
     watch::WatchStream,
 };
 
@@ -86,6 +89,16 @@ fn json_reply(code: u16, body: Vec<u8>) -> Reply {
     resp.headers_mut().insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static("application/json"),
+    );
+    resp
+}
+
+fn rendered_reply(r: render::Rendered) -> Reply {
+    let mut resp = http::Response::new(ReplyBody::Full(Bytes::from(r.body)));
+    *resp.status_mut() = StatusCode::from_u16(r.code).unwrap_or(StatusCode::OK);
+    resp.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static(r.content_type),
     );
     resp
 }
@@ -202,7 +215,11 @@ fn watch_options(q: &HashMap<String, String>) -> ApiResult<WatchOptions> {
     })
 }
 
-fn delete_options(q: &HashMap<String, String>, body: &[u8]) -> ApiResult<DeleteOptions> {
+fn delete_options(
+    q: &HashMap<String, String>,
+    headers: &http::HeaderMap,
+    body: &[u8],
+) -> ApiResult<DeleteOptions> {
     let mut opts = DeleteOptions {
         propagation: q
             .get("propagationPolicy")
@@ -212,8 +229,16 @@ fn delete_options(q: &HashMap<String, String>, body: &[u8]) -> ApiResult<DeleteO
         ..DeleteOptions::default()
     };
     if !body.iter().all(u8::is_ascii_whitespace) {
-        let v: Value = serde_json::from_slice(body)
-            .map_err(|e| ApiError::bad_request(format!("invalid DeleteOptions body: {e}")))?;
+        // client-go's typed clients send DeleteOptions in their own content type.
+        let v: Value = if crate::protobuf::is_protobuf(body) {
+            crate::protobuf::decode_object(body)
+                .map_err(|e| ApiError::bad_request(format!("invalid DeleteOptions body: {e}")))?
+        } else if negotiate::body_encoding(content_type(headers))? == Encoding::Yaml {
+            parse_body(headers, body, true)?
+        } else {
+            serde_json::from_slice(body)
+                .map_err(|e| ApiError::bad_request(format!("invalid DeleteOptions body: {e}")))?
+        };
         if let Some(p) = v.get("propagationPolicy").and_then(Value::as_str) {
             opts.propagation = Some(p.to_string());
         }
@@ -238,24 +263,29 @@ fn delete_options(q: &HashMap<String, String>, body: &[u8]) -> ApiResult<DeleteO
     Ok(opts)
 }
 
-fn parse_body(headers: &http::HeaderMap, body: &[u8]) -> ApiResult<Value> {
-    let ct = headers
+fn content_type(headers: &http::HeaderMap) -> Option<&str> {
+    headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
-        .unwrap_or("application/json");
-    let base = ct.split(';').next().unwrap_or_default().trim();
-    match base {
-        "application/json" | "" | "*/*" => serde_json::from_slice(body)
+}
+
+/// Decodes a request body by its Content-Type: JSON, YAML, or (built-in kinds only, as
+/// apiextensions-apiserver serves custom resources in JSON and YAML) protobuf.
+fn parse_body(headers: &http::HeaderMap, body: &[u8], builtin: bool) -> ApiResult<Value> {
+    match negotiate::body_encoding(content_type(headers))? {
+        Encoding::Json => serde_json::from_slice(body)
             .map_err(|e| ApiError::bad_request(format!("error decoding JSON body: {e}"))),
-        "application/yaml" | "application/x-yaml" | "text/yaml" => {
+        Encoding::Yaml => {
             let text = std::str::from_utf8(body)
                 .map_err(|_| ApiError::bad_request("body is not UTF-8"))?;
             serde_saphyr::from_str(text)
                 .map_err(|e| ApiError::bad_request(format!("error decoding YAML body: {e}")))
         }
-        other => Err(ApiError::unsupported_media_type(format!(
-            "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml (got {other:?})"
-        ))),
+        Encoding::Protobuf if !builtin => Err(ApiError::unsupported_media_type(
+            "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml",
+        )),
+        Encoding::Protobuf => crate::protobuf::decode_object(body)
+            .map_err(|e| ApiError::bad_request(format!("error decoding protobuf body: {e}"))),
     }
 }
 
@@ -461,6 +491,23 @@ async fn dispatch(shared: &Arc<Shared>, req: http::Request<Bytes>) -> ApiResult<
             ));
         }
     }
+    let reads = matches!(info.verb.as_str(), "get" | "list" | "watch");
+    let neg = negotiate::negotiate(
+        parts
+            .headers
+            .get(header::ACCEPT)
+            .and_then(|v| v.to_str().ok()),
+        Offer {
+            protobuf: rt.builtin || target.subresource.as_deref() == Some("scale"),
+            transforms: reads && target.subresource.is_none(),
+            list: matches!(info.verb.as_str(), "list" | "watch"),
+        },
+    )?;
+    let include = IncludeObject::parse(q.get("includeObject").map(String::as_str))
+        .map_err(ApiError::bad_request)?;
+    let reply = |code: u16, obj: &Value| {
+        render::object(engine, &rt, neg, include, code, obj).map(rendered_reply)
+    };
     match info.verb.as_str() {
         "watch" => {
             let mut opts = watch_options(&q)?;
@@ -474,11 +521,10 @@ async fn dispatch(shared: &Arc<Shared>, req: http::Request<Bytes>) -> ApiResult<
             let mut t = target.clone();
             t.name = None;
             let stream = crate::watch::watch(engine, &t, &opts, shared.shutdown.child_token())?;
+            let (stream, content_type) = render::watch(engine, &rt, neg, include, stream);
             let mut resp = http::Response::new(ReplyBody::Stream(stream));
-            resp.headers_mut().insert(
-                header::CONTENT_TYPE,
-                HeaderValue::from_static("application/json"),
-            );
+            resp.headers_mut()
+                .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
             resp.headers_mut().insert(
                 header::CACHE_CONTROL,
                 HeaderValue::from_static("no-cache, private"),
@@ -487,11 +533,11 @@ async fn dispatch(shared: &Arc<Shared>, req: http::Request<Bytes>) -> ApiResult<
         }
         "get" => {
             let obj = engine.get(&target)?;
-            Ok(value_reply(200, &obj))
+            reply(200, &obj)
         }
         "list" => {
             let list = engine.list(&target, &list_options(&q)?)?;
-            Ok(json_reply(200, list.to_bytes()))
+            render::list(engine, &rt, neg, include, &list).map(rendered_reply)
         }
         "create" => {
             if target.name.is_some() {
@@ -499,9 +545,9 @@ async fn dispatch(shared: &Arc<Shared>, req: http::Request<Bytes>) -> ApiResult<
                     "the server does not allow this method on the requested resource",
                 ));
             }
-            let value = parse_body(&parts.headers, &body)?;
+            let value = parse_body(&parts.headers, &body, rt.builtin)?;
             let obj = engine.create(&target, value, &write_options(&q)?)?;
-            Ok(value_reply(201, &obj))
+            reply(201, &obj)
         }
         "update" => {
             if target.name.is_none() {
@@ -509,9 +555,10 @@ async fn dispatch(shared: &Arc<Shared>, req: http::Request<Bytes>) -> ApiResult<
                     "the server does not allow this method on the requested resource",
                 ));
             }
-            let value = parse_body(&parts.headers, &body)?;
+            let builtin = rt.builtin || target.subresource.as_deref() == Some("scale");
+            let value = parse_body(&parts.headers, &body, builtin)?;
             let obj = engine.update(&target, value, &write_options(&q)?)?;
-            Ok(value_reply(200, &obj))
+            reply(200, &obj)
         }
         "patch" => {
             if target.name.is_none() {
@@ -527,17 +574,17 @@ async fn dispatch(shared: &Arc<Shared>, req: http::Request<Bytes>) -> ApiResult<
             let patch_type = PatchType::from_content_type(ct)?;
             let opts = write_options(&q)?;
             let (code, obj) = patch(engine, &target, patch_type, &body, &opts)?;
-            Ok(value_reply(code, &obj))
+            reply(code, &obj)
         }
         "delete" => {
-            let opts = delete_options(&q, &body)?;
+            let opts = delete_options(&q, &parts.headers, &body)?;
             let obj = engine.delete(&target, &opts)?;
-            Ok(value_reply(200, &obj))
+            reply(200, &obj)
         }
         "deletecollection" => {
-            let opts = delete_options(&q, &body)?;
+            let opts = delete_options(&q, &parts.headers, &body)?;
             let list = engine.delete_collection(&target, &list_options(&q)?, &opts)?;
-            Ok(json_reply(200, list.to_bytes()))
+            render::list(engine, &rt, neg, include, &list).map(rendered_reply)
         }
         _ => Err(ApiError::method_not_allowed(format!(
             "the server does not allow method {} on the requested resource",

@@ -301,3 +301,157 @@ fn kubectl_drives_a_crd_kind() {
         "{watched}"
     );
 }
+
+/// kubectl must be installed for the tests below: they fail, not skip, without it.
+fn require_kubectl() {
+    assert!(
+        Path::new(KUBECTL).exists(),
+        "{KUBECTL} is required by this test (it drives the server the way users do)"
+    );
+}
+
+/// kubectl's typed `create` subcommands send built-in kinds as protobuf
+/// (`application/vnd.kubernetes.protobuf`, API Concepts "Protobuf encoding"): they must
+/// work as they do against kube-apiserver, and what they created reads back in JSON.
+#[test]
+fn kubectl_typed_create_subcommands_send_protobuf() {
+    require_kubectl();
+    let s = start("protobuf");
+    s.ok(&["create", "namespace", "demo"], None);
+    s.ok(
+        &[
+            "create",
+            "configmap",
+            "cfg",
+            "-n",
+            "demo",
+            "--from-literal=a=b",
+        ],
+        None,
+    );
+    s.ok(
+        &[
+            "create",
+            "deployment",
+            "web",
+            "-n",
+            "demo",
+            "--image=nginx:1",
+            "--replicas=2",
+        ],
+        None,
+    );
+    s.ok(&["create", "serviceaccount", "bot", "-n", "demo"], None);
+    s.ok(
+        &[
+            "create",
+            "secret",
+            "generic",
+            "token",
+            "-n",
+            "demo",
+            "--from-literal=t=s3cr3t",
+        ],
+        None,
+    );
+    let data = s.ok(
+        &[
+            "get",
+            "configmap",
+            "cfg",
+            "-n",
+            "demo",
+            "-o",
+            "jsonpath={.data.a}",
+        ],
+        None,
+    );
+    assert_eq!(data.trim(), "b");
+    let spec = s.ok(
+        &[
+            "get",
+            "deployment",
+            "web",
+            "-n",
+            "demo",
+            "-o",
+            "jsonpath={.spec.replicas} {.spec.template.spec.containers[0].image} {.spec.selector.matchLabels.app}",
+        ],
+        None,
+    );
+    assert_eq!(spec.trim(), "2 nginx:1 web");
+    let secret = s.ok(
+        &[
+            "get",
+            "secret",
+            "token",
+            "-n",
+            "demo",
+            "-o",
+            "jsonpath={.data.t}",
+        ],
+        None,
+    );
+    assert_eq!(secret.trim(), "czNjcjN0");
+    s.ok(&["delete", "deployment", "web", "-n", "demo"], None);
+}
+
+/// `kubectl get` asks for `meta.k8s.io/v1` Tables (API Concepts, "Receiving resources as
+/// Tables"): built-ins print kube-apiserver's printers.go columns, custom resources their
+/// CRD's additionalPrinterColumns (apiextensions-apiserver tableconvertor).
+#[test]
+fn kubectl_get_prints_server_side_table_columns() {
+    require_kubectl();
+    let s = start("tables");
+    s.ok(
+        &[
+            "create",
+            "deployment",
+            "web",
+            "--image=nginx:1",
+            "--replicas=3",
+        ],
+        None,
+    );
+    let out = s.ok(&["get", "deployments"], None);
+    let header: Vec<&str> = out.lines().next().unwrap().split_whitespace().collect();
+    assert_eq!(
+        header,
+        ["NAME", "READY", "UP-TO-DATE", "AVAILABLE", "AGE"],
+        "{out}"
+    );
+    assert!(out.lines().nth(1).unwrap().starts_with("web "), "{out}");
+    assert!(out.contains("/3"), "{out}");
+    let wide = s.ok(&["get", "deployments", "-o", "wide"], None);
+    assert!(
+        wide.contains("CONTAINERS") && wide.contains("nginx:1"),
+        "{wide}"
+    );
+    s.ok(
+        &[
+            "create",
+            "configmap",
+            "cfg",
+            "--from-literal=a=b",
+            "--from-literal=c=d",
+        ],
+        None,
+    );
+    let out = s.ok(&["get", "configmaps", "-A"], None);
+    let header: Vec<&str> = out.lines().next().unwrap().split_whitespace().collect();
+    assert_eq!(header, ["NAMESPACE", "NAME", "DATA", "AGE"], "{out}");
+    let row: Vec<&str> = out.lines().nth(1).unwrap().split_whitespace().collect();
+    assert_eq!(&row[..3], ["default", "cfg", "2"], "{out}");
+    let out = s.ok(&["get", "namespaces"], None);
+    let header: Vec<&str> = out.lines().next().unwrap().split_whitespace().collect();
+    assert_eq!(header, ["NAME", "STATUS", "AGE"], "{out}");
+
+    s.ok(&["create", "-f", "-"], Some(CERTIFICATE));
+    let out = s.ok(&["get", "certificates"], None);
+    let header: Vec<&str> = out.lines().next().unwrap().split_whitespace().collect();
+    assert_eq!(header, ["NAME", "READY", "SECRET", "AGE"], "{out}");
+    let row: Vec<&str> = out.lines().nth(1).unwrap().split_whitespace().collect();
+    assert_eq!(&row[..2], ["web", "web-tls"], "{out}");
+    let wide = s.ok(&["get", "certificates", "-o", "wide"], None);
+    assert!(wide.contains("ISSUER") && wide.contains(" ca "), "{wide}");
+}

@@ -265,6 +265,11 @@ async fn bad_input_is_rejected_and_nothing_is_stored() {
             "application/vnd.kubernetes.protobuf",
         )
         .await;
+    // apimachinery protobuf.go: "provided data does not appear to be a protobuf message"
+    assert_eq!(code, 400);
+    let (code, _) = api
+        .send("POST", CMS, Some(b"x".to_vec()), "text/plain")
+        .await;
     assert_eq!(code, 415);
     let (_, list) = api.get(CMS).await;
     assert_eq!(list["items"].as_array().unwrap().len(), 1);

@@ -12,4 +12,5 @@ mod list;
 mod list_semantics;
 mod namespaces;
 mod patch;
+mod protobuf;
 mod watch;

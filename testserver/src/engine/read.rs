@@ -96,13 +96,8 @@ impl Engine {
                     (None, _) | (Some("0"), _) => None,
                     (Some(r), m) => {
                         let n = parse_rv(r)?;
-                        // The legacy case (storage/etcd3 `ListConsistency`): a limited list
-                        // at a non-zero resourceVersion without a match is Exact.
-                        let legacy_exact =
-                            m.unwrap_or_default().is_empty() && opts.limit.is_some_and(|l| l > 0);
                         match m.unwrap_or("NotOlderThan") {
                             "Exact" => Some(n),
-                            "" | "NotOlderThan" if legacy_exact => Some(n),
                             "NotOlderThan" | "" => {
                                 if n > current {
                                     return Err(too_large_rv(n));

@@ -55,26 +55,3 @@ async fn exact_match_at_resource_version_zero_is_invalid() {
         "resourceVersionMatch"
     );
 }
-
-/// apiserver/pkg/storage/etcd3 (the legacy `resourceVersionMatch` unset case): a list with
-/// `limit` and a non-zero `resourceVersion` is served at exactly that revision.
-#[tokio::test]
-async fn limit_with_a_resource_version_and_no_match_is_exact() {
-    let (_s, api) = server().await;
-    let (_, a) = api.post(CMS, &cm("a", json!({}))).await;
-    api.post(CMS, &cm("b", json!({}))).await;
-    let (_, l) = api
-        .get(&format!("{CMS}?limit=10&resourceVersion={}", rv(&a)))
-        .await;
-    let names: Vec<&str> = l["items"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|i| i["metadata"]["name"].as_str().unwrap())
-        .collect();
-    assert_eq!(names, ["a"], "{l}");
-    assert_eq!(l["metadata"]["resourceVersion"], rv(&a).to_string());
-    // Without a limit the same resourceVersion means "not older than": the current state.
-    let (_, l) = api.get(&format!("{CMS}?resourceVersion={}", rv(&a))).await;
-    assert_eq!(l["items"].as_array().unwrap().len(), 2);
-}

@@ -49,7 +49,7 @@ use kube_core::{
     params::{ListParams, WatchParams},
 };
 use kubegen::{
-    cache::{Indexers, ListWatch, SharedIndexInformer, namespace_indexers},
+    cache::{Indexers, ListWatch, QueueKind, SharedIndexInformer, namespace_indexers},
     client::{Client, Config, ResourceClient},
 };
 use kubegen_testserver::{
@@ -134,9 +134,11 @@ async fn kubegen_sync(
     url: &str,
     n: usize,
     indexers: Indexers<ConfigMap>,
+    queue: QueueKind,
 ) -> (SharedIndexInformer<ConfigMap>, CancellationToken, f64) {
     let lw = ListWatch::new(ResourceClient::<ConfigMap>::all(kubegen_client(url)));
     let informer = SharedIndexInformer::new(lw, Duration::ZERO, indexers);
+    informer.set_queue_kind(queue).unwrap();
     let stop = CancellationToken::new();
     let start = Instant::now();
     tokio::spawn({
@@ -199,14 +201,20 @@ where
 
 async fn child(workload: &str, url: &str, n: usize) {
     match workload {
-        "kubegen" | "kubegen-noindex" => {
+        "kubegen" | "kubegen-noindex" | "kubegen-deltafifo" => {
             // client-go's informers keep a namespace index; kube-rs's store has none.
-            let indexers = if workload == "kubegen" {
-                namespace_indexers()
-            } else {
+            let indexers = if workload == "kubegen-noindex" {
                 Indexers::default()
+            } else {
+                namespace_indexers()
             };
-            let (informer, stop, secs) = kubegen_sync(url, n, indexers).await;
+            // The keyed queue the informer used before the in-order RealFifo.
+            let queue = if workload == "kubegen-deltafifo" {
+                QueueKind::DeltaFifo
+            } else {
+                QueueKind::RealFifo
+            };
+            let (informer, stop, secs) = kubegen_sync(url, n, indexers, queue).await;
             report("synced", secs);
             reset_peak();
             println!("ready");
@@ -610,8 +618,15 @@ fn profile_sync(workload: &str) {
                     task.abort();
                     secs
                 }
+                "kubegen-deltafifo" => {
+                    let (_, stop, secs) =
+                        kubegen_sync(&url, n, namespace_indexers(), QueueKind::DeltaFifo).await;
+                    stop.cancel();
+                    secs
+                }
                 _ => {
-                    let (_, stop, secs) = kubegen_sync(&url, n, namespace_indexers()).await;
+                    let (_, stop, secs) =
+                        kubegen_sync(&url, n, namespace_indexers(), QueueKind::RealFifo).await;
                     stop.cancel();
                     secs
                 }

@@ -17,9 +17,10 @@ use ahash::AHashSet;
 
 use super::{
     CacheError, DeletedFinalStateUnknown, DeletedObject, Delta, DeltaType, Deltas, KeyFunc,
-    KnownObjects, PagedReplace, PopError, ProcessError, Store,
+    KnownObjects, PagedReplace, PopError, ProcessError, Queue, QueueItem, Store,
     index::StoreKey,
     meta_namespace_key,
+    queue::ProcessItem,
     queue_core::{QueueCore, QueueState},
 };
 use crate::Object;
@@ -518,9 +519,10 @@ impl<K: Object> DeltaFifo<K> {
             .await
     }
 
-    /// Up to `max` [`DeltaFifo::pop`]s under one hold of the queue's lock (the same as that
-    /// many pops, with less lock traffic), also handing `process` each key (the informer
-    /// caches under it without computing it again); returns how many keys were processed.
+    /// Up to `max` [`DeltaFifo::pop`]s under one hold of the queue's lock, also handing
+    /// `process` each key; returns how many keys were processed ([`Queue::pop_batch`] is
+    /// the same for the informer).
+    #[cfg(test)]
     pub(crate) async fn pop_many_keyed<E>(
         &self,
         max: usize,
@@ -612,6 +614,41 @@ impl<K: Object> Store<K> for DeltaFifo<K> {
 
     fn paged_replace(&self) -> Option<&dyn PagedReplace<K>> {
         Some(self)
+    }
+}
+
+impl<K: Object> Queue<K> for DeltaFifo<K> {
+    fn pop_batch<'a>(
+        &'a self,
+        max: usize,
+        process: &'a mut ProcessItem<'_, K>,
+    ) -> futures::future::BoxFuture<'a, Result<usize, PopError<CacheError>>> {
+        Box::pin(self.shared.core.pop_many(max, |key, deltas, initial| {
+            process(
+                QueueItem::Deltas {
+                    key,
+                    deltas: deltas.as_slice(),
+                },
+                initial,
+            )
+            .map_err(ProcessError::Failed)
+        }))
+    }
+
+    fn has_synced(&self) -> bool {
+        DeltaFifo::has_synced(self)
+    }
+
+    fn close(&self) {
+        DeltaFifo::close(self);
+    }
+
+    fn is_closed(&self) -> bool {
+        DeltaFifo::is_closed(self)
+    }
+
+    fn len(&self) -> usize {
+        DeltaFifo::len(self)
     }
 }
 

@@ -75,6 +75,16 @@ impl<K: Object> Indexer<K> {
         self.store.upsert_shared(key, obj)
     }
 
+    /// Replaces the whole content with `items` (keyed with [`meta_namespace_key`]) in one
+    /// swap and returns what it replaced; see [`ThreadSafeStore::swap_items`].
+    pub(crate) fn swap_items(
+        &self,
+        items: &[(StoreKey, Arc<K>)],
+        on_refused: &mut dyn FnMut(CacheError),
+    ) -> ahash::AHashMap<StoreKey, Arc<K>> {
+        self.store.swap_items(items, on_refused)
+    }
+
     /// Removes the object with `obj`'s key; unknown keys are ignored.
     pub fn delete(&self, obj: &K) -> Result<(), CacheError> {
         let key = meta_namespace_key(obj)?;

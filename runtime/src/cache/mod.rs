@@ -10,8 +10,12 @@
 //! * `fifo`: [`Fifo`], a queue keeping the newest value per key.
 //! * `delta`: [`Delta`], [`DeltaType`], [`Deltas`], [`DeletedFinalStateUnknown`] and
 //!   [`DeletedObject`].
-//! * `delta_fifo`: [`DeltaFifo`], a queue keeping every change per key, fed by a reflector
-//!   and drained by an informer.
+//! * `queue`: [`Queue`], what an informer drains, and the [`QueueItem`]s it hands over
+//!   (among them the atomic [`Relist`] and [`Resync`]).
+//! * `real_fifo`: [`RealFifo`], the informer's default queue: every change in server order,
+//!   relists and resyncs as one item each.
+//! * `delta_fifo`: [`DeltaFifo`], the keyed queue (every change, grouped per key); an
+//!   informer can use it instead.
 //! * `handler`: [`ResourceEventHandler`] and its closure / filtering helpers.
 //! * `processor`: the per-handler buffers and threads an informer fans out to.
 //! * `reflector`: [`Reflector`] (list, then watch, into a [`Store`]) and [`ListerWatcher`].
@@ -21,6 +25,22 @@
 //! * `lister`: [`Lister`] and [`NamespaceLister`], typed read-only views of a cache.
 //!
 //! Objects are held as `Arc<K>`; nothing here ever mutates a cached object.
+//!
+//! # Lock order
+//!
+//! Every path takes these locks in this order, never the reverse (each may be skipped):
+//!
+//! 1. a paged relist's page buffer (`RealFifo`/`DeltaFifo` `paged`),
+//! 2. the queue's lock (`RealFifo` state / `QueueCore` state) — a pop holds it while the
+//!    informer processes the popped items, so everything below nests inside it,
+//! 3. the informer's `block_deltas` (held while items are applied, and while a handler
+//!    added late is replayed the cache),
+//! 4. the informer's `processor`,
+//! 5. the indexer's `ThreadSafeStore` lock (a queue reads it as its known objects under 2),
+//! 6. a listener's buffer.
+//!
+//! The informer's `state` lock is a leaf: it is released before 3 is taken. Nothing calls
+//! into a queue (2) while holding 3–6.
 //!
 //! ```
 //! use std::sync::Arc;
@@ -48,7 +68,9 @@ mod keys;
 mod list_watch;
 pub(crate) mod lister;
 mod processor;
+mod queue;
 mod queue_core;
+mod real_fifo;
 mod reflector;
 mod shared_informer;
 mod store;
@@ -75,12 +97,15 @@ pub use keys::{
 pub use kube_core::Selector;
 pub use list_watch::{ListWatch, TweakListParams};
 pub use lister::{Lister, ListerError, NamespaceLister};
+pub use queue::{ProcessItem, Queue, QueueItem, Relist, Resync};
 pub use queue_core::{PopError, ProcessError};
+pub use real_fifo::{Popped, RealFifo, RealFifoOptions};
 pub use reflector::{
     INITIAL_EVENTS_END_ANNOTATION, InitialListStrategy, ListerWatcher, Reflector, ReflectorConfig,
     ReflectorError, ShouldResync, WatchErrorHandler, WatchStream,
 };
 pub use shared_informer::{
-    CacheSynced, HandlerRegistration, InformerError, SharedIndexInformer, wait_for_cache_sync,
+    CacheSynced, HandlerRegistration, InformerError, QueueKind, SharedIndexInformer,
+    wait_for_cache_sync,
 };
 pub use store::{KnownObjects, PagedReplace, Store, ThreadSafeStore};

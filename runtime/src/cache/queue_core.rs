@@ -73,12 +73,60 @@ impl<V> QueueState<V> {
     }
 }
 
+/// The wake-up discipline of a blocking pop, shared by [`QueueCore`] and
+/// [`RealFifo`](super::RealFifo): a pop registers its wake-up, counts itself as waiting, and
+/// checks the queue again before it sleeps; a producer reads the count after queuing and
+/// wakes only when someone waits. So a producer either sees the pop waiting and wakes it,
+/// or queued its item before the pop's second check — no wake-up is lost, nothing polls.
+pub(crate) struct PopWaiters {
+    notify: Notify,
+    /// Pops registered on `notify` (producers skip the wake-up when there are none).
+    waiting: AtomicUsize,
+}
+
+impl PopWaiters {
+    pub(crate) fn new() -> Self {
+        Self {
+            notify: Notify::new(),
+            waiting: AtomicUsize::new(0),
+        }
+    }
+
+    /// Runs `attempt` until it returns something, sleeping between tries until woken.
+    pub(crate) async fn wait_for<T>(&self, mut attempt: impl FnMut() -> Option<T>) -> T {
+        if let Some(done) = attempt() {
+            return done;
+        }
+        loop {
+            let notified = self.notify.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            let _waiting = WaitingPop::new(&self.waiting);
+            if let Some(done) = attempt() {
+                return done;
+            }
+            notified.await;
+        }
+    }
+
+    /// Wakes every waiting pop; call after queuing something (and releasing the lock).
+    /// Costs one atomic load when no pop is waiting (the common case under load).
+    pub(crate) fn wake(&self) {
+        if self.waiting.load(Ordering::SeqCst) > 0 {
+            self.notify.notify_waiters();
+        }
+    }
+
+    /// Wakes every waiting pop unconditionally (on close).
+    pub(crate) fn wake_all(&self) {
+        self.notify.notify_waiters();
+    }
+}
+
 /// State plus the notification poppers wait on.
 pub(crate) struct QueueCore<V> {
     state: Mutex<QueueState<V>>,
-    notify: Notify,
-    /// Pops registered on `notify` (producers skip the wake-up when there are none).
-    waiting_pops: AtomicUsize,
+    pops: PopWaiters,
     /// Wakes producers waiting in [`QueueCore::wait_len_below`].
     backlog: Notify,
 }
@@ -94,8 +142,7 @@ impl<V> QueueCore<V> {
                 closed: false,
                 backlog_wake_below: 0,
             }),
-            notify: Notify::new(),
-            waiting_pops: AtomicUsize::new(0),
+            pops: PopWaiters::new(),
             backlog: Notify::new(),
         }
     }
@@ -129,14 +176,12 @@ impl<V> QueueCore<V> {
     /// Wakes every waiting pop; call after queuing something (and releasing the lock).
     /// Costs one atomic load when no pop is waiting (the common case under load).
     pub(crate) fn wake(&self) {
-        if self.waiting_pops.load(Ordering::SeqCst) > 0 {
-            self.notify.notify_waiters();
-        }
+        self.pops.wake();
     }
 
     pub(crate) fn close(&self) {
         self.state.lock().closed = true;
-        self.notify.notify_waiters();
+        self.pops.wake_all();
         self.backlog.notify_waiters();
     }
 
@@ -154,28 +199,14 @@ impl<V> QueueCore<V> {
     /// locked, with whether it belongs to the initial list. Requeues on
     /// [`ProcessError::Requeue`].
     ///
-    /// With something queued this takes the lock once and touches no `Notify`. Otherwise
-    /// the pop registers its wake-up, counts itself in `waiting_pops` (which producers read
-    /// after queuing), and checks again before it sleeps — so a producer either sees it
-    /// waiting and wakes it, or queued its item before the second check.
+    /// With something queued this takes the lock once and touches no `Notify`; otherwise it
+    /// waits as [`PopWaiters`] describes.
     pub(crate) async fn pop<E>(
         &self,
         process: impl FnOnce(&StoreKey, &V, bool) -> Result<(), ProcessError<E>>,
     ) -> Result<V, PopError<E>> {
         let mut process = Some(process);
-        if let Some(done) = self.try_pop(&mut process) {
-            return done;
-        }
-        loop {
-            let notified = self.notify.notified();
-            tokio::pin!(notified);
-            notified.as_mut().enable();
-            let _waiting = WaitingPop::new(&self.waiting_pops);
-            if let Some(done) = self.try_pop(&mut process) {
-                return done;
-            }
-            notified.await;
-        }
+        self.pops.wait_for(|| self.try_pop(&mut process)).await
     }
 
     /// Like [`QueueCore::pop`], but once a key is available processes up to `max` queued
@@ -187,19 +218,9 @@ impl<V> QueueCore<V> {
         max: usize,
         mut process: impl FnMut(&StoreKey, &V, bool) -> Result<(), ProcessError<E>>,
     ) -> Result<usize, PopError<E>> {
-        if let Some(done) = self.try_pop_many(max, &mut process) {
-            return done;
-        }
-        loop {
-            let notified = self.notify.notified();
-            tokio::pin!(notified);
-            notified.as_mut().enable();
-            let _waiting = WaitingPop::new(&self.waiting_pops);
-            if let Some(done) = self.try_pop_many(max, &mut process) {
-                return done;
-            }
-            notified.await;
-        }
+        self.pops
+            .wait_for(|| self.try_pop_many(max, &mut process))
+            .await
     }
 
     /// Processes up to `max` live keys; `None` when the queue is empty and open.

@@ -25,7 +25,15 @@
 //! An event whose object cannot be decoded is reported and skipped: the reflector keeps
 //! running and the store keeps everything else.
 
-use std::{collections::HashMap, fmt, sync::Arc, time::Duration};
+use std::{
+    collections::HashMap,
+    fmt,
+    sync::{
+        Arc,
+        atomic::{AtomicU64, Ordering},
+    },
+    time::Duration,
+};
 
 use futures::{StreamExt, future::BoxFuture, stream::BoxStream};
 use kube_core::{
@@ -123,6 +131,16 @@ pub enum ReflectorError {
     StreamingListIncomplete,
 }
 
+impl ReflectorError {
+    /// Whether the server said the resourceVersion asked for is gone (410 / expired).
+    pub fn is_gone(&self) -> bool {
+        match self {
+            Self::List(e) | Self::Watch(e) => e.is_gone_or_expired(),
+            _ => false,
+        }
+    }
+}
+
 /// Decides, each resync tick, whether to resync (the informer asks its handlers).
 pub type ShouldResync = Arc<dyn Fn() -> bool + Send + Sync>;
 /// Called with every error the reflector recovers from.
@@ -148,6 +166,8 @@ pub struct Reflector<K: Clone> {
     store: Arc<dyn Store<K>>,
     config: ReflectorConfig,
     versions: Mutex<VersionState>,
+    /// Watch events received so far (a round that received any made progress).
+    events_seen: AtomicU64,
     should_resync: Option<ShouldResync>,
     error_handler: Option<WatchErrorHandler>,
 }
@@ -175,6 +195,7 @@ impl<K: Object> Reflector<K> {
             store,
             config,
             versions: Mutex::new(VersionState::default()),
+            events_seen: AtomicU64::new(0),
             should_resync: None,
             error_handler: None,
         }
@@ -214,19 +235,35 @@ impl<K: Object> Reflector<K> {
     }
 
     /// Runs list-and-watch rounds with backoff until `stop` is cancelled.
+    ///
+    /// A round that ends because the watched resourceVersion is gone (410) relists at once
+    /// when the round before made progress (its watch delivered events): the server only
+    /// compacted past us, nothing is failing. Only repeated failures wait for the backoff.
     pub async fn run(&self, stop: CancellationToken) {
         let mut backoff = Backoff::new(self.config.backoff.clone());
+        let mut relisted_at_once = false;
         loop {
             if stop.is_cancelled() {
                 return;
             }
-            match self.list_and_watch(&stop).await {
+            let events_before = self.events_seen.load(Ordering::Relaxed);
+            let gone = match self.list_and_watch(&stop).await {
                 RoundEnd::Stopped => return,
                 RoundEnd::Relist(error) => {
+                    let gone = error.as_ref().is_some_and(ReflectorError::is_gone);
                     if let Some(error) = error {
                         self.report(&error);
                     }
+                    gone
                 }
+            };
+            if self.events_seen.load(Ordering::Relaxed) != events_before {
+                relisted_at_once = false;
+            }
+            if gone && !relisted_at_once {
+                tracing::debug!(reflector = %self.name, "resourceVersion gone: relisting at once");
+                relisted_at_once = true;
+                continue;
             }
             let delay = backoff.next_delay();
             tokio::select! {
@@ -537,6 +574,9 @@ impl<K: Object> Reflector<K> {
                 Err(e) => return Err(ReflectorError::Watch(e)),
             };
             events += 1;
+            if !matches!(event, WatchEvent::Error(_)) {
+                self.events_seen.fetch_add(1, Ordering::Relaxed);
+            }
             let (result, rv) = match event {
                 WatchEvent::Added(obj) => {
                     let rv = obj.meta().resource_version.clone();
@@ -551,7 +591,9 @@ impl<K: Object> Reflector<K> {
                     (self.store.delete(&Arc::new(obj)), rv)
                 }
                 WatchEvent::Bookmark(bookmark) => {
-                    (Ok(()), Some(bookmark.metadata.resource_version))
+                    let rv = bookmark.metadata.resource_version;
+                    self.store.bookmark(&rv);
+                    (Ok(()), Some(rv))
                 }
                 WatchEvent::Error(status) => {
                     return Err(ReflectorError::Watch(ClientError::Api(status)));

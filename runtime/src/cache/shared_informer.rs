@@ -1,10 +1,14 @@
-//! [`SharedIndexInformer`]: a reflector, a [`DeltaFifo`] and an [`Indexer`] wired together,
-//! fanning changes out to any number of [`ResourceEventHandler`]s.
+//! [`SharedIndexInformer`]: a reflector, a [`Queue`] (a [`RealFifo`] unless told otherwise)
+//! and an [`Indexer`] wired together, fanning changes out to any number of
+//! [`ResourceEventHandler`]s.
 //!
 //! ```text
-//! ListerWatcher ─► Reflector ─► DeltaFifo ─► handle_deltas ─► Indexer
-//!                                                └──────────► processor ─► handlers
+//! ListerWatcher ─► Reflector ─► Queue ─► handle_item ─► Indexer
+//!                                             └───────► processor ─► handlers
 //! ```
+//!
+//! A relist popped from the queue is applied to the indexer in one swap (readers see the
+//! cache before or after it, never a mix), then its notifications go out.
 //!
 //! The informer is cheap to clone. Handlers can be added before or after `run`; one added
 //! later is first replayed the whole cache as adds (with `is_in_initial_list = true`)
@@ -20,8 +24,9 @@ use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
 
 use super::{
-    CacheError, Delta, DeltaFifo, DeltaFifoOptions, Deltas, Indexer, Indexers, Lister,
-    ListerWatcher, PopError, ProcessError, Reflector, ReflectorConfig, ResourceEventHandler,
+    CacheError, DeletedFinalStateUnknown, DeletedObject, Delta, DeltaFifo, DeltaFifoOptions,
+    Indexer, Indexers, Lister, ListerWatcher, PopError, Queue, QueueItem, RealFifo,
+    RealFifoOptions, Reflector, ReflectorConfig, Relist, ResourceEventHandler, Resync,
     TransformFunc, WatchErrorHandler,
     index::StoreKey,
     processor::{
@@ -30,8 +35,20 @@ use super::{
 };
 use crate::Object;
 
-/// How many keys the delta loop processes per hold of the DeltaFifo's lock.
+/// How many items the delta loop processes per hold of the queue's lock.
 const POP_BATCH: usize = 64;
+
+/// Which queue an informer drains.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum QueueKind {
+    /// A [`RealFifo`]: every change in server order; relists applied atomically
+    /// (client-go 1.36's only informer queue).
+    #[default]
+    RealFifo,
+    /// A [`DeltaFifo`]: changes grouped per key; relists applied page by page as they
+    /// arrive (client-go before `InOrderInformers`).
+    DeltaFifo,
+}
 
 /// An informer operation that is not possible in the informer's current state.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -103,8 +120,11 @@ struct Inner<K: Object> {
     transform: Mutex<Option<TransformFunc<K>>>,
     error_handler: Mutex<Option<WatchErrorHandler>>,
     reflector_config: Mutex<ReflectorConfig>,
-    fifo: OnceLock<DeltaFifo<K>>,
+    queue_kind: Mutex<QueueKind>,
+    fifo: OnceLock<Arc<dyn Queue<K>>>,
     reflector: OnceLock<Arc<Reflector<K>>>,
+    /// The resourceVersion of the last list, change or bookmark applied to the cache.
+    store_resource_version: Mutex<String>,
 }
 
 /// A shared, indexed informer for `K`; see the module docs.
@@ -155,8 +175,10 @@ impl<K: Object> SharedIndexInformer<K> {
                 transform: Mutex::new(None),
                 error_handler: Mutex::new(None),
                 reflector_config: Mutex::new(ReflectorConfig::default()),
+                queue_kind: Mutex::new(QueueKind::default()),
                 fifo: OnceLock::new(),
                 reflector: OnceLock::new(),
+                store_resource_version: Mutex::new(String::new()),
             }),
         }
     }
@@ -166,6 +188,14 @@ impl<K: Object> SharedIndexInformer<K> {
     pub fn set_reflector_config(&self, config: ReflectorConfig) -> Result<(), InformerError> {
         self.before_start()?;
         *self.inner.reflector_config.lock() = config;
+        Ok(())
+    }
+
+    /// Chooses the queue between reflector and cache ([`QueueKind::RealFifo`] by default);
+    /// before `run` only.
+    pub fn set_queue_kind(&self, kind: QueueKind) -> Result<(), InformerError> {
+        self.before_start()?;
+        *self.inner.queue_kind.lock() = kind;
         Ok(())
     }
 
@@ -261,7 +291,7 @@ impl<K: Object> SharedIndexInformer<K> {
             synced: Arc::new(move || {
                 let upstream = informer
                     .upgrade()
-                    .is_some_and(|inner| inner.fifo.get().is_some_and(DeltaFifo::has_synced));
+                    .is_some_and(|inner| inner.fifo.get().is_some_and(|q| q.has_synced()));
                 upstream
                     && weak_listener
                         .upgrade()
@@ -307,10 +337,19 @@ impl<K: Object> SharedIndexInformer<K> {
 
     /// True once the first list has been fully applied to the cache.
     pub fn has_synced(&self) -> bool {
-        self.inner.fifo.get().is_some_and(DeltaFifo::has_synced)
+        self.inner.fifo.get().is_some_and(|q| q.has_synced())
     }
 
-    /// The resourceVersion of the last list, event or bookmark seen.
+    /// The resourceVersion the cache has applied: of the last list, change or bookmark
+    /// popped from the queue and applied (client-go's `LastStoreSyncResourceVersion`). It
+    /// trails [`SharedIndexInformer::last_sync_resource_version`] while changes wait in
+    /// the queue; a reader of the cache has seen at least this version.
+    pub fn last_store_sync_resource_version(&self) -> String {
+        self.inner.store_resource_version.lock().clone()
+    }
+
+    /// The resourceVersion of the last list, event or bookmark the reflector has seen
+    /// (possibly still queued, not yet in the cache).
     pub fn last_sync_resource_version(&self) -> String {
         self.inner
             .reflector
@@ -337,16 +376,12 @@ impl<K: Object> SharedIndexInformer<K> {
             state.started = true;
             state.resync_check_period
         };
-        let mut options = DeltaFifoOptions::default()
-            .known_objects(self.inner.indexer.clone())
-            .emit_delta_type_replaced(true);
-        if let Some(transform) = self.inner.transform.lock().take() {
-            options = options.transformer(transform);
-        }
+        let transform = self.inner.transform.lock().take();
+        let kind = *self.inner.queue_kind.lock();
         let fifo = self
             .inner
             .fifo
-            .get_or_init(|| DeltaFifo::new(options))
+            .get_or_init(|| self.new_queue(kind, transform))
             .clone();
         let mut config = self.inner.reflector_config.lock().clone();
         config.resync_period = check_period;
@@ -358,12 +393,9 @@ impl<K: Object> SharedIndexInformer<K> {
                     .is_some_and(|i| i.processor.lock().should_resync())
             })
         };
-        let mut reflector = Reflector::new(
-            self.inner.lister_watcher.clone(),
-            Arc::new(fifo.clone()),
-            config,
-        )
-        .with_should_resync(should_resync);
+        let store: Arc<dyn Queue<K>> = fifo.clone();
+        let mut reflector = Reflector::new(self.inner.lister_watcher.clone(), store, config)
+            .with_should_resync(should_resync);
         if let Some(handler) = self.inner.error_handler.lock().clone() {
             reflector = reflector.with_error_handler(handler);
         }
@@ -384,11 +416,13 @@ impl<K: Object> SharedIndexInformer<K> {
                 // register with the token every time.
                 let cancelled = stop.cancelled();
                 tokio::pin!(cancelled);
+                let mut handle =
+                    |item: QueueItem<'_, K>, initial: bool| informer.handle_item(item, initial);
                 loop {
                     let popped = tokio::select! {
                         biased;
                         () = &mut cancelled => break,
-                        popped = fifo.pop_many_keyed(POP_BATCH, |key, deltas, initial| informer.handle_deltas(key, deltas, initial)) => popped,
+                        popped = fifo.pop_batch(POP_BATCH, &mut handle) => popped,
                     };
                     match popped {
                         // Counts against tokio's cooperative budget, so a long backlog
@@ -411,15 +445,139 @@ impl<K: Object> SharedIndexInformer<K> {
         self.inner.state.lock().stopped = true;
     }
 
+    fn new_queue(&self, kind: QueueKind, transform: Option<TransformFunc<K>>) -> Arc<dyn Queue<K>> {
+        let known = self.inner.indexer.clone();
+        match kind {
+            QueueKind::RealFifo => {
+                let mut options = RealFifoOptions::default().known_objects(known);
+                if let Some(transform) = transform {
+                    options = options.transformer(transform);
+                }
+                Arc::new(RealFifo::new(options))
+            }
+            QueueKind::DeltaFifo => {
+                let mut options = DeltaFifoOptions::default()
+                    .known_objects(known)
+                    .emit_delta_type_replaced(true);
+                if let Some(transform) = transform {
+                    options = options.transformer(transform);
+                }
+                Arc::new(DeltaFifo::new(options))
+            }
+        }
+    }
+
+    /// Applies one popped item to the cache and tells the handlers (client-go's
+    /// `HandleDeltas` / `processDeltasInBatch`), then records its resourceVersion as the
+    /// cache's. A change the cache refuses is logged and skipped; the rest still apply.
+    fn handle_item(
+        &self,
+        item: QueueItem<'_, K>,
+        is_in_initial_list: bool,
+    ) -> Result<(), CacheError> {
+        let _block = self.inner.block_deltas.lock();
+        let applied_rv = match item {
+            QueueItem::Deltas { key, deltas } => {
+                self.handle_deltas(key, deltas, is_in_initial_list);
+                deltas.last().and_then(|d| match d {
+                    Delta::Deleted(DeletedObject::Tombstone(_)) | Delta::Sync(_) => None,
+                    other => other
+                        .object()
+                        .and_then(|o| o.meta().resource_version.clone()),
+                })
+            }
+            QueueItem::Relist(relist) => {
+                self.apply_relist(&relist, is_in_initial_list);
+                Some(relist.resource_version)
+            }
+            QueueItem::Resync(resync) => {
+                self.apply_resync(&resync);
+                None
+            }
+            QueueItem::Bookmark(rv) => Some(rv),
+        };
+        if let Some(rv) = applied_rv.filter(|rv| !rv.is_empty()) {
+            *self.inner.store_resource_version.lock() = rv;
+        }
+        Ok(())
+    }
+
+    /// Applies a relist in one swap of the cache's content, then tells the handlers: a
+    /// delete (tombstone) for each cached object the list lacks, then an add or an update
+    /// (a resync when the resourceVersion is unchanged) per listed object.
+    fn apply_relist(&self, relist: &Relist<K>, is_in_initial_list: bool) {
+        let old = self
+            .inner
+            .indexer
+            .swap_items(&relist.objects, &mut |error| {
+                tracing::error!(%error, "could not store an object in the cache");
+            });
+        let processor = self.inner.processor.lock();
+        if processor.len() > 0 {
+            let listed: ahash::AHashSet<&str> = if old.is_empty() {
+                ahash::AHashSet::new()
+            } else {
+                relist.objects.iter().map(|(k, _)| k.as_ref()).collect()
+            };
+            for (key, obj) in &old {
+                if !listed.contains(key.as_ref()) {
+                    let tombstone = DeletedFinalStateUnknown {
+                        key: key.to_string(),
+                        obj: Some(obj.clone()),
+                    };
+                    processor.distribute(
+                        Notification::Delete(DeletedObject::Tombstone(tombstone)),
+                        false,
+                    );
+                }
+            }
+            for (key, obj) in &relist.objects {
+                match old.get(key) {
+                    Some(old) => {
+                        let is_sync = old.meta().resource_version == obj.meta().resource_version;
+                        processor.distribute(
+                            Notification::Update {
+                                old: old.clone(),
+                                new: obj.clone(),
+                            },
+                            is_sync,
+                        );
+                    }
+                    None => processor.distribute(
+                        Notification::Add {
+                            obj: obj.clone(),
+                            is_in_initial_list,
+                        },
+                        false,
+                    ),
+                }
+            }
+        }
+        drop(processor);
+        // The replaced content is freed here, outside every lock.
+        drop(old);
+    }
+
+    /// Re-delivers a resync to the handlers due one; the cache already holds these objects.
+    fn apply_resync(&self, resync: &Resync<K>) {
+        let processor = self.inner.processor.lock();
+        for (key, obj) in resync.objects() {
+            let Some(current) = self.inner.indexer.get_by_key(key) else {
+                continue;
+            };
+            processor.distribute(
+                Notification::Update {
+                    old: current,
+                    new: obj.clone(),
+                },
+                true,
+            );
+        }
+    }
+
     /// Applies one key's deltas to the cache and tells the handlers (client-go's
     /// `HandleDeltas`). A delta the cache refuses is logged and skipped; the rest still apply.
-    fn handle_deltas(
-        &self,
-        key: &StoreKey,
-        deltas: &Deltas<K>,
-        is_in_initial_list: bool,
-    ) -> Result<(), ProcessError<CacheError>> {
-        let _block = self.inner.block_deltas.lock();
+    fn handle_deltas(&self, key: &StoreKey, deltas: &[Delta<K>], is_in_initial_list: bool) {
         let processor = self.inner.processor.lock();
         let indexer = &self.inner.indexer;
         for delta in deltas {
@@ -466,7 +624,6 @@ impl<K: Object> SharedIndexInformer<K> {
                 }
             }
         }
-        Ok(())
     }
 }
 
@@ -634,6 +791,198 @@ mod tests {
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn watch_events_reach_handlers_in_server_order_across_keys() {
+        // client-go 1.36 InOrderInformers (GA): the RealFIFO delivers events in the order
+        // the watch delivered them, across keys.
+        let api = FakeApi::new();
+        api.upsert(cm("ns", "a"));
+        let inf = informer(&api);
+        let (h, mut rx) = recorder();
+        inf.add_event_handler(h).unwrap();
+        let run = start(&inf);
+        assert_eq!(next(&mut rx).await, "add ns/a 2 initial");
+        api.upsert(cm_with("ns", "a", "", &[("v", "2")]));
+        api.upsert(cm("ns", "b"));
+        api.upsert(cm_with("ns", "a", "", &[("v", "3")]));
+        api.delete("ns/b");
+        let got = [
+            next(&mut rx).await,
+            next(&mut rx).await,
+            next(&mut rx).await,
+            next(&mut rx).await,
+        ];
+        assert_eq!(
+            got,
+            [
+                "update ns/a 2->3",
+                "add ns/b 4",
+                "update ns/a 3->5",
+                "delete ns/b"
+            ]
+        );
+        run.shutdown().await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_store_resource_version_is_what_the_cache_has_applied() {
+        // client-go 1.35 (GA): LastStoreSyncResourceVersion reports the version the cache
+        // applied; bookmarks move it too. The reflector's own stays available.
+        let api = FakeApi::new();
+        api.upsert(cm("ns", "a"));
+        let inf = informer(&api);
+        assert_eq!(inf.last_store_sync_resource_version(), "");
+        let run = start(&inf);
+        assert!(wait_for_cache_sync(&run.stop, &[&inf]).await);
+        assert_eq!(inf.last_store_sync_resource_version(), "2");
+        api.upsert(cm("ns", "b"));
+        tokio::time::timeout(Duration::from_secs(10), async {
+            while inf.indexer().get_by_key("ns/b").is_none() {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        })
+        .await
+        .expect("b cached");
+        assert_eq!(inf.last_store_sync_resource_version(), "3");
+        assert_eq!(inf.last_sync_resource_version(), "3");
+        // Applied in order: whoever reads the store version finds at least that version
+        // in the cache.
+        let queue = inf.inner.fifo.get().expect("running").clone();
+        queue.bookmark("9");
+        tokio::time::timeout(Duration::from_secs(10), async {
+            while inf.last_store_sync_resource_version() != "9" {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        })
+        .await
+        .expect("a bookmark moves the store version");
+        assert_eq!(inf.last_sync_resource_version(), "3", "the reflector's own");
+        run.shutdown().await;
+    }
+
+    #[test]
+    fn a_reader_never_sees_a_mix_of_pre_and_post_relist_versions() {
+        // client-go 1.36 AtomicFIFO: a relist is applied to the store as one unit.
+        const N: usize = 100_000;
+        let api = FakeApi::<ConfigMap>::new();
+        let inf = informer(&api);
+        let relist = |generation: &str| Relist {
+            tombstones: Vec::new(),
+            objects: (0..N)
+                .map(|i| {
+                    let obj = cm_with("ns", &format!("cm-{i}"), generation, &[]);
+                    (
+                        StoreKey::from(meta_namespace_key(&obj).unwrap()),
+                        Arc::new(obj),
+                    )
+                })
+                .collect(),
+            resource_version: generation.to_owned(),
+        };
+        inf.handle_item(QueueItem::Relist(relist("1")), true)
+            .unwrap();
+        let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let reader = std::thread::spawn({
+            let (lister, done) = (inf.lister(), done.clone());
+            move || {
+                let mut reads = 0;
+                while !done.load(std::sync::atomic::Ordering::SeqCst) || reads < 2 {
+                    let all = lister.list(&crate::cache::Selector::default());
+                    assert_eq!(all.len(), N, "a relist never shows a partial cache");
+                    let versions: std::collections::BTreeSet<_> = all
+                        .iter()
+                        .map(|o| o.metadata.resource_version.clone())
+                        .collect();
+                    assert_eq!(versions.len(), 1, "mixed versions: {versions:?}");
+                    reads += 1;
+                }
+                reads
+            }
+        });
+        // Six swaps between the generations with the reader reading throughout.
+        for round in 0..6 {
+            let generation = if round % 2 == 0 { "2" } else { "1" };
+            inf.handle_item(QueueItem::Relist(relist(generation)), false)
+                .unwrap();
+            assert_eq!(inf.last_store_sync_resource_version(), generation);
+        }
+        done.store(true, std::sync::atomic::Ordering::SeqCst);
+        assert!(reader.join().expect("reader saw no mix") >= 2);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_first_410_relists_at_once_and_only_repeated_ones_back_off() {
+        // issue 18 item 6: a 410 after progress is not a failure; client-go's backoff is for
+        // repeated failures. The backoff here is long, so a waited relist would time out.
+        let api = FakeApi::new();
+        api.upsert(cm("ns", "a"));
+        let inf = SharedIndexInformer::new(api.clone(), Duration::ZERO, namespace_indexers());
+        inf.set_reflector_config(ReflectorConfig {
+            backoff: BackoffConfig {
+                initial: Duration::from_secs(60),
+                max: Duration::from_secs(60),
+                ..BackoffConfig::default()
+            },
+            ..ReflectorConfig::default()
+        })
+        .unwrap();
+        let run = start(&inf);
+        assert!(wait_for_cache_sync(&run.stop, &[&inf]).await);
+        let until = |want: usize| {
+            let api = api.clone();
+            async move {
+                tokio::time::timeout(Duration::from_secs(5), async {
+                    while api.lists() < want || api.open_watches() == 0 {
+                        tokio::time::sleep(Duration::from_millis(5)).await;
+                    }
+                })
+                .await
+                .is_ok()
+            }
+        };
+        assert!(until(1).await);
+        api.send_gone();
+        assert!(
+            until(2).await,
+            "the first 410 relists without the 60 s backoff"
+        );
+        // Progress (an event) makes the next 410 a first one again.
+        api.upsert(cm("ns", "b"));
+        tokio::time::timeout(Duration::from_secs(5), async {
+            while inf.indexer().get_by_key("ns/b").is_none() {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        })
+        .await
+        .expect("b cached");
+        api.send_gone();
+        assert!(until(3).await, "a 410 after progress relists at once too");
+        // A 410 straight after that relist, with no progress: now the backoff applies.
+        api.send_gone();
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        assert_eq!(api.lists(), 3, "a repeated 410 waits for the backoff");
+        run.shutdown().await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_keyed_delta_fifo_is_still_available() {
+        let api = FakeApi::new();
+        api.upsert(cm("ns", "a"));
+        let inf = informer(&api);
+        inf.set_queue_kind(QueueKind::DeltaFifo).unwrap();
+        let (h, mut rx) = recorder();
+        inf.add_event_handler(h).unwrap();
+        let run = start(&inf);
+        assert_eq!(next(&mut rx).await, "add ns/a 2 initial");
+        api.upsert(cm("ns", "b"));
+        assert_eq!(next(&mut rx).await, "add ns/b 3");
+        assert_eq!(
+            inf.set_queue_kind(QueueKind::RealFifo),
+            Err(InformerError::AlreadyStarted)
+        );
+        run.shutdown().await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn watch_events_reach_cache_and_handlers_in_order() {
         let api = FakeApi::new();
         api.upsert(cm("ns", "a"));
@@ -747,10 +1096,11 @@ mod tests {
         next(&mut rx).await;
         api.delete_silently("ns/b");
         api.send_gone();
-        // The relist re-delivers what is still there (same version: a resync-style update),
-        // then the tombstone for what vanished.
-        assert_eq!(next(&mut rx).await, "update ns/a 2->2");
+        // The relist delivers the tombstone for what vanished, then re-delivers what is
+        // still there (same version: a resync-style update) — client-go's RealFIFO order
+        // (`reconcileReplacement`: deletions before the replaced objects).
         assert_eq!(next(&mut rx).await, "delete ns/b tombstone");
+        assert_eq!(next(&mut rx).await, "update ns/a 2->2");
         assert_eq!(api.lists(), 2, "the 410 forced a relist");
         assert_eq!(inf.indexer().list_keys(), vec!["ns/a"]);
         run.shutdown().await;

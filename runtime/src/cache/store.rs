@@ -29,6 +29,13 @@ pub trait Store<K>: Send + Sync + 'static {
     /// Re-delivers known objects where that means something (a [`DeltaFifo`](super::DeltaFifo)).
     fn resync(&self) -> Result<(), CacheError>;
 
+    /// The server's resourceVersion moved to `resource_version` without a change (a watch
+    /// bookmark). A [`RealFifo`](super::RealFifo) queues it, so its consumer knows how far
+    /// its cache is current; the default ignores it.
+    fn bookmark(&self, resource_version: &str) {
+        let _ = resource_version;
+    }
+
     /// A store that can take a relist page by page (a [`DeltaFifo`](super::DeltaFifo)), so the
     /// reflector need not hold the whole list; `None` (the default) means `replace` only.
     fn paged_replace(&self) -> Option<&dyn PagedReplace<K>> {
@@ -132,6 +139,41 @@ fn build_indices<K>(
         }
     }
     Ok(indices)
+}
+
+/// [`build_indices`], leaving out (and reporting) the items an index function refuses.
+fn build_indices_lenient<K>(
+    indexers: &Indexers<K>,
+    items: &mut AHashMap<StoreKey, Arc<K>>,
+    on_refused: &mut dyn FnMut(CacheError),
+) -> AHashMap<String, Index> {
+    let mut indices: AHashMap<String, Index> = indexers
+        .keys()
+        .map(|name| (name.clone(), Index::default()))
+        .collect();
+    if indexers.is_empty() {
+        return indices;
+    }
+    let mut refused = Vec::new();
+    for (key, obj) in items.iter() {
+        match compute_values(indexers, key, obj) {
+            Ok(values) => {
+                for ((name, _), values) in indexers.iter().zip(values) {
+                    if let Some(index) = indices.get_mut(name) {
+                        index.insert(key, &values);
+                    }
+                }
+            }
+            Err(error) => {
+                on_refused(error);
+                refused.push(key.clone());
+            }
+        }
+    }
+    for key in refused {
+        items.remove(&key);
+    }
+    indices
 }
 
 impl<K> Default for ThreadSafeStore<K> {
@@ -303,6 +345,34 @@ impl<K> ThreadSafeStore<K> {
         // Dropping a large map happens outside the lock.
         drop(old);
         Ok(())
+    }
+
+    /// Replaces every item (a relist applied atomically) and returns the items it replaced.
+    /// The new content and its indices are built before the write lock is taken, so readers
+    /// see the old content until one swap and the new one after it — never a mix. An object
+    /// an index function refuses is left out and its error handed to `on_refused` (the
+    /// rest of the relist still applies).
+    pub(crate) fn swap_items(
+        &self,
+        new_items: &[(StoreKey, Arc<K>)],
+        on_refused: &mut dyn FnMut(CacheError),
+    ) -> AHashMap<StoreKey, Arc<K>> {
+        let mut items: AHashMap<StoreKey, Arc<K>> = AHashMap::with_capacity(new_items.len());
+        for (key, obj) in new_items {
+            items.insert(key.clone(), obj.clone());
+        }
+        let (indexers, generation) = {
+            let inner = self.inner.read();
+            (inner.indexers.clone(), inner.indexers_generation)
+        };
+        let mut indices = build_indices_lenient(&indexers, &mut items, on_refused);
+        let mut inner = self.inner.write();
+        if inner.indexers_generation != generation {
+            // Indexers were added meanwhile: rebuild with the current set.
+            indices = build_indices_lenient(&inner.indexers, &mut items, on_refused);
+        }
+        inner.indices = indices;
+        std::mem::replace(&mut inner.items, items)
     }
 
     /// Does nothing: items and indices are always consistent.

@@ -37,7 +37,12 @@ pub fn resource_version(obj: &Value) -> &str {
 
 /// `metadata.finalizers`.
 pub fn finalizers(obj: &Value) -> Vec<String> {
-    obj.pointer("/metadata/finalizers")
+    string_list(obj, "/metadata/finalizers")
+}
+
+/// The strings of the array at JSON `pointer` (non-strings skipped; empty when absent).
+pub fn string_list(obj: &Value, pointer: &str) -> Vec<String> {
+    obj.pointer(pointer)
         .and_then(Value::as_array)
         .map(|a| {
             a.iter()

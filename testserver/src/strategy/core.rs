@@ -11,14 +11,7 @@ pub const KUBERNETES_FINALIZER: &str = "kubernetes";
 
 /// `spec.finalizers` of a namespace.
 pub fn spec_finalizers(ns: &Value) -> Vec<String> {
-    ns.pointer("/spec/finalizers")
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(|v| v.as_str().map(str::to_string))
-                .collect()
-        })
-        .unwrap_or_default()
+    meta::string_list(ns, "/spec/finalizers")
 }
 
 /// pkg/registry/core/namespace/strategy.go.

@@ -4,7 +4,11 @@
 #  2. the runtime's built-in clientset, listers and informers (runtime/src/apis, marked
 #     aliases of k8s-openapi types → runtime/src/kubernetes). No fake clientset there: the
 #     runtime cannot depend on the test server; kubegen_testserver::fake::kubernetes is it;
-#  3. the sample controller's Foo API: clientset (with fake), listers and informers.
+#  3. the sample controller's Foo API: clientset (with fake), listers and informers;
+#  4. the real-world trees (cert-manager, Gateway API, Prometheus Operator, a workload
+#     CRD: codegen/testdata/realworld/apis → client);
+#  5. the #![deny(warnings)] fixture crate (codegen/fixtures/deny-warnings: every marker
+#     form).
 # Each generates zz_generated_*.rs beside the version modules of its API tree and the
 # clientset / listers / informers of its output directory.
 # `hack/update-codegen.sh verify` checks all of them instead of writing.
@@ -36,6 +40,22 @@ codegen \
 codegen \
   --input-dir examples/sample-controller/src/apis \
   --output-dir examples/sample-controller/src/client \
+  --input-module crate::apis \
+  --output-module crate::client \
+  --boilerplate hack/boilerplate.txt \
+  --with-fake
+
+codegen \
+  --input-dir codegen/testdata/realworld/apis \
+  --output-dir codegen/testdata/realworld/client \
+  --output-module crate::client \
+  --input-module crate::apis \
+  --boilerplate codegen/testdata/boilerplate.txt \
+  --with-fake
+
+codegen \
+  --input-dir codegen/fixtures/deny-warnings/src/apis \
+  --output-dir codegen/fixtures/deny-warnings/src/client \
   --input-module crate::apis \
   --output-module crate::client \
   --boilerplate hack/boilerplate.txt \

@@ -8,26 +8,37 @@
 //! map storage), which makes repeated copies into a scratch object cheap.
 //!
 //! Impls are provided for primitives, `String`, `Option`, `Vec`, `VecDeque`, `BTreeMap`,
-//! `BTreeSet`, `HashMap`, `HashSet`, `Box`, `Arc`, `Rc`, tuples and arrays, for
-//! `serde_json::Value`, and for the k8s-openapi types resource structs commonly embed.
-//! Generated code (`kubegen-codegen`, `#[derive(kubegen::Resource)]`,
+//! `BTreeSet`, `HashMap`, `HashSet`, `Box`, `Arc`, `Rc`, tuples and arrays (of `DeepCopy`
+//! types), for `serde_json::Value`, and field by field for `ObjectMeta` and
+//! `OwnerReference`. Generated code (`kubegen-codegen`, `#[derive(kubegen::Resource)]`,
 //! `#[derive(kubegen::deepcopy::DeepCopy)]`) implements it field by field.
 //!
-//! # k8s-openapi types
+//! # Field types
+//!
+//! A generated impl accepts a field of any type that implements `DeepCopy` or `Clone`,
+//! with no annotation: types of the same API tree, every k8s-openapi type whatever `v1_*`
+//! feature the binary picks (`PodTemplateSpec`, `Toleration`, `Quantity`, `IntOrString`,
+//! `Time`, `ByteString` ...), `serde_json::Value`, types of other crates (chrono, url,
+//! uuid) and containers of any of them (`Vec<Taint>`, `Option<BTreeMap<String,
+//! Quantity>>`). Each field is copied through its `DeepCopy` impl when it has one
+//! (keeping `deep_copy_into`'s allocation reuse) and through `Clone::clone` /
+//! `clone_from` otherwise, chosen at compile time per field (see `__private`), as
+//! deepcopy-gen calls `DeepCopyInto` where a type has it and assigns otherwise. For these
+//! plain data types `Clone` is a deep copy; a container is cloned whole when its element
+//! type has no `DeepCopy` impl. One exception: an `Arc<T>` / `Rc<T>` of a type without
+//! `DeepCopy` is cloned, so the copy shares the (immutable) pointee.
 //!
 //! `ObjectMeta` and `OwnerReference`, whose fields are the same in every Kubernetes
 //! version k8s-openapi supports, are copied field by field so `deep_copy_into` reuses the
-//! target's metadata allocations. The other k8s-openapi types are copied with `Clone`:
-//! their field sets differ between the `v1_*` feature a binary picks, and a field-wise
-//! impl written against one version would not compile against another. `Clone` on these
-//! plain data types is a deep copy (they hold no shared pointers); only the allocation
-//! reuse of `deep_copy_into` is lost. Coherence rules prevent a blanket
-//! `impl<T: Clone> DeepCopy for T`, so the list is explicit; types of your own crate can
-//! use [`impl_deep_copy_via_clone!`](crate::impl_deep_copy_via_clone).
+//! target's metadata allocations. No other k8s-openapi type implements `DeepCopy`: their
+//! field sets differ between `v1_*` features, and `Clone` already copies them deeply. To
+//! copy one directly, call `clone()`. Types of your own crate that want `deep_copy()`
+//! without a field-wise impl can use
+//! [`impl_deep_copy_via_clone!`](crate::impl_deep_copy_via_clone).
 //!
-//! `Arc<T>` and `Rc<T>` are copied deeply: the copy gets a fresh allocation holding a
-//! deep copy of the pointee, so mutating the copy through `Arc::make_mut` never touches
-//! the original (a shallow `Arc::clone` would).
+//! `Arc<T>` and `Rc<T>` of `DeepCopy` types are copied deeply: the copy gets a fresh
+//! allocation holding a deep copy of the pointee, so mutating the copy through
+//! `Arc::make_mut` never touches the original (a shallow `Arc::clone` would).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
 use std::hash::{BuildHasher, Hash};
@@ -35,6 +46,9 @@ use std::rc::Rc;
 use std::sync::Arc;
 
 pub use kubegen_derive::DeepCopy;
+
+#[doc(hidden)]
+pub mod __private;
 
 /// A type whose values can be copied into independent, owned values.
 ///
@@ -312,148 +326,7 @@ impl DeepCopy for serde_json::Value {
     }
 }
 
-mod k8s {
-    //! k8s-openapi types: `ObjectMeta` and `OwnerReference` field-wise, the rest via
-    //! `Clone` (see the parent module's documentation for why).
-
-    use super::DeepCopy;
-    use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
-
-    impl DeepCopy for ObjectMeta {
-        fn deep_copy(&self) -> Self {
-            let mut out = ObjectMeta::default();
-            self.deep_copy_into(&mut out);
-            out
-        }
-
-        fn deep_copy_into(&self, out: &mut Self) {
-            // Exhaustive destructuring: a field added upstream is a compile error here,
-            // never a silently uncopied field.
-            let ObjectMeta {
-                annotations,
-                creation_timestamp,
-                deletion_grace_period_seconds,
-                deletion_timestamp,
-                finalizers,
-                generate_name,
-                generation,
-                labels,
-                managed_fields,
-                name,
-                namespace,
-                owner_references,
-                resource_version,
-                self_link,
-                uid,
-            } = self;
-            annotations.deep_copy_into(&mut out.annotations);
-            creation_timestamp.deep_copy_into(&mut out.creation_timestamp);
-            deletion_grace_period_seconds.deep_copy_into(&mut out.deletion_grace_period_seconds);
-            deletion_timestamp.deep_copy_into(&mut out.deletion_timestamp);
-            finalizers.deep_copy_into(&mut out.finalizers);
-            generate_name.deep_copy_into(&mut out.generate_name);
-            generation.deep_copy_into(&mut out.generation);
-            labels.deep_copy_into(&mut out.labels);
-            managed_fields.deep_copy_into(&mut out.managed_fields);
-            name.deep_copy_into(&mut out.name);
-            namespace.deep_copy_into(&mut out.namespace);
-            owner_references.deep_copy_into(&mut out.owner_references);
-            resource_version.deep_copy_into(&mut out.resource_version);
-            self_link.deep_copy_into(&mut out.self_link);
-            uid.deep_copy_into(&mut out.uid);
-        }
-    }
-
-    impl DeepCopy for OwnerReference {
-        fn deep_copy(&self) -> Self {
-            let mut out = OwnerReference::default();
-            self.deep_copy_into(&mut out);
-            out
-        }
-
-        fn deep_copy_into(&self, out: &mut Self) {
-            let OwnerReference {
-                api_version,
-                block_owner_deletion,
-                controller,
-                kind,
-                name,
-                uid,
-            } = self;
-            api_version.deep_copy_into(&mut out.api_version);
-            block_owner_deletion.deep_copy_into(&mut out.block_owner_deletion);
-            controller.deep_copy_into(&mut out.controller);
-            kind.deep_copy_into(&mut out.kind);
-            name.deep_copy_into(&mut out.name);
-            uid.deep_copy_into(&mut out.uid);
-        }
-    }
-
-    macro_rules! via_clone {
-        ($($ty:path),* $(,)?) => {
-            $(
-                impl DeepCopy for $ty {
-                    fn deep_copy(&self) -> Self {
-                        self.clone()
-                    }
-                }
-            )*
-        };
-    }
-
-    via_clone!(
-        k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
-        k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime,
-        k8s_openapi::apimachinery::pkg::apis::meta::v1::ListMeta,
-        k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector,
-        k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelectorRequirement,
-        k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition,
-        k8s_openapi::apimachinery::pkg::apis::meta::v1::ManagedFieldsEntry,
-        k8s_openapi::apimachinery::pkg::apis::meta::v1::FieldsV1,
-        k8s_openapi::apimachinery::pkg::apis::meta::v1::Status,
-        k8s_openapi::apimachinery::pkg::api::resource::Quantity,
-        k8s_openapi::apimachinery::pkg::util::intstr::IntOrString,
-        k8s_openapi::apimachinery::pkg::runtime::RawExtension,
-        k8s_openapi::api::core::v1::Affinity,
-        k8s_openapi::api::core::v1::ConfigMap,
-        k8s_openapi::api::core::v1::ConfigMapKeySelector,
-        k8s_openapi::api::core::v1::Container,
-        k8s_openapi::api::core::v1::ContainerPort,
-        k8s_openapi::api::core::v1::EnvVar,
-        k8s_openapi::api::core::v1::EnvFromSource,
-        k8s_openapi::api::core::v1::Event,
-        k8s_openapi::api::core::v1::LocalObjectReference,
-        k8s_openapi::api::core::v1::Namespace,
-        k8s_openapi::api::core::v1::Node,
-        k8s_openapi::api::core::v1::ObjectReference,
-        k8s_openapi::api::core::v1::PersistentVolumeClaim,
-        k8s_openapi::api::core::v1::PersistentVolumeClaimSpec,
-        k8s_openapi::api::core::v1::Pod,
-        k8s_openapi::api::core::v1::PodSpec,
-        k8s_openapi::api::core::v1::PodTemplateSpec,
-        k8s_openapi::api::core::v1::Probe,
-        k8s_openapi::api::core::v1::ResourceRequirements,
-        k8s_openapi::api::core::v1::Secret,
-        k8s_openapi::api::core::v1::SecretKeySelector,
-        k8s_openapi::api::core::v1::Service,
-        k8s_openapi::api::core::v1::ServiceAccount,
-        k8s_openapi::api::core::v1::ServicePort,
-        k8s_openapi::api::core::v1::ServiceSpec,
-        k8s_openapi::api::core::v1::Toleration,
-        k8s_openapi::api::core::v1::TypedLocalObjectReference,
-        k8s_openapi::api::core::v1::Volume,
-        k8s_openapi::api::core::v1::VolumeMount,
-        k8s_openapi::api::apps::v1::DaemonSet,
-        k8s_openapi::api::apps::v1::Deployment,
-        k8s_openapi::api::apps::v1::DeploymentSpec,
-        k8s_openapi::api::apps::v1::ReplicaSet,
-        k8s_openapi::api::apps::v1::StatefulSet,
-        k8s_openapi::api::batch::v1::CronJob,
-        k8s_openapi::api::batch::v1::Job,
-        k8s_openapi::api::batch::v1::JobSpec,
-        k8s_openapi::api::coordination::v1::Lease,
-    );
-}
+mod meta;
 
 #[cfg(test)]
 mod tests {

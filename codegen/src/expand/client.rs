@@ -67,10 +67,15 @@ pub fn typed_client(ty: &TypeDef, r: &ResourceDef) -> TokenStream {
         .extensions
         .iter()
         .map(|e| extension_method(&p, vis, kind, e));
+    // `+genclient:noVerbs` without extension methods: a client no method reads (client-gen
+    // still generates it, and so does kubegen, for the clientset's accessor).
+    let unread = (r.client_verbs().is_empty() && r.extensions.is_empty())
+        .then(|| quote!(#[allow(dead_code)]));
     quote! {
         #[doc = #doc]
         #[derive(Clone, Debug)]
         #vis struct #name {
+            #unread
             inner: #client::ResourceClient<#kind>,
         }
 

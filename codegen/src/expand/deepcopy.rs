@@ -1,15 +1,46 @@
-//! Field-wise `DeepCopy` impls: `deep_copy` builds `Self` from each field's
-//! `deep_copy`; `deep_copy_into` copies each field into the target's field so its
-//! allocations are reused. Enum targets holding the same variant are updated in place;
-//! a different variant is replaced.
+//! Field-wise `DeepCopy` impls: `deep_copy` builds `Self` from a copy of each field;
+//! `deep_copy_into` copies each field into the target's field so its allocations are
+//! reused. Enum targets holding the same variant are updated in place; a different
+//! variant is replaced.
+//!
+//! Each field is copied through the runtime's per-field dispatch
+//! (`::kubegen::deepcopy::__private::Field(&self.x).copy_field()`): the field type's
+//! `DeepCopy` impl when it has one, else `Clone` (`clone` / `clone_from`). The choice is
+//! made by the compiler, so a field may be of any k8s-openapi type, `Quantity`,
+//! `serde_json::Value` or any `Clone` type of another crate without annotation, and the
+//! derive (which sees one type at a time) emits exactly what the CLI does.
 
-use proc_macro2::TokenStream;
-use quote::{format_ident, quote};
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote, quote_spanned};
+use syn::spanned::Spanned;
 
 use crate::model::{Body, TypeDef};
 
 fn trait_path() -> TokenStream {
     quote!(::kubegen::deepcopy::DeepCopy)
+}
+
+/// `Field(<place>).copy_field()`; the method name carries the field type's span, so a
+/// field type with neither `DeepCopy` nor `Clone` is reported at the field.
+fn copy(place: TokenStream, span: Span) -> TokenStream {
+    let method = quote_spanned!(span=> copy_field);
+    quote!(::kubegen::deepcopy::__private::Field(#place).#method())
+}
+
+/// `Field(<place>).copy_field_into(<out>);`.
+fn copy_into(place: TokenStream, out: TokenStream, span: Span) -> TokenStream {
+    let method = quote_spanned!(span=> copy_field_into);
+    quote!(::kubegen::deepcopy::__private::Field(#place).#method(#out);)
+}
+
+/// Brings the dispatch trait into scope inside a method body (only when a field is
+/// copied, so no import goes unused).
+fn dispatch_import(any_field: bool) -> Option<TokenStream> {
+    any_field.then(|| {
+        quote!(
+            use ::kubegen::deepcopy::__private::CopyField as _;
+        )
+    })
 }
 
 /// `impl ::kubegen::deepcopy::DeepCopy for T` (every type parameter bound by `DeepCopy`).
@@ -23,30 +54,32 @@ pub fn deep_copy_impl(ty: &TypeDef) -> TokenStream {
             .push(syn::parse_quote!(::kubegen::deepcopy::DeepCopy));
     }
     let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
-    let (copy, copy_into) = match &ty.body {
+    let (copy, copy_into, any_field) = match &ty.body {
         Body::Struct(fields) => struct_bodies(fields),
         Body::Enum(variants) => enum_bodies(variants),
         // Never reached: lowering never sets `deep_copy` for these.
         Body::Union | Body::Alias => return TokenStream::new(),
     };
+    let import = dispatch_import(any_field);
     quote! {
         #[automatically_derived]
         impl #impl_generics #dc for #ident #ty_generics #where_clause {
             #[inline]
             fn deep_copy(&self) -> Self {
+                #import
                 #copy
             }
 
             #[inline]
             fn deep_copy_into(&self, out: &mut Self) {
+                #import
                 #copy_into
             }
         }
     }
 }
 
-fn struct_bodies(fields: &syn::Fields) -> (TokenStream, TokenStream) {
-    let dc = trait_path();
+fn struct_bodies(fields: &syn::Fields) -> (TokenStream, TokenStream, bool) {
     match fields {
         syn::Fields::Named(named) => {
             let names: Vec<_> = named
@@ -54,34 +87,69 @@ fn struct_bodies(fields: &syn::Fields) -> (TokenStream, TokenStream) {
                 .iter()
                 .filter_map(|f| f.ident.as_ref())
                 .collect();
+            let copies = named.named.iter().filter_map(|f| {
+                let name = f.ident.as_ref()?;
+                Some(copy(quote!(&self.#name), f.ty.span()))
+            });
+            let intos = named.named.iter().filter_map(|f| {
+                let name = f.ident.as_ref()?;
+                Some(copy_into(
+                    quote!(&self.#name),
+                    quote!(&mut out.#name),
+                    f.ty.span(),
+                ))
+            });
             (
-                quote!(Self { #(#names: #dc::deep_copy(&self.#names),)* }),
-                quote!(#(#dc::deep_copy_into(&self.#names, &mut out.#names);)*),
+                quote!(Self { #(#names: #copies,)* }),
+                quote!(#(#intos)*),
+                !names.is_empty(),
             )
         }
         syn::Fields::Unnamed(unnamed) => {
-            let idx: Vec<syn::Index> = (0..unnamed.unnamed.len()).map(syn::Index::from).collect();
+            let copies = unnamed.unnamed.iter().enumerate().map(|(i, f)| {
+                let idx = syn::Index::from(i);
+                copy(quote!(&self.#idx), f.ty.span())
+            });
+            let intos = unnamed.unnamed.iter().enumerate().map(|(i, f)| {
+                let idx = syn::Index::from(i);
+                copy_into(quote!(&self.#idx), quote!(&mut out.#idx), f.ty.span())
+            });
             (
-                quote!(Self(#(#dc::deep_copy(&self.#idx),)*)),
-                quote!(#(#dc::deep_copy_into(&self.#idx, &mut out.#idx);)*),
+                quote!(Self(#(#copies,)*)),
+                quote!(#(#intos)*),
+                !unnamed.unnamed.is_empty(),
             )
         }
-        syn::Fields::Unit => (quote!(Self), quote!(let _ = out;)),
+        syn::Fields::Unit => (quote!(Self), quote!(let _ = out;), false),
     }
 }
 
-fn enum_bodies(variants: &[syn::Variant]) -> (TokenStream, TokenStream) {
+fn enum_bodies(variants: &[syn::Variant]) -> (TokenStream, TokenStream, bool) {
     let dc = trait_path();
     if variants.is_empty() {
-        return (quote!(match *self {}), quote!(match *self {}));
+        return (quote!(match *self {}), quote!(match *self {}), false);
     }
     let mut copy_arms = Vec::new();
     let mut into_arms = Vec::new();
+    let mut any_field = false;
     for v in variants {
         let name = &v.ident;
         let n = v.fields.len();
+        any_field |= n > 0;
         let src: Vec<_> = (0..n).map(|i| format_ident!("__self_{}", i)).collect();
         let dst: Vec<_> = (0..n).map(|i| format_ident!("__out_{}", i)).collect();
+        let copies: Vec<_> = v
+            .fields
+            .iter()
+            .zip(&src)
+            .map(|(f, s)| copy(quote!(#s), f.ty.span()))
+            .collect();
+        let intos: Vec<_> = v
+            .fields
+            .iter()
+            .zip(src.iter().zip(&dst))
+            .map(|(f, (s, d))| copy_into(quote!(#s), quote!(#d), f.ty.span()))
+            .collect();
         match &v.fields {
             syn::Fields::Named(named) => {
                 let fields: Vec<_> = named
@@ -90,21 +158,21 @@ fn enum_bodies(variants: &[syn::Variant]) -> (TokenStream, TokenStream) {
                     .filter_map(|f| f.ident.as_ref())
                     .collect();
                 copy_arms.push(quote! {
-                    Self::#name { #(#fields: #src),* } => Self::#name { #(#fields: #dc::deep_copy(#src)),* }
+                    Self::#name { #(#fields: #src),* } => Self::#name { #(#fields: #copies),* }
                 });
                 into_arms.push(quote! {
                     (Self::#name { #(#fields: #src),* }, Self::#name { #(#fields: #dst),* }) => {
-                        #(#dc::deep_copy_into(#src, #dst);)*
+                        #(#intos)*
                     }
                 });
             }
             syn::Fields::Unnamed(_) => {
                 copy_arms.push(quote! {
-                    Self::#name(#(#src),*) => Self::#name(#(#dc::deep_copy(#src)),*)
+                    Self::#name(#(#src),*) => Self::#name(#(#copies),*)
                 });
                 into_arms.push(quote! {
                     (Self::#name(#(#src),*), Self::#name(#(#dst),*)) => {
-                        #(#dc::deep_copy_into(#src, #dst);)*
+                        #(#intos)*
                     }
                 });
             }
@@ -119,5 +187,6 @@ fn enum_bodies(variants: &[syn::Variant]) -> (TokenStream, TokenStream) {
     (
         quote!(match self { #(#copy_arms,)* }),
         quote!(match (self, out) { #(#into_arms)* #fallback }),
+        any_field,
     )
 }

@@ -10,42 +10,52 @@ use super::Internal;
 impl ::kubegen::deepcopy::DeepCopy for Foo {
     #[inline]
     fn deep_copy(&self) -> Self {
+        use ::kubegen::deepcopy::__private::CopyField as _;
         Self {
-            metadata: ::kubegen::deepcopy::DeepCopy::deep_copy(&self.metadata),
-            spec: ::kubegen::deepcopy::DeepCopy::deep_copy(&self.spec),
+            metadata: ::kubegen::deepcopy::__private::Field(&self.metadata).copy_field(),
+            spec: ::kubegen::deepcopy::__private::Field(&self.spec).copy_field(),
         }
     }
     #[inline]
     fn deep_copy_into(&self, out: &mut Self) {
-        ::kubegen::deepcopy::DeepCopy::deep_copy_into(&self.metadata, &mut out.metadata);
-        ::kubegen::deepcopy::DeepCopy::deep_copy_into(&self.spec, &mut out.spec);
+        use ::kubegen::deepcopy::__private::CopyField as _;
+        ::kubegen::deepcopy::__private::Field(&self.metadata)
+            .copy_field_into(&mut out.metadata);
+        ::kubegen::deepcopy::__private::Field(&self.spec).copy_field_into(&mut out.spec);
     }
 }
 #[automatically_derived]
 impl ::kubegen::deepcopy::DeepCopy for FooSpec {
     #[inline]
     fn deep_copy(&self) -> Self {
+        use ::kubegen::deepcopy::__private::CopyField as _;
         Self {
-            replicas: ::kubegen::deepcopy::DeepCopy::deep_copy(&self.replicas),
-            paused: ::kubegen::deepcopy::DeepCopy::deep_copy(&self.paused),
+            replicas: ::kubegen::deepcopy::__private::Field(&self.replicas).copy_field(),
+            paused: ::kubegen::deepcopy::__private::Field(&self.paused).copy_field(),
         }
     }
     #[inline]
     fn deep_copy_into(&self, out: &mut Self) {
-        ::kubegen::deepcopy::DeepCopy::deep_copy_into(&self.replicas, &mut out.replicas);
-        ::kubegen::deepcopy::DeepCopy::deep_copy_into(&self.paused, &mut out.paused);
+        use ::kubegen::deepcopy::__private::CopyField as _;
+        ::kubegen::deepcopy::__private::Field(&self.replicas)
+            .copy_field_into(&mut out.replicas);
+        ::kubegen::deepcopy::__private::Field(&self.paused)
+            .copy_field_into(&mut out.paused);
     }
 }
 #[automatically_derived]
 impl ::kubegen::deepcopy::DeepCopy for Internal {
     #[inline]
     fn deep_copy(&self) -> Self {
+        use ::kubegen::deepcopy::__private::CopyField as _;
         Self {
-            counter: ::kubegen::deepcopy::DeepCopy::deep_copy(&self.counter),
+            counter: ::kubegen::deepcopy::__private::Field(&self.counter).copy_field(),
         }
     }
     #[inline]
     fn deep_copy_into(&self, out: &mut Self) {
-        ::kubegen::deepcopy::DeepCopy::deep_copy_into(&self.counter, &mut out.counter);
+        use ::kubegen::deepcopy::__private::CopyField as _;
+        ::kubegen::deepcopy::__private::Field(&self.counter)
+            .copy_field_into(&mut out.counter);
     }
 }

@@ -17,125 +17,140 @@ use super::types::extra::Note;
 impl ::kubegen::deepcopy::DeepCopy for Foo {
     #[inline]
     fn deep_copy(&self) -> Self {
+        use ::kubegen::deepcopy::__private::CopyField as _;
         Self {
-            metadata: ::kubegen::deepcopy::DeepCopy::deep_copy(&self.metadata),
-            spec: ::kubegen::deepcopy::DeepCopy::deep_copy(&self.spec),
-            status: ::kubegen::deepcopy::DeepCopy::deep_copy(&self.status),
+            metadata: ::kubegen::deepcopy::__private::Field(&self.metadata).copy_field(),
+            spec: ::kubegen::deepcopy::__private::Field(&self.spec).copy_field(),
+            status: ::kubegen::deepcopy::__private::Field(&self.status).copy_field(),
         }
     }
     #[inline]
     fn deep_copy_into(&self, out: &mut Self) {
-        ::kubegen::deepcopy::DeepCopy::deep_copy_into(&self.metadata, &mut out.metadata);
-        ::kubegen::deepcopy::DeepCopy::deep_copy_into(&self.spec, &mut out.spec);
-        ::kubegen::deepcopy::DeepCopy::deep_copy_into(&self.status, &mut out.status);
+        use ::kubegen::deepcopy::__private::CopyField as _;
+        ::kubegen::deepcopy::__private::Field(&self.metadata)
+            .copy_field_into(&mut out.metadata);
+        ::kubegen::deepcopy::__private::Field(&self.spec).copy_field_into(&mut out.spec);
+        ::kubegen::deepcopy::__private::Field(&self.status)
+            .copy_field_into(&mut out.status);
     }
 }
 #[automatically_derived]
 impl ::kubegen::deepcopy::DeepCopy for FooSpec {
     #[inline]
     fn deep_copy(&self) -> Self {
+        use ::kubegen::deepcopy::__private::CopyField as _;
         Self {
-            deployment_name: ::kubegen::deepcopy::DeepCopy::deep_copy(
-                &self.deployment_name,
-            ),
-            replicas: ::kubegen::deepcopy::DeepCopy::deep_copy(&self.replicas),
-            settings: ::kubegen::deepcopy::DeepCopy::deep_copy(&self.settings),
-            phases: ::kubegen::deepcopy::DeepCopy::deep_copy(&self.phases),
+            deployment_name: ::kubegen::deepcopy::__private::Field(&self.deployment_name)
+                .copy_field(),
+            replicas: ::kubegen::deepcopy::__private::Field(&self.replicas).copy_field(),
+            settings: ::kubegen::deepcopy::__private::Field(&self.settings).copy_field(),
+            phases: ::kubegen::deepcopy::__private::Field(&self.phases).copy_field(),
         }
     }
     #[inline]
     fn deep_copy_into(&self, out: &mut Self) {
-        ::kubegen::deepcopy::DeepCopy::deep_copy_into(
-            &self.deployment_name,
-            &mut out.deployment_name,
-        );
-        ::kubegen::deepcopy::DeepCopy::deep_copy_into(&self.replicas, &mut out.replicas);
-        ::kubegen::deepcopy::DeepCopy::deep_copy_into(&self.settings, &mut out.settings);
-        ::kubegen::deepcopy::DeepCopy::deep_copy_into(&self.phases, &mut out.phases);
+        use ::kubegen::deepcopy::__private::CopyField as _;
+        ::kubegen::deepcopy::__private::Field(&self.deployment_name)
+            .copy_field_into(&mut out.deployment_name);
+        ::kubegen::deepcopy::__private::Field(&self.replicas)
+            .copy_field_into(&mut out.replicas);
+        ::kubegen::deepcopy::__private::Field(&self.settings)
+            .copy_field_into(&mut out.settings);
+        ::kubegen::deepcopy::__private::Field(&self.phases)
+            .copy_field_into(&mut out.phases);
     }
 }
 #[automatically_derived]
 impl ::kubegen::deepcopy::DeepCopy for FooStatus {
     #[inline]
     fn deep_copy(&self) -> Self {
+        use ::kubegen::deepcopy::__private::CopyField as _;
         Self {
-            available_replicas: ::kubegen::deepcopy::DeepCopy::deep_copy(
-                &self.available_replicas,
-            ),
+            available_replicas: ::kubegen::deepcopy::__private::Field(
+                    &self.available_replicas,
+                )
+                .copy_field(),
         }
     }
     #[inline]
     fn deep_copy_into(&self, out: &mut Self) {
-        ::kubegen::deepcopy::DeepCopy::deep_copy_into(
-            &self.available_replicas,
-            &mut out.available_replicas,
-        );
+        use ::kubegen::deepcopy::__private::CopyField as _;
+        ::kubegen::deepcopy::__private::Field(&self.available_replicas)
+            .copy_field_into(&mut out.available_replicas);
     }
 }
 #[automatically_derived]
 impl ::kubegen::deepcopy::DeepCopy for FooList {
     #[inline]
     fn deep_copy(&self) -> Self {
+        use ::kubegen::deepcopy::__private::CopyField as _;
         Self {
-            metadata: ::kubegen::deepcopy::DeepCopy::deep_copy(&self.metadata),
-            items: ::kubegen::deepcopy::DeepCopy::deep_copy(&self.items),
+            metadata: ::kubegen::deepcopy::__private::Field(&self.metadata).copy_field(),
+            items: ::kubegen::deepcopy::__private::Field(&self.items).copy_field(),
         }
     }
     #[inline]
     fn deep_copy_into(&self, out: &mut Self) {
-        ::kubegen::deepcopy::DeepCopy::deep_copy_into(&self.metadata, &mut out.metadata);
-        ::kubegen::deepcopy::DeepCopy::deep_copy_into(&self.items, &mut out.items);
+        use ::kubegen::deepcopy::__private::CopyField as _;
+        ::kubegen::deepcopy::__private::Field(&self.metadata)
+            .copy_field_into(&mut out.metadata);
+        ::kubegen::deepcopy::__private::Field(&self.items)
+            .copy_field_into(&mut out.items);
     }
 }
 #[automatically_derived]
 impl ::kubegen::deepcopy::DeepCopy for Scale {
     #[inline]
     fn deep_copy(&self) -> Self {
+        use ::kubegen::deepcopy::__private::CopyField as _;
         Self(
-            ::kubegen::deepcopy::DeepCopy::deep_copy(&self.0),
-            ::kubegen::deepcopy::DeepCopy::deep_copy(&self.1),
+            ::kubegen::deepcopy::__private::Field(&self.0).copy_field(),
+            ::kubegen::deepcopy::__private::Field(&self.1).copy_field(),
         )
     }
     #[inline]
     fn deep_copy_into(&self, out: &mut Self) {
-        ::kubegen::deepcopy::DeepCopy::deep_copy_into(&self.0, &mut out.0);
-        ::kubegen::deepcopy::DeepCopy::deep_copy_into(&self.1, &mut out.1);
+        use ::kubegen::deepcopy::__private::CopyField as _;
+        ::kubegen::deepcopy::__private::Field(&self.0).copy_field_into(&mut out.0);
+        ::kubegen::deepcopy::__private::Field(&self.1).copy_field_into(&mut out.1);
     }
 }
 #[automatically_derived]
 impl ::kubegen::deepcopy::DeepCopy for Phase {
     #[inline]
     fn deep_copy(&self) -> Self {
+        use ::kubegen::deepcopy::__private::CopyField as _;
         match self {
             Self::Pending => Self::Pending,
             Self::Running { since: __self_0, nodes: __self_1 } => {
                 Self::Running {
-                    since: ::kubegen::deepcopy::DeepCopy::deep_copy(__self_0),
-                    nodes: ::kubegen::deepcopy::DeepCopy::deep_copy(__self_1),
+                    since: ::kubegen::deepcopy::__private::Field(__self_0).copy_field(),
+                    nodes: ::kubegen::deepcopy::__private::Field(__self_1).copy_field(),
                 }
             }
             Self::Failed(__self_0, __self_1) => {
                 Self::Failed(
-                    ::kubegen::deepcopy::DeepCopy::deep_copy(__self_0),
-                    ::kubegen::deepcopy::DeepCopy::deep_copy(__self_1),
+                    ::kubegen::deepcopy::__private::Field(__self_0).copy_field(),
+                    ::kubegen::deepcopy::__private::Field(__self_1).copy_field(),
                 )
             }
         }
     }
     #[inline]
     fn deep_copy_into(&self, out: &mut Self) {
+        use ::kubegen::deepcopy::__private::CopyField as _;
         match (self, out) {
             (Self::Pending, Self::Pending) => {}
             (
                 Self::Running { since: __self_0, nodes: __self_1 },
                 Self::Running { since: __out_0, nodes: __out_1 },
             ) => {
-                ::kubegen::deepcopy::DeepCopy::deep_copy_into(__self_0, __out_0);
-                ::kubegen::deepcopy::DeepCopy::deep_copy_into(__self_1, __out_1);
+                ::kubegen::deepcopy::__private::Field(__self_0).copy_field_into(__out_0);
+                ::kubegen::deepcopy::__private::Field(__self_1).copy_field_into(__out_1);
             }
             (Self::Failed(__self_0, __self_1), Self::Failed(__out_0, __out_1)) => {
-                ::kubegen::deepcopy::DeepCopy::deep_copy_into(__self_0, __out_0);
-                ::kubegen::deepcopy::DeepCopy::deep_copy_into(__self_1, __out_1);
+                ::kubegen::deepcopy::__private::Field(__self_0).copy_field_into(__out_0);
+                ::kubegen::deepcopy::__private::Field(__self_1).copy_field_into(__out_1);
             }
             (__self, __out) => *__out = ::kubegen::deepcopy::DeepCopy::deep_copy(__self),
         }
@@ -145,53 +160,65 @@ impl ::kubegen::deepcopy::DeepCopy for Phase {
 impl ::kubegen::deepcopy::DeepCopy for Bar {
     #[inline]
     fn deep_copy(&self) -> Self {
+        use ::kubegen::deepcopy::__private::CopyField as _;
         Self {
-            metadata: ::kubegen::deepcopy::DeepCopy::deep_copy(&self.metadata),
-            status: ::kubegen::deepcopy::DeepCopy::deep_copy(&self.status),
+            metadata: ::kubegen::deepcopy::__private::Field(&self.metadata).copy_field(),
+            status: ::kubegen::deepcopy::__private::Field(&self.status).copy_field(),
         }
     }
     #[inline]
     fn deep_copy_into(&self, out: &mut Self) {
-        ::kubegen::deepcopy::DeepCopy::deep_copy_into(&self.metadata, &mut out.metadata);
-        ::kubegen::deepcopy::DeepCopy::deep_copy_into(&self.status, &mut out.status);
+        use ::kubegen::deepcopy::__private::CopyField as _;
+        ::kubegen::deepcopy::__private::Field(&self.metadata)
+            .copy_field_into(&mut out.metadata);
+        ::kubegen::deepcopy::__private::Field(&self.status)
+            .copy_field_into(&mut out.status);
     }
 }
 #[automatically_derived]
 impl ::kubegen::deepcopy::DeepCopy for Baz {
     #[inline]
     fn deep_copy(&self) -> Self {
+        use ::kubegen::deepcopy::__private::CopyField as _;
         Self {
-            metadata: ::kubegen::deepcopy::DeepCopy::deep_copy(&self.metadata),
+            metadata: ::kubegen::deepcopy::__private::Field(&self.metadata).copy_field(),
         }
     }
     #[inline]
     fn deep_copy_into(&self, out: &mut Self) {
-        ::kubegen::deepcopy::DeepCopy::deep_copy_into(&self.metadata, &mut out.metadata);
+        use ::kubegen::deepcopy::__private::CopyField as _;
+        ::kubegen::deepcopy::__private::Field(&self.metadata)
+            .copy_field_into(&mut out.metadata);
     }
 }
 #[automatically_derived]
 impl<T: ::kubegen::deepcopy::DeepCopy> ::kubegen::deepcopy::DeepCopy for Holder<T> {
     #[inline]
     fn deep_copy(&self) -> Self {
+        use ::kubegen::deepcopy::__private::CopyField as _;
         Self {
-            values: ::kubegen::deepcopy::DeepCopy::deep_copy(&self.values),
+            values: ::kubegen::deepcopy::__private::Field(&self.values).copy_field(),
         }
     }
     #[inline]
     fn deep_copy_into(&self, out: &mut Self) {
-        ::kubegen::deepcopy::DeepCopy::deep_copy_into(&self.values, &mut out.values);
+        use ::kubegen::deepcopy::__private::CopyField as _;
+        ::kubegen::deepcopy::__private::Field(&self.values)
+            .copy_field_into(&mut out.values);
     }
 }
 #[automatically_derived]
 impl ::kubegen::deepcopy::DeepCopy for Note {
     #[inline]
     fn deep_copy(&self) -> Self {
+        use ::kubegen::deepcopy::__private::CopyField as _;
         Self {
-            text: ::kubegen::deepcopy::DeepCopy::deep_copy(&self.text),
+            text: ::kubegen::deepcopy::__private::Field(&self.text).copy_field(),
         }
     }
     #[inline]
     fn deep_copy_into(&self, out: &mut Self) {
-        ::kubegen::deepcopy::DeepCopy::deep_copy_into(&self.text, &mut out.text);
+        use ::kubegen::deepcopy::__private::CopyField as _;
+        ::kubegen::deepcopy::__private::Field(&self.text).copy_field_into(&mut out.text);
     }
 }

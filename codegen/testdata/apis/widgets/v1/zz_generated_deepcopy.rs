@@ -12,70 +12,85 @@ use super::Activation;
 impl ::kubegen::deepcopy::DeepCopy for Widget {
     #[inline]
     fn deep_copy(&self) -> Self {
+        use ::kubegen::deepcopy::__private::CopyField as _;
         Self {
-            metadata: ::kubegen::deepcopy::DeepCopy::deep_copy(&self.metadata),
-            spec: ::kubegen::deepcopy::DeepCopy::deep_copy(&self.spec),
-            status: ::kubegen::deepcopy::DeepCopy::deep_copy(&self.status),
+            metadata: ::kubegen::deepcopy::__private::Field(&self.metadata).copy_field(),
+            spec: ::kubegen::deepcopy::__private::Field(&self.spec).copy_field(),
+            status: ::kubegen::deepcopy::__private::Field(&self.status).copy_field(),
         }
     }
     #[inline]
     fn deep_copy_into(&self, out: &mut Self) {
-        ::kubegen::deepcopy::DeepCopy::deep_copy_into(&self.metadata, &mut out.metadata);
-        ::kubegen::deepcopy::DeepCopy::deep_copy_into(&self.spec, &mut out.spec);
-        ::kubegen::deepcopy::DeepCopy::deep_copy_into(&self.status, &mut out.status);
+        use ::kubegen::deepcopy::__private::CopyField as _;
+        ::kubegen::deepcopy::__private::Field(&self.metadata)
+            .copy_field_into(&mut out.metadata);
+        ::kubegen::deepcopy::__private::Field(&self.spec).copy_field_into(&mut out.spec);
+        ::kubegen::deepcopy::__private::Field(&self.status)
+            .copy_field_into(&mut out.status);
     }
 }
 #[automatically_derived]
 impl ::kubegen::deepcopy::DeepCopy for WidgetSpec {
     #[inline]
     fn deep_copy(&self) -> Self {
+        use ::kubegen::deepcopy::__private::CopyField as _;
         Self {
-            color: ::kubegen::deepcopy::DeepCopy::deep_copy(&self.color),
-            size: ::kubegen::deepcopy::DeepCopy::deep_copy(&self.size),
+            color: ::kubegen::deepcopy::__private::Field(&self.color).copy_field(),
+            size: ::kubegen::deepcopy::__private::Field(&self.size).copy_field(),
         }
     }
     #[inline]
     fn deep_copy_into(&self, out: &mut Self) {
-        ::kubegen::deepcopy::DeepCopy::deep_copy_into(&self.color, &mut out.color);
-        ::kubegen::deepcopy::DeepCopy::deep_copy_into(&self.size, &mut out.size);
+        use ::kubegen::deepcopy::__private::CopyField as _;
+        ::kubegen::deepcopy::__private::Field(&self.color)
+            .copy_field_into(&mut out.color);
+        ::kubegen::deepcopy::__private::Field(&self.size).copy_field_into(&mut out.size);
     }
 }
 #[automatically_derived]
 impl ::kubegen::deepcopy::DeepCopy for WidgetStatus {
     #[inline]
     fn deep_copy(&self) -> Self {
+        use ::kubegen::deepcopy::__private::CopyField as _;
         Self {
-            ready: ::kubegen::deepcopy::DeepCopy::deep_copy(&self.ready),
+            ready: ::kubegen::deepcopy::__private::Field(&self.ready).copy_field(),
         }
     }
     #[inline]
     fn deep_copy_into(&self, out: &mut Self) {
-        ::kubegen::deepcopy::DeepCopy::deep_copy_into(&self.ready, &mut out.ready);
+        use ::kubegen::deepcopy::__private::CopyField as _;
+        ::kubegen::deepcopy::__private::Field(&self.ready)
+            .copy_field_into(&mut out.ready);
     }
 }
 #[automatically_derived]
 impl ::kubegen::deepcopy::DeepCopy for Gadget {
     #[inline]
     fn deep_copy(&self) -> Self {
+        use ::kubegen::deepcopy::__private::CopyField as _;
         Self {
-            metadata: ::kubegen::deepcopy::DeepCopy::deep_copy(&self.metadata),
+            metadata: ::kubegen::deepcopy::__private::Field(&self.metadata).copy_field(),
         }
     }
     #[inline]
     fn deep_copy_into(&self, out: &mut Self) {
-        ::kubegen::deepcopy::DeepCopy::deep_copy_into(&self.metadata, &mut out.metadata);
+        use ::kubegen::deepcopy::__private::CopyField as _;
+        ::kubegen::deepcopy::__private::Field(&self.metadata)
+            .copy_field_into(&mut out.metadata);
     }
 }
 #[automatically_derived]
 impl ::kubegen::deepcopy::DeepCopy for Activation {
     #[inline]
     fn deep_copy(&self) -> Self {
+        use ::kubegen::deepcopy::__private::CopyField as _;
         Self {
-            by: ::kubegen::deepcopy::DeepCopy::deep_copy(&self.by),
+            by: ::kubegen::deepcopy::__private::Field(&self.by).copy_field(),
         }
     }
     #[inline]
     fn deep_copy_into(&self, out: &mut Self) {
-        ::kubegen::deepcopy::DeepCopy::deep_copy_into(&self.by, &mut out.by);
+        use ::kubegen::deepcopy::__private::CopyField as _;
+        ::kubegen::deepcopy::__private::Field(&self.by).copy_field_into(&mut out.by);
     }
 }

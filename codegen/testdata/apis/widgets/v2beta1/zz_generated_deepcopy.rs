@@ -9,27 +9,34 @@ use super::Cactus;
 impl ::kubegen::deepcopy::DeepCopy for Widget {
     #[inline]
     fn deep_copy(&self) -> Self {
+        use ::kubegen::deepcopy::__private::CopyField as _;
         Self {
-            metadata: ::kubegen::deepcopy::DeepCopy::deep_copy(&self.metadata),
-            color: ::kubegen::deepcopy::DeepCopy::deep_copy(&self.color),
+            metadata: ::kubegen::deepcopy::__private::Field(&self.metadata).copy_field(),
+            color: ::kubegen::deepcopy::__private::Field(&self.color).copy_field(),
         }
     }
     #[inline]
     fn deep_copy_into(&self, out: &mut Self) {
-        ::kubegen::deepcopy::DeepCopy::deep_copy_into(&self.metadata, &mut out.metadata);
-        ::kubegen::deepcopy::DeepCopy::deep_copy_into(&self.color, &mut out.color);
+        use ::kubegen::deepcopy::__private::CopyField as _;
+        ::kubegen::deepcopy::__private::Field(&self.metadata)
+            .copy_field_into(&mut out.metadata);
+        ::kubegen::deepcopy::__private::Field(&self.color)
+            .copy_field_into(&mut out.color);
     }
 }
 #[automatically_derived]
 impl ::kubegen::deepcopy::DeepCopy for Cactus {
     #[inline]
     fn deep_copy(&self) -> Self {
+        use ::kubegen::deepcopy::__private::CopyField as _;
         Self {
-            metadata: ::kubegen::deepcopy::DeepCopy::deep_copy(&self.metadata),
+            metadata: ::kubegen::deepcopy::__private::Field(&self.metadata).copy_field(),
         }
     }
     #[inline]
     fn deep_copy_into(&self, out: &mut Self) {
-        ::kubegen::deepcopy::DeepCopy::deep_copy_into(&self.metadata, &mut out.metadata);
+        use ::kubegen::deepcopy::__private::CopyField as _;
+        ::kubegen::deepcopy::__private::Field(&self.metadata)
+            .copy_field_into(&mut out.metadata);
     }
 }

@@ -11,69 +11,78 @@ use super::types::FooList;
 impl ::kubegen::deepcopy::DeepCopy for Foo {
     #[inline]
     fn deep_copy(&self) -> Self {
+        use ::kubegen::deepcopy::__private::CopyField as _;
         Self {
-            metadata: ::kubegen::deepcopy::DeepCopy::deep_copy(&self.metadata),
-            spec: ::kubegen::deepcopy::DeepCopy::deep_copy(&self.spec),
-            status: ::kubegen::deepcopy::DeepCopy::deep_copy(&self.status),
+            metadata: ::kubegen::deepcopy::__private::Field(&self.metadata).copy_field(),
+            spec: ::kubegen::deepcopy::__private::Field(&self.spec).copy_field(),
+            status: ::kubegen::deepcopy::__private::Field(&self.status).copy_field(),
         }
     }
     #[inline]
     fn deep_copy_into(&self, out: &mut Self) {
-        ::kubegen::deepcopy::DeepCopy::deep_copy_into(&self.metadata, &mut out.metadata);
-        ::kubegen::deepcopy::DeepCopy::deep_copy_into(&self.spec, &mut out.spec);
-        ::kubegen::deepcopy::DeepCopy::deep_copy_into(&self.status, &mut out.status);
+        use ::kubegen::deepcopy::__private::CopyField as _;
+        ::kubegen::deepcopy::__private::Field(&self.metadata)
+            .copy_field_into(&mut out.metadata);
+        ::kubegen::deepcopy::__private::Field(&self.spec).copy_field_into(&mut out.spec);
+        ::kubegen::deepcopy::__private::Field(&self.status)
+            .copy_field_into(&mut out.status);
     }
 }
 #[automatically_derived]
 impl ::kubegen::deepcopy::DeepCopy for FooSpec {
     #[inline]
     fn deep_copy(&self) -> Self {
+        use ::kubegen::deepcopy::__private::CopyField as _;
         Self {
-            deployment_name: ::kubegen::deepcopy::DeepCopy::deep_copy(
-                &self.deployment_name,
-            ),
-            replicas: ::kubegen::deepcopy::DeepCopy::deep_copy(&self.replicas),
+            deployment_name: ::kubegen::deepcopy::__private::Field(&self.deployment_name)
+                .copy_field(),
+            replicas: ::kubegen::deepcopy::__private::Field(&self.replicas).copy_field(),
         }
     }
     #[inline]
     fn deep_copy_into(&self, out: &mut Self) {
-        ::kubegen::deepcopy::DeepCopy::deep_copy_into(
-            &self.deployment_name,
-            &mut out.deployment_name,
-        );
-        ::kubegen::deepcopy::DeepCopy::deep_copy_into(&self.replicas, &mut out.replicas);
+        use ::kubegen::deepcopy::__private::CopyField as _;
+        ::kubegen::deepcopy::__private::Field(&self.deployment_name)
+            .copy_field_into(&mut out.deployment_name);
+        ::kubegen::deepcopy::__private::Field(&self.replicas)
+            .copy_field_into(&mut out.replicas);
     }
 }
 #[automatically_derived]
 impl ::kubegen::deepcopy::DeepCopy for FooStatus {
     #[inline]
     fn deep_copy(&self) -> Self {
+        use ::kubegen::deepcopy::__private::CopyField as _;
         Self {
-            available_replicas: ::kubegen::deepcopy::DeepCopy::deep_copy(
-                &self.available_replicas,
-            ),
+            available_replicas: ::kubegen::deepcopy::__private::Field(
+                    &self.available_replicas,
+                )
+                .copy_field(),
         }
     }
     #[inline]
     fn deep_copy_into(&self, out: &mut Self) {
-        ::kubegen::deepcopy::DeepCopy::deep_copy_into(
-            &self.available_replicas,
-            &mut out.available_replicas,
-        );
+        use ::kubegen::deepcopy::__private::CopyField as _;
+        ::kubegen::deepcopy::__private::Field(&self.available_replicas)
+            .copy_field_into(&mut out.available_replicas);
     }
 }
 #[automatically_derived]
 impl ::kubegen::deepcopy::DeepCopy for FooList {
     #[inline]
     fn deep_copy(&self) -> Self {
+        use ::kubegen::deepcopy::__private::CopyField as _;
         Self {
-            metadata: ::kubegen::deepcopy::DeepCopy::deep_copy(&self.metadata),
-            items: ::kubegen::deepcopy::DeepCopy::deep_copy(&self.items),
+            metadata: ::kubegen::deepcopy::__private::Field(&self.metadata).copy_field(),
+            items: ::kubegen::deepcopy::__private::Field(&self.items).copy_field(),
         }
     }
     #[inline]
     fn deep_copy_into(&self, out: &mut Self) {
-        ::kubegen::deepcopy::DeepCopy::deep_copy_into(&self.metadata, &mut out.metadata);
-        ::kubegen::deepcopy::DeepCopy::deep_copy_into(&self.items, &mut out.items);
+        use ::kubegen::deepcopy::__private::CopyField as _;
+        ::kubegen::deepcopy::__private::Field(&self.metadata)
+            .copy_field_into(&mut out.metadata);
+        ::kubegen::deepcopy::__private::Field(&self.items)
+            .copy_field_into(&mut out.items);
     }
 }

@@ -1,0 +1,3 @@
+//! The `cert-manager.io` group.
+
+pub mod v1;

@@ -1,0 +1,3 @@
+//! The `gateway.networking.k8s.io` group (Gateway API).
+
+pub mod v1;

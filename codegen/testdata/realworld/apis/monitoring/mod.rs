@@ -1,0 +1,3 @@
+//! The `monitoring.coreos.com` group (Prometheus Operator).
+
+pub mod v1;

@@ -494,7 +494,7 @@ async fn each_kind_round_trips_through_client_informer_and_lister() {
         .unwrap();
     assert_eq!(workload.spec, batch_workload().spec);
     // A controller's copy of a cached object is its own.
-    let mut mine = workload.deep_copy();
+    let mut mine = wl::BatchWorkload::deep_copy(&workload);
     mine.spec.tolerations = None;
     assert!(workload.spec.tolerations.is_some());
     factory.shutdown().await;

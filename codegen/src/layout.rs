@@ -114,6 +114,8 @@ pub fn files(packages: &[(VersionDir, Package)], config: &LayoutConfig<'_>) -> V
         PathBuf::from("mod.rs"),
         quote! {
             //! Generated clientset, listers and informers (client-go's layout).
+            /// Every resource of the tree (`catalog::RESOURCES`).
+            pub mod catalog;
             /// Typed clients.
             pub mod clientset;
             /// Typed informers and their factory.
@@ -122,6 +124,10 @@ pub fn files(packages: &[(VersionDir, Package)], config: &LayoutConfig<'_>) -> V
             pub mod listers;
         },
     )];
+    out.push((
+        PathBuf::from("catalog.rs"),
+        expand::catalog(gvs.iter().flat_map(|gv| gv.resources().map(|(_, r)| r))),
+    ));
     out.extend(clientset(&gvs, &by_group, config));
     // As lister-gen and informer-gen, only group-versions with a lister / an informer get
     // a listers / informers package (create-only review groups get neither).

@@ -9,6 +9,7 @@
 //! * [`informers`]: the [`informers::SharedInformerFactory`], one shared informer per type.
 //! * [`workqueue`]: typed, rate-limited work queues (client-go's `util/workqueue`).
 //! * [`client`]: the REST client.
+//! * [`catalog`]: the table of contents a generated API tree carries (`catalog::RESOURCES`).
 //! * [`record`]: events about objects — recorder, broadcaster, correlation (client-go's
 //!   `tools/record`).
 //! * [`deepcopy`]: owned, mutable copies of cached objects; `#[derive(kubegen::Resource)]`.
@@ -31,6 +32,7 @@ extern crate self as kubegen;
 #[cfg(feature = "kubernetes")]
 pub mod apis;
 pub mod cache;
+pub mod catalog;
 pub mod client;
 pub mod deepcopy;
 pub mod informers;

@@ -19,6 +19,7 @@
 
 pub mod apiserver;
 pub mod apply;
+mod builtins;
 pub mod controllers;
 pub mod crd;
 pub mod discovery;

@@ -6,6 +6,7 @@
 //! [`informer`]. Both entry points call these same functions; the CLI places their
 //! output in client-go's layout (`crate::layout`), the derive next to the type.
 
+mod catalog;
 mod client;
 mod deepcopy;
 mod informer;
@@ -13,6 +14,7 @@ mod lister;
 pub mod names;
 mod resource;
 
+pub use catalog::catalog;
 pub use client::typed_client;
 pub use deepcopy::deep_copy_impl;
 pub use informer::informer;

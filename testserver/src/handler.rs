@@ -9,7 +9,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::{
-    discovery,
+    aggregated_discovery, discovery,
     engine::{DeleteOptions, Engine, ListOptions, Target, WatchOptions, WriteOptions},
     errors::{ApiError, ApiResult},
     faults::Faults,
@@ -99,6 +99,22 @@ fn rendered_reply(r: render::Rendered) -> Reply {
     resp.headers_mut().insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static(r.content_type),
+    );
+    resp
+}
+
+fn wants_aggregated(headers: &http::HeaderMap) -> bool {
+    headers
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(aggregated_discovery::wanted)
+}
+
+fn aggregated_reply(v: &Value) -> Reply {
+    let mut resp = value_reply(200, v);
+    resp.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static(aggregated_discovery::MEDIA_TYPE),
     );
     resp
 }
@@ -435,6 +451,12 @@ async fn dispatch(shared: &Arc<Shared>, req: http::Request<Bytes>) -> ApiResult<
             return Ok(value_reply(200, &paths));
         }
         Route::Version => return Ok(value_reply(200, &discovery::version())),
+        Route::CoreVersions if wants_aggregated(&parts.headers) => {
+            return Ok(aggregated_reply(&aggregated_discovery::core(registry)));
+        }
+        Route::Groups if wants_aggregated(&parts.headers) => {
+            return Ok(aggregated_reply(&aggregated_discovery::groups(registry)));
+        }
         Route::CoreVersions => return Ok(value_reply(200, &discovery::core_versions())),
         Route::Groups => return Ok(value_reply(200, &discovery::group_list(registry))),
         Route::Group(g) => {

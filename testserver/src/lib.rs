@@ -17,6 +17,7 @@
 //! # Ok(()) }
 //! ```
 
+pub mod aggregated_discovery;
 pub mod apiserver;
 pub mod apply;
 mod builtins;

@@ -197,3 +197,72 @@ async fn multi_version_crds_serve_the_same_objects_in_every_version() {
         .collect();
     assert_eq!(versions, ["v1", "v1beta1"]);
 }
+
+async fn aggregated(api: &Api, path: &str) -> (String, serde_json::Value) {
+    let resp = api
+        .http
+        .get(format!("{}{path}", api.base))
+        .header(
+            "accept",
+            "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json",
+        )
+        .send()
+        .await
+        .unwrap();
+    let content_type = resp.headers()["content-type"].to_str().unwrap().to_owned();
+    (content_type, resp.json().await.unwrap())
+}
+
+/// Aggregated discovery (`apidiscovery.k8s.io/v2`, staging
+/// `apiserver/pkg/endpoints/discovery/aggregated/handler.go`), negotiated on `/api` and
+/// `/apis`: the whole API in one document, current as CRDs come and go.
+#[tokio::test]
+async fn aggregated_discovery_follows_crds() {
+    let (_s, api) = server().await;
+    let (content_type, core) = aggregated(&api, "/api").await;
+    assert_eq!(
+        content_type,
+        "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
+    );
+    assert_eq!(core["kind"], "APIGroupDiscoveryList");
+    let pods = core["items"][0]["versions"][0]["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["resource"] == "pods")
+        .cloned()
+        .unwrap();
+    assert_eq!(pods["scope"], "Namespaced");
+    assert_eq!(pods["shortNames"], json!(["po"]));
+    assert_eq!(pods["subresources"][0]["subresource"], "status");
+
+    let group = |doc: &serde_json::Value, name: &str| {
+        doc["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|g| g["metadata"]["name"] == name)
+            .cloned()
+    };
+    api.post(CRDS, &foo_crd()).await;
+    let (_, apis) = aggregated(&api, "/apis").await;
+    let foos = group(&apis, "samplecontroller.k8s.io").expect("CRD group listed");
+    let foo = &foos["versions"][0]["resources"][0];
+    assert_eq!(foo["resource"], "foos");
+    assert_eq!(foo["responseKind"]["kind"], "Foo");
+    assert_eq!(foo["shortNames"], json!(["fo"]));
+    let subresources: Vec<&str> = foo["subresources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|s| s["subresource"].as_str())
+        .collect();
+    assert_eq!(subresources, ["status", "scale"]);
+
+    api.delete(&format!("{CRDS}/foos.samplecontroller.k8s.io"), None)
+        .await;
+    let (_, apis) = aggregated(&api, "/apis").await;
+    assert!(group(&apis, "samplecontroller.k8s.io").is_none());
+    // Without the media type, the legacy APIGroupList is served.
+    assert_eq!(api.get("/apis").await.1["kind"], "APIGroupList");
+}

@@ -58,6 +58,33 @@ pub fn is_deleting(obj: &Value) -> bool {
         .is_some_and(|v| !v.is_null())
 }
 
+/// Drops empty `labels`, `annotations`, `finalizers`, `ownerReferences` and
+/// `managedFields` from `metadata`, as kube-apiserver's round trip through the typed
+/// `ObjectMeta` does (every one is `omitempty`; custom resources go through it too, in
+/// apiextensions-apiserver's `objectmeta.Coerce`). A strategic merge patch of
+/// `{"metadata":{"annotations":{}}}` (what `kubectl diff` sends) leaves no trace.
+pub fn drop_empty_collections(obj: &mut Value) {
+    if let Some(m) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
+        for field in [
+            "labels",
+            "annotations",
+            "finalizers",
+            "ownerReferences",
+            "managedFields",
+        ] {
+            let empty = match m.get(field) {
+                Some(Value::Object(o)) => o.is_empty(),
+                Some(Value::Array(a)) => a.is_empty(),
+                Some(Value::Null) => true,
+                _ => false,
+            };
+            if empty {
+                m.remove(field);
+            }
+        }
+    }
+}
+
 /// `metadata`, created as an empty object when missing or not an object.
 pub fn meta_mut(obj: &mut Value) -> &mut Map<String, Value> {
     let root = ensure_object(obj);
@@ -120,5 +147,16 @@ mod tests {
         let s = generate_suffix();
         assert_eq!(s.len(), 5);
         assert!(is_dns1123_label(&s));
+    }
+
+    #[test]
+    fn empty_metadata_collections_are_dropped_and_others_kept() {
+        let mut obj = serde_json::json!({"metadata": {"name": "a", "annotations": {}, "labels": {"x": "y"},
+                             "finalizers": [], "ownerReferences": null}, "data": {}});
+        drop_empty_collections(&mut obj);
+        assert_eq!(
+            obj,
+            serde_json::json!({"metadata": {"name": "a", "labels": {"x": "y"}}, "data": {}})
+        );
     }
 }

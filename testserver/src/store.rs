@@ -149,7 +149,7 @@ impl Store {
     /// Atomically reads the object at `key`, lets `decide` choose a write, and applies it.
     ///
     /// On a `Put` the store stamps `metadata.resourceVersion`; with `dry_run` nothing is
-    /// stored and no event is emitted.
+    /// stored, no event is emitted, and an update keeps the current resourceVersion.
     pub fn write<F>(
         &self,
         gr: &GroupResource,
@@ -173,6 +173,16 @@ impl Store {
             },
             Write::Put(mut value) => {
                 if dry_run {
+                    // kube-apiserver's `DryRunnableStorage.GuaranteedUpdate` returns the
+                    // would-be object at the current resourceVersion (nothing was
+                    // written); a dry-run create has none.
+                    if let Some(rv) = current
+                        .as_deref()
+                        .and_then(|c| c.pointer("/metadata/resourceVersion"))
+                        .cloned()
+                    {
+                        meta::meta_mut(&mut value).insert("resourceVersion".into(), rv);
+                    }
                     return Ok(WriteOutcome {
                         object: Arc::new(value),
                         event: None,

@@ -29,6 +29,7 @@ impl Engine {
         self.check_body(target, &body, true)?;
         let mut obj = body;
         rt.strategy.apply_defaults(&mut obj);
+        meta::drop_empty_collections(&mut obj);
         if !meta::resource_version(&obj).is_empty() {
             return Err(ApiError::bad_request(
                 "resourceVersion should not be set on objects to be created",

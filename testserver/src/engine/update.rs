@@ -149,6 +149,7 @@ fn main_update(rt: &ResourceType, old: &Value, body: Value) -> ApiResult<Value> 
         m.insert("managedFields".into(), mf.clone());
     }
     m.remove("resourceVersion");
+    meta::drop_empty_collections(&mut new);
     if meta::is_deleting(old) {
         let old_f = meta::finalizers(old);
         let added: Vec<String> = meta::finalizers(&new)

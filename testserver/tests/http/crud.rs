@@ -393,7 +393,12 @@ async fn dry_run_updates_and_patches_change_nothing() {
     upd["data"]["k"] = json!("dry");
     let (code, shown) = api.put(&format!("{CMS}/a?dryRun=All"), &upd).await;
     assert_eq!((code, shown["data"]["k"].as_str()), (200, Some("dry")));
-    let (code, _) = api
+    // Nothing was written, so the answer carries the current resourceVersion
+    // (apiserver `pkg/registry/generic/registry/dryrun.go` GuaranteedUpdate); `kubectl
+    // diff` shows no resourceVersion change.
+    let rv = &obj["metadata"]["resourceVersion"];
+    assert_eq!(&shown["metadata"]["resourceVersion"], rv);
+    let (code, shown) = api
         .patch(
             &format!("{CMS}/a?dryRun=All"),
             "application/merge-patch+json",
@@ -401,6 +406,24 @@ async fn dry_run_updates_and_patches_change_nothing() {
         )
         .await;
     assert_eq!(code, 200);
+    assert_eq!(&shown["metadata"]["resourceVersion"], rv);
+    // Server-side apply under dryRun=All (`kubectl apply --server-side --dry-run=server`).
+    let (code, shown) = api
+        .patch(
+            &format!("{CMS}/a?dryRun=All&fieldManager=tester&force=true"),
+            "application/apply-patch+yaml",
+            r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a"},"data":{"k":"applied"}}"#,
+        )
+        .await;
+    assert_eq!((code, shown["data"]["k"].as_str()), (200, Some("applied")));
+    assert!(
+        shown["metadata"]["managedFields"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|m| m["manager"] == "tester" && m["operation"] == "Apply"),
+        "{shown}"
+    );
     let (_, now) = api.get(&format!("{CMS}/a")).await;
     assert_eq!(now, obj);
 }

@@ -13,6 +13,7 @@ use crate::{
     engine::{DeleteOptions, Engine, ListOptions, Target, WatchOptions, WriteOptions},
     errors::{ApiError, ApiResult},
     faults::Faults,
+    meta,
     negotiate::{self, Encoding, Offer},
     patch::{PatchType, apply_json_or_merge},
     render,
@@ -119,6 +120,27 @@ fn aggregated_reply(v: &Value) -> Reply {
     resp
 }
 
+/// The `Status` a completed DELETE answers with (`details` name the object).
+fn deleted_status(rt: &crate::registry::ResourceType, obj: &Value) -> Value {
+    let mut details = serde_json::json!({
+        "name": meta::name(obj),
+        "kind": rt.plural,
+        "uid": meta::uid(obj),
+    });
+    if !rt.group.is_empty()
+        && let Some(d) = details.as_object_mut()
+    {
+        d.insert("group".into(), Value::String(rt.group.clone()));
+    }
+    serde_json::json!({
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Success",
+        "details": details,
+    })
+}
+
 fn value_reply(code: u16, v: &Value) -> Reply {
     json_reply(code, serde_json::to_vec(v).unwrap_or_default())
 }
@@ -182,10 +204,35 @@ fn dry_run(q: &HashMap<String, String>) -> ApiResult<bool> {
     }
 }
 
-fn write_options(q: &HashMap<String, String>) -> ApiResult<WriteOptions> {
+/// The write options of a request. Without a `fieldManager` parameter the manager is
+/// derived from the User-Agent (`managerOrUserAgent` in staging
+/// `apiserver/pkg/endpoints/handlers/rest.go`: the part before the first `/`, printable
+/// characters only, at most 128 of them), except for apply, which requires one.
+fn write_options(
+    q: &HashMap<String, String>,
+    headers: &http::HeaderMap,
+    apply: bool,
+) -> ApiResult<WriteOptions> {
+    let from_user_agent = || {
+        let agent = headers.get(header::USER_AGENT)?.to_str().ok()?;
+        let manager: String = agent
+            .split('/')
+            .next()
+            .unwrap_or_default()
+            .chars()
+            .filter(|c| !c.is_control())
+            .take(128)
+            .collect();
+        (!manager.is_empty()).then_some(manager)
+    };
+    let explicit = q.get("fieldManager").cloned().filter(|s| !s.is_empty());
     Ok(WriteOptions {
         dry_run: dry_run(q)?,
-        field_manager: q.get("fieldManager").cloned().filter(|s| !s.is_empty()),
+        field_manager: if apply {
+            explicit
+        } else {
+            explicit.or_else(from_user_agent)
+        },
         force: flag(q, "force"),
     })
 }
@@ -568,7 +615,7 @@ async fn dispatch(shared: &Arc<Shared>, req: http::Request<Bytes>) -> ApiResult<
                 ));
             }
             let value = parse_body(&parts.headers, &body, rt.builtin)?;
-            let obj = engine.create(&target, value, &write_options(&q)?)?;
+            let obj = engine.create(&target, value, &write_options(&q, &parts.headers, false)?)?;
             reply(201, &obj)
         }
         "update" => {
@@ -579,7 +626,7 @@ async fn dispatch(shared: &Arc<Shared>, req: http::Request<Bytes>) -> ApiResult<
             }
             let builtin = rt.builtin || target.subresource.as_deref() == Some("scale");
             let value = parse_body(&parts.headers, &body, builtin)?;
-            let obj = engine.update(&target, value, &write_options(&q)?)?;
+            let obj = engine.update(&target, value, &write_options(&q, &parts.headers, false)?)?;
             reply(200, &obj)
         }
         "patch" => {
@@ -594,14 +641,21 @@ async fn dispatch(shared: &Arc<Shared>, req: http::Request<Bytes>) -> ApiResult<
                 .and_then(|v| v.to_str().ok())
                 .unwrap_or_default();
             let patch_type = PatchType::from_content_type(ct)?;
-            let opts = write_options(&q)?;
+            let opts = write_options(&q, &parts.headers, matches!(patch_type, PatchType::Apply))?;
             let (code, obj) = patch(engine, &target, patch_type, &body, &opts)?;
             reply(code, &obj)
         }
         "delete" => {
             let opts = delete_options(&q, &parts.headers, &body)?;
             let obj = engine.delete(&target, &opts)?;
-            reply(200, &obj)
+            // The generic store answers a completed deletion with a `Status` of `Success`
+            // unless the resource's store sets `ReturnDeletedObject`; a deletion held
+            // by finalizers answers with the object (registry/store.go `Delete`).
+            if meta::is_deleting(&obj) || rt.strategy.returns_deleted_object() {
+                reply(200, &obj)
+            } else {
+                Ok(value_reply(200, &deleted_status(&rt, &obj)))
+            }
         }
         "deletecollection" => {
             let opts = delete_options(&q, &parts.headers, &body)?;

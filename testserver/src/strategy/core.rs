@@ -3,7 +3,12 @@
 use serde_json::{Value, json};
 
 use super::Strategy;
+use super::defaults::{at, child, default, pod_spec, pod_template};
 use crate::meta;
+
+/// The label every namespace carries with its own name (`SetDefaults_Namespace`,
+/// pkg/apis/core/v1/defaults.go; KEP-2161).
+pub const NAMESPACE_NAME_LABEL: &str = "kubernetes.io/metadata.name";
 
 /// The `kubernetes` finalizer the namespace controller removes once a namespace is empty
 /// (`FinalizerKubernetes`, pkg/apis/core/types.go).
@@ -21,6 +26,17 @@ pub struct Namespaces;
 impl Strategy for Namespaces {
     fn name(&self) -> &'static str {
         "namespaces"
+    }
+
+    /// `SetDefaults_Namespace`: the `kubernetes.io/metadata.name` label, always equal to
+    /// the name.
+    fn apply_defaults(&self, obj: &mut Value) {
+        let name = meta::name(obj).to_owned();
+        if name.is_empty() {
+            return;
+        }
+        let labels = child(meta::meta_mut(obj), "labels");
+        labels.insert(NAMESPACE_NAME_LABEL.into(), json!(name));
     }
 
     /// "on create, status is active"; "on create, we require the kubernetes value".
@@ -85,12 +101,152 @@ impl Strategy for Pods {
         "pods"
     }
 
+    /// `SetDefaults_Pod` and `SetDefaults_PodSpec`.
+    fn apply_defaults(&self, obj: &mut Value) {
+        if let Some(spec) = at(obj, &["spec"]) {
+            pod_spec(spec);
+            default(spec, "enableServiceLinks", json!(true));
+        }
+    }
+
     fn prepare_for_create(&self, obj: &mut Value) {
         meta::ensure_object(obj).insert("status".into(), json!({"phase": "Pending"}));
     }
 
     fn returns_deleted_object(&self) -> bool {
         true
+    }
+}
+
+/// pkg/registry/core/service/strategy.go, with `SetDefaults_Service`.
+#[derive(Debug, Clone, Copy)]
+pub struct Services;
+
+impl Strategy for Services {
+    fn name(&self) -> &'static str {
+        "services"
+    }
+
+    /// `SetDefaults_Service`: affinity, type, port protocols and target ports, traffic
+    /// policies.
+    fn apply_defaults(&self, obj: &mut Value) {
+        let Some(spec) = at(obj, &["spec"]) else {
+            return;
+        };
+        default(spec, "sessionAffinity", json!("None"));
+        default(spec, "type", json!("ClusterIP"));
+        let kind = spec
+            .get("type")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        if let Some(ports) = spec.get_mut("ports").and_then(Value::as_array_mut) {
+            for port in ports.iter_mut().filter_map(Value::as_object_mut) {
+                default(port, "protocol", json!("TCP"));
+                let unset = port
+                    .get("targetPort")
+                    .is_none_or(|t| t.is_null() || *t == json!(0) || *t == json!(""));
+                if unset && let Some(p) = port.get("port").cloned() {
+                    port.insert("targetPort".into(), p);
+                }
+            }
+        }
+        if matches!(kind.as_str(), "ClusterIP" | "NodePort" | "LoadBalancer") {
+            default(spec, "internalTrafficPolicy", json!("Cluster"));
+        }
+        if matches!(kind.as_str(), "NodePort" | "LoadBalancer") {
+            default(spec, "externalTrafficPolicy", json!("Cluster"));
+        }
+    }
+
+    /// service/storage/storage.go answers DELETE with the Service.
+    fn returns_deleted_object(&self) -> bool {
+        true
+    }
+}
+
+/// Secrets: `SetDefaults_Secret`.
+#[derive(Debug, Clone, Copy)]
+pub struct Secrets;
+
+impl Strategy for Secrets {
+    fn name(&self) -> &'static str {
+        "secrets"
+    }
+
+    fn apply_defaults(&self, obj: &mut Value) {
+        default(meta::ensure_object(obj), "type", json!("Opaque"));
+    }
+}
+
+/// PersistentVolumeClaims: `SetDefaults_PersistentVolumeClaimSpec`.
+#[derive(Debug, Clone, Copy)]
+pub struct PersistentVolumeClaims;
+
+impl Strategy for PersistentVolumeClaims {
+    fn name(&self) -> &'static str {
+        "persistentvolumeclaims"
+    }
+
+    fn apply_defaults(&self, obj: &mut Value) {
+        if let Some(spec) = at(obj, &["spec"]) {
+            default(spec, "volumeMode", json!("Filesystem"));
+        }
+    }
+
+    fn prepare_for_create(&self, obj: &mut Value) {
+        meta::ensure_object(obj).insert("status".into(), json!({"phase": "Pending"}));
+    }
+}
+
+/// ReplicationControllers: `SetDefaults_ReplicationController` (selector and labels from
+/// the template, one replica) and the template's pod spec.
+#[derive(Debug, Clone, Copy)]
+pub struct ReplicationControllers;
+
+impl Strategy for ReplicationControllers {
+    fn name(&self) -> &'static str {
+        "replicationcontrollers"
+    }
+
+    fn apply_defaults(&self, obj: &mut Value) {
+        let template_labels = obj
+            .pointer("/spec/template/metadata/labels")
+            .filter(|l| l.as_object().is_some_and(|m| !m.is_empty()))
+            .cloned();
+        if let Some(labels) = template_labels {
+            if let Some(spec) = at(obj, &["spec"])
+                && spec
+                    .get("selector")
+                    .is_none_or(|s| s.as_object().is_none_or(|m| m.is_empty()))
+            {
+                spec.insert("selector".into(), labels.clone());
+            }
+            let m = meta::meta_mut(obj);
+            if m.get("labels")
+                .is_none_or(|l| l.as_object().is_none_or(|m| m.is_empty()))
+            {
+                m.insert("labels".into(), labels);
+            }
+        }
+        if let Some(spec) = at(obj, &["spec"]) {
+            default(spec, "replicas", json!(1));
+        }
+        pod_template(obj, &["spec", "template"]);
+    }
+}
+
+/// PodTemplates: the template's pod spec.
+#[derive(Debug, Clone, Copy)]
+pub struct PodTemplates;
+
+impl Strategy for PodTemplates {
+    fn name(&self) -> &'static str {
+        "podtemplates"
+    }
+
+    fn apply_defaults(&self, obj: &mut Value) {
+        pod_template(obj, &["template"]);
     }
 }
 
@@ -111,5 +267,37 @@ mod tests {
         assert!(Namespaces.holds_deletion(&new));
         Namespaces.begin_delete(&mut new);
         assert_eq!(new["status"]["phase"], "Terminating");
+    }
+
+    /// pkg/apis/core/v1/defaults.go `SetDefaults_Namespace` and `SetDefaults_Service`.
+    #[test]
+    fn namespaces_are_labelled_and_services_defaulted() {
+        let mut ns = json!({"metadata": {"name": "demo", "labels": {"team": "a"}}});
+        Namespaces.apply_defaults(&mut ns);
+        assert_eq!(
+            ns["metadata"]["labels"],
+            json!({"team": "a", "kubernetes.io/metadata.name": "demo"})
+        );
+        let mut svc =
+            json!({"spec": {"ports": [{"port": 80}, {"port": 443, "targetPort": "https"}]}});
+        Services.apply_defaults(&mut svc);
+        assert_eq!(svc["spec"]["type"], "ClusterIP");
+        assert_eq!(
+            svc["spec"]["ports"][0],
+            json!({"port": 80, "protocol": "TCP", "targetPort": 80})
+        );
+        assert_eq!(svc["spec"]["ports"][1]["targetPort"], "https");
+        assert_eq!(svc["spec"]["internalTrafficPolicy"], "Cluster");
+        assert!(svc["spec"].get("externalTrafficPolicy").is_none());
+    }
+
+    #[test]
+    fn replication_controllers_take_selector_and_labels_from_the_template() {
+        let mut rc = json!({"metadata": {"name": "rc"}, "spec": {"template": {"metadata": {"labels": {"app": "x"}},
+            "spec": {"containers": [{"name": "a", "image": "nginx:1"}]}}}});
+        ReplicationControllers.apply_defaults(&mut rc);
+        assert_eq!(rc["spec"]["selector"], json!({"app": "x"}));
+        assert_eq!(rc["metadata"]["labels"], json!({"app": "x"}));
+        assert_eq!(rc["spec"]["replicas"], 1);
     }
 }

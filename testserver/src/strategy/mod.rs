@@ -9,7 +9,10 @@
 //! finalizers.
 
 mod apiextensions;
+mod apps;
+mod batch;
 mod core;
+pub mod defaults;
 
 use std::{fmt, sync::Arc};
 
@@ -179,6 +182,24 @@ pub fn for_builtin(group: &str, plural: &str) -> StrategyRef {
     match (group, plural) {
         ("", "namespaces") => StrategyRef::new(core::Namespaces),
         ("", "pods") => StrategyRef::new(core::Pods),
+        ("", "services") => StrategyRef::new(core::Services),
+        ("", "secrets") => StrategyRef::new(core::Secrets),
+        ("", "persistentvolumeclaims") => StrategyRef::new(core::PersistentVolumeClaims),
+        ("", "replicationcontrollers") => StrategyRef::new(core::ReplicationControllers),
+        ("", "podtemplates") => StrategyRef::new(core::PodTemplates),
+        // serviceaccount/storage/storage.go and storageclass/storage/storage.go set
+        // `ReturnDeletedObject`.
+        ("", "serviceaccounts") | ("storage.k8s.io", "storageclasses") => {
+            StrategyRef::new(Generic {
+                returns_deleted_object: true,
+            })
+        }
+        ("apps", "deployments") => StrategyRef::new(apps::Deployments),
+        ("apps", "replicasets") => StrategyRef::new(apps::ReplicaSets),
+        ("apps", "statefulsets") => StrategyRef::new(apps::StatefulSets),
+        ("apps", "daemonsets") => StrategyRef::new(apps::DaemonSets),
+        ("batch", "jobs") => StrategyRef::new(batch::Jobs),
+        ("batch", "cronjobs") => StrategyRef::new(batch::CronJobs),
         ("apiextensions.k8s.io", "customresourcedefinitions") => {
             StrategyRef::new(apiextensions::CustomResourceDefinitions)
         }

@@ -6,6 +6,7 @@ mod builtins;
 mod common;
 mod crd;
 mod crud;
+mod defaults;
 mod faults;
 mod gc;
 mod inprocess;

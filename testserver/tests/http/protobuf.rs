@@ -212,10 +212,11 @@ async fn a_protobuf_deployment_keeps_pointer_zeroes_inline_structs_and_int_or_st
         .await;
     assert_eq!(got["spec"]["replicas"], 0);
     let c = &got["spec"]["template"]["spec"]["containers"][0];
-    // ProbeHandler is `json:",inline"` in the Go type
+    // ProbeHandler is `json:",inline"` in the Go type; the scheme is defaulted
+    // (`SetDefaults_HTTPGetAction`, pkg/apis/core/v1/defaults.go).
     assert_eq!(
         c["livenessProbe"]["httpGet"],
-        json!({"path": "/healthz", "port": "http"})
+        json!({"path": "/healthz", "port": "http", "scheme": "HTTP"})
     );
     assert_eq!(c["livenessProbe"]["periodSeconds"], 5);
     assert_eq!(c.get("workingDir"), None);

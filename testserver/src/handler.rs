@@ -120,6 +120,23 @@ fn aggregated_reply(v: &Value) -> Reply {
     resp
 }
 
+/// The `openAPIV3Schema` of the CRD version serving `rt`, if `rt` is a custom resource.
+fn crd_schema(engine: &Engine, rt: &crate::registry::ResourceType) -> Option<Value> {
+    if rt.builtin {
+        return None;
+    }
+    let crd = engine.store().get(
+        &crate::registry::GroupResource::new("apiextensions.k8s.io", "customresourcedefinitions"),
+        &(String::new(), format!("{}.{}", rt.plural, rt.group)),
+    )?;
+    crd.pointer("/spec/versions")?
+        .as_array()?
+        .iter()
+        .find(|v| v.get("name").and_then(Value::as_str) == Some(rt.version.as_str()))?
+        .pointer("/schema/openAPIV3Schema")
+        .cloned()
+}
+
 /// The `Status` a completed DELETE answers with (`details` name the object).
 fn deleted_status(rt: &crate::registry::ResourceType, obj: &Value) -> Value {
     let mut details = serde_json::json!({
@@ -524,7 +541,7 @@ async fn dispatch(shared: &Arc<Shared>, req: http::Request<Bytes>) -> ApiResult<
         }
         Route::OpenApiIndex => return Ok(value_reply(200, &crate::openapi::index(registry))),
         Route::OpenApiDoc(g, v) => {
-            return crate::openapi::document(registry, &g, &v)
+            return crate::openapi::document(registry, &g, &v, |rt| crd_schema(engine, rt))
                 .map(|d| value_reply(200, &d))
                 .ok_or_else(|| ApiError::not_found("", "openapi", &v));
         }
@@ -569,7 +586,9 @@ async fn dispatch(shared: &Arc<Shared>, req: http::Request<Bytes>) -> ApiResult<
         Offer {
             protobuf: rt.builtin || target.subresource.as_deref() == Some("scale"),
             transforms: reads && target.subresource.is_none(),
-            list: matches!(info.verb.as_str(), "list" | "watch"),
+            // A watch's events carry single objects: client-go's metadata client watches
+            // with `as=PartialObjectMetadata` (metadata/metadata.go `Watch`).
+            list: info.verb == "list",
         },
     )?;
     let include = IncludeObject::parse(q.get("includeObject").map(String::as_str))

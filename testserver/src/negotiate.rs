@@ -65,7 +65,8 @@ pub struct Offer {
     pub protobuf: bool,
     /// Tables and metadata transformations are offered (resource requests that read).
     pub transforms: bool,
-    /// The request reads a collection (list, watch) rather than one object.
+    /// The request reads a list rather than one object (a watch's events are single
+    /// objects).
     pub list: bool,
 }
 

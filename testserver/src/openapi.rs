@@ -1,12 +1,16 @@
 //! A minimal OpenAPI v3 surface: the `/openapi/v3` index and one document per
 //! group-version listing each resource's paths with its
 //! `x-kubernetes-group-version-kind` and the `fieldValidation` parameter, which is what
-//! kubectl checks before relying on server-side field validation. Schemas are open
+//! kubectl checks before relying on server-side field validation.
+//!
+//! A custom resource's schema is its CRD version's `openAPIV3Schema` (as
+//! apiextensions-apiserver publishes it, `pkg/controller/openapi/builder`), so `kubectl
+//! explain` shows its fields. Built-in schemas are open
 //! (`x-kubernetes-preserve-unknown-fields`): the server is type-agnostic.
 
 use serde_json::{Map, Value, json};
 
-use crate::registry::Registry;
+use crate::registry::{Registry, ResourceType};
 
 fn gv_path(group: &str, version: &str) -> String {
     if group.is_empty() {
@@ -36,8 +40,14 @@ pub fn index(registry: &Registry) -> Value {
     json!({ "paths": paths })
 }
 
-/// `/openapi/v3/api/v1` or `/openapi/v3/apis/G/V`, if served.
-pub fn document(registry: &Registry, group: &str, version: &str) -> Option<Value> {
+/// `/openapi/v3/api/v1` or `/openapi/v3/apis/G/V`, if served. `crd_schema` gives a
+/// custom resource's published schema for a version (none for built-ins).
+pub fn document(
+    registry: &Registry,
+    group: &str,
+    version: &str,
+    crd_schema: impl Fn(&ResourceType) -> Option<Value>,
+) -> Option<Value> {
     let types = registry.in_group_version(group, version);
     if types.is_empty() {
         return None;
@@ -86,14 +96,20 @@ pub fn document(registry: &Registry, group: &str, version: &str) -> Option<Value
             format!("{collection}/{{name}}"),
             json!({"get": op("get"), "put": op("put"), "patch": op("patch"), "delete": op("delete")}),
         );
-        schemas.insert(
-            schema_name,
-            json!({
+        let schema = match crd_schema(&rt) {
+            Some(mut schema) => {
+                if let Some(m) = schema.as_object_mut() {
+                    m.insert("x-kubernetes-group-version-kind".into(), json!([gvk]));
+                }
+                schema
+            }
+            None => json!({
                 "type": "object",
                 "x-kubernetes-preserve-unknown-fields": true,
                 "x-kubernetes-group-version-kind": [gvk],
             }),
-        );
+        };
+        schemas.insert(schema_name, schema);
     }
     Some(json!({
         "openapi": "3.0.0",

@@ -225,6 +225,14 @@ spec:
 fn kubectl_drives_a_crd_kind() {
     require_kubectl();
     let s = start("crd");
+    // `kubectl explain` reads the CRD's schema from /openapi/v3 (apiextensions-apiserver
+    // publishes each served version's openAPIV3Schema).
+    let explained = s.ok(&["explain", "certificates.spec.secretName"], None);
+    assert!(
+        explained.contains("FIELD: secretName <string>")
+            && explained.contains("Name of the Secret resource"),
+        "{explained}"
+    );
     s.ok(&["create", "-f", "-"], Some(CERTIFICATE));
     s.ok(&["apply", "--server-side", "-f", "-"], Some(CERTIFICATE));
     s.ok(

@@ -1,6 +1,8 @@
 //! Per-resource strategies, kube-apiserver's `pkg/registry/*/strategy.go`: what a resource
 //! does on create and update beyond the generic rules (server-set fields, defaulting,
-//! validation, deletion holds, the table columns). Each registry entry
+//! validation, deletion holds). Table columns are not here: as kube-apiserver's
+//! `pkg/printers/internalversion/printers.go`, every built-in's printer lives in one
+//! table (`crate::table`). Each registry entry
 //! ([`crate::registry::ResourceType::strategy`]) carries one; the engine calls it and knows
 //! no resource by name.
 //!
@@ -19,35 +21,6 @@ use std::{fmt, sync::Arc};
 use serde_json::Value;
 
 use crate::errors::Cause;
-
-/// One column of a resource's `Table` view (metav1.TableColumnDefinition plus how a cell
-/// is computed). Strategies list kubectl's default columns for their kind; none means the
-/// generic `Name` / `Created At` pair.
-#[derive(Clone)]
-pub struct TableColumn {
-    /// Column header, e.g. `Ready`.
-    pub name: &'static str,
-    /// OpenAPI type: `string`, `integer`, `number`, `boolean`, `date`.
-    pub type_name: &'static str,
-    /// OpenAPI format, e.g. `name` for the first column.
-    pub format: &'static str,
-    /// Description shown by `kubectl explain`-like tools.
-    pub description: &'static str,
-    /// 0 is shown by default, higher only with `-o wide`.
-    pub priority: i32,
-    /// The cell for one object.
-    pub cell: fn(&Value) -> Value,
-}
-
-impl fmt::Debug for TableColumn {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("TableColumn")
-            .field("name", &self.name)
-            .field("type_name", &self.type_name)
-            .field("priority", &self.priority)
-            .finish()
-    }
-}
 
 /// What a resource does beyond the generic store rules.
 ///
@@ -105,12 +78,6 @@ pub trait Strategy: Send + Sync + 'static {
     /// with the object rather than a `Status` of `Success`.
     fn returns_deleted_object(&self) -> bool {
         false
-    }
-
-    /// kubectl's default columns for this kind (`pkg/printers/internalversion`); empty for
-    /// the generic `Name` / `Created At` (the Table conversion owns the fallback).
-    fn table_columns(&self) -> Vec<TableColumn> {
-        Vec::new()
     }
 }
 

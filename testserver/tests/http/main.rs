@@ -12,6 +12,7 @@ mod gc;
 mod inprocess;
 mod list;
 mod list_semantics;
+mod metadata;
 mod namespaces;
 mod patch;
 mod protobuf;

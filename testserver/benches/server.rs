@@ -3,9 +3,12 @@
 //! * a paginated HTTP list (limit=500) over 100k ConfigMaps, and one unpaginated list;
 //! * watch fan-out: writes as fast as the engine takes them, delivered over HTTP to
 //!   several watchers, reported as events per second per watcher and in total;
-//! * resident memory before and after loading the objects.
+//! * resident memory before and after loading the objects;
+//! * creates of a custom resource (cert-manager's Certificate, CRD from `testdata/crds`),
+//!   which go through the whole schema admission (prune, default, validate, CEL).
 //!
-//! `cargo bench -p kubegen-testserver --bench server` (add `-- --quick` for a small run).
+//! `cargo bench -p kubegen-testserver --bench server` (add `-- --quick` for a small run,
+//! `-- --no-validation` for the permissive mode without schema enforcement, to compare).
 
 #![allow(clippy::unwrap_used)]
 
@@ -53,13 +56,18 @@ fn configmap(name: &str) -> Value {
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
     let quick = std::env::args().any(|a| a == "--quick");
+    let validation = !std::env::args().any(|a| a == "--no-validation");
     let (objects, events, watchers) = if quick {
         (10_000, 5_000, 3)
     } else {
         (100_000, 50_000, 4)
     };
     let server = TestServer::builder()
-        .engine_config(EngineConfig::default().history_limit(200_000))
+        .engine_config(
+            EngineConfig::default()
+                .history_limit(200_000)
+                .schema_validation(validation),
+        )
         .start()
         .await
         .unwrap();
@@ -88,6 +96,47 @@ async fn main() {
         rss0,
         rss1,
         (rss1 - rss0) * 1024.0 / objects as f64
+    );
+
+    // Custom resource creates (schema admission: prune, default, validate, CEL).
+    server
+        .load_crd_file(
+            &std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("testdata/crds/cert-manager.io_certificates.yaml"),
+        )
+        .unwrap();
+    let certs = Target {
+        rt: server
+            .engine()
+            .registry()
+            .get("cert-manager.io", "v1", "certificates")
+            .unwrap(),
+        namespace: Some("kube-system".into()),
+        name: None,
+        subresource: None,
+    };
+    let n = objects / 10;
+    let start = Instant::now();
+    for i in 0..n {
+        server
+            .engine()
+            .create(
+                &certs,
+                json!({"apiVersion": "cert-manager.io/v1", "kind": "Certificate",
+                    "metadata": {"name": format!("c-{i:06}")},
+                    "spec": {"secretName": "s", "dnsNames": ["a.example.com", "b.example.com"],
+                        "issuerRef": {"name": "ca", "kind": "Issuer"}, "duration": "2160h"}}),
+                &WriteOptions::default(),
+            )
+            .unwrap();
+    }
+    let took = start.elapsed();
+    println!(
+        "CR creates (schema validation {}): {n} Certificates in {:.2}s ({:.0} creates/s, {:.1} µs/create)",
+        if validation { "on" } else { "off" },
+        took.as_secs_f64(),
+        n as f64 / took.as_secs_f64(),
+        took.as_secs_f64() * 1e6 / n as f64
     );
 
     // Paginated list.

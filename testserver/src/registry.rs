@@ -29,6 +29,7 @@ impl GroupResource {
     }
 }
 
+use crate::schema::{CrdSchema, SchemaRef, builtin};
 use crate::strategy::{self, StrategyRef};
 pub use crate::validation::NameRule;
 
@@ -82,6 +83,10 @@ pub struct ResourceType {
     pub storage_version: String,
     /// What the resource does beyond the generic store rules.
     pub strategy: StrategyRef,
+    /// The schema writes are admitted against (`crate::engine` admission): a CRD
+    /// version's `openAPIV3Schema`, or a built-in kind's definitions for its unknown
+    /// fields; `None` admits anything (types registered without a schema).
+    pub schema: Option<SchemaRef>,
 }
 
 impl ResourceType {
@@ -124,6 +129,8 @@ struct Builtin {
     generation: bool,
     name_rule: NameRule,
     fields: &'static [&'static str],
+    /// k8s-openapi's type, through `schema::builtin::schema::<T>`.
+    schema: fn() -> Option<&'static CrdSchema>,
 }
 
 const BUILTINS: &[Builtin] = &[
@@ -138,6 +145,7 @@ const BUILTINS: &[Builtin] = &[
         scale: false,
         generation: false,
         name_rule: NameRule::Label,
+        schema: builtin::schema::<k8s_openapi::api::core::v1::Namespace>,
         fields: &["status.phase"],
     },
     Builtin {
@@ -151,6 +159,7 @@ const BUILTINS: &[Builtin] = &[
         scale: false,
         generation: true,
         name_rule: NameRule::Subdomain,
+        schema: builtin::schema::<k8s_openapi::api::core::v1::Pod>,
         fields: &[
             "spec.nodeName",
             "spec.restartPolicy",
@@ -173,6 +182,7 @@ const BUILTINS: &[Builtin] = &[
         scale: false,
         generation: false,
         name_rule: NameRule::Label,
+        schema: builtin::schema::<k8s_openapi::api::core::v1::Service>,
         fields: &[],
     },
     Builtin {
@@ -186,6 +196,7 @@ const BUILTINS: &[Builtin] = &[
         scale: false,
         generation: false,
         name_rule: NameRule::Subdomain,
+        schema: builtin::schema::<k8s_openapi::api::core::v1::ConfigMap>,
         fields: &[],
     },
     Builtin {
@@ -199,6 +210,7 @@ const BUILTINS: &[Builtin] = &[
         scale: false,
         generation: false,
         name_rule: NameRule::Subdomain,
+        schema: builtin::schema::<k8s_openapi::api::core::v1::Secret>,
         fields: &["type"],
     },
     Builtin {
@@ -212,6 +224,7 @@ const BUILTINS: &[Builtin] = &[
         scale: false,
         generation: false,
         name_rule: NameRule::Subdomain,
+        schema: builtin::schema::<k8s_openapi::api::core::v1::Event>,
         fields: &[
             "involvedObject.kind",
             "involvedObject.namespace",
@@ -237,6 +250,7 @@ const BUILTINS: &[Builtin] = &[
         scale: false,
         generation: false,
         name_rule: NameRule::Subdomain,
+        schema: builtin::schema::<k8s_openapi::api::core::v1::ServiceAccount>,
         fields: &[],
     },
     Builtin {
@@ -250,6 +264,7 @@ const BUILTINS: &[Builtin] = &[
         scale: false,
         generation: false,
         name_rule: NameRule::Subdomain,
+        schema: builtin::schema::<k8s_openapi::api::core::v1::Node>,
         fields: &["spec.unschedulable"],
     },
     Builtin {
@@ -263,6 +278,7 @@ const BUILTINS: &[Builtin] = &[
         scale: true,
         generation: true,
         name_rule: NameRule::Subdomain,
+        schema: builtin::schema::<k8s_openapi::api::apps::v1::Deployment>,
         fields: &[],
     },
     Builtin {
@@ -276,6 +292,7 @@ const BUILTINS: &[Builtin] = &[
         scale: true,
         generation: true,
         name_rule: NameRule::Subdomain,
+        schema: builtin::schema::<k8s_openapi::api::apps::v1::ReplicaSet>,
         fields: &["status.replicas"],
     },
     Builtin {
@@ -289,6 +306,7 @@ const BUILTINS: &[Builtin] = &[
         scale: true,
         generation: true,
         name_rule: NameRule::Subdomain,
+        schema: builtin::schema::<k8s_openapi::api::apps::v1::StatefulSet>,
         fields: &[],
     },
     Builtin {
@@ -302,6 +320,7 @@ const BUILTINS: &[Builtin] = &[
         scale: false,
         generation: true,
         name_rule: NameRule::Subdomain,
+        schema: builtin::schema::<k8s_openapi::api::apps::v1::DaemonSet>,
         fields: &[],
     },
     Builtin {
@@ -315,6 +334,7 @@ const BUILTINS: &[Builtin] = &[
         scale: false,
         generation: true,
         name_rule: NameRule::Subdomain,
+        schema: builtin::schema::<k8s_openapi::api::batch::v1::Job>,
         fields: &["status.successful"],
     },
     Builtin {
@@ -328,6 +348,7 @@ const BUILTINS: &[Builtin] = &[
         scale: false,
         generation: false,
         name_rule: NameRule::Subdomain,
+        schema: builtin::schema::<k8s_openapi::api::coordination::v1::Lease>,
         fields: &[],
     },
     Builtin {
@@ -341,6 +362,7 @@ const BUILTINS: &[Builtin] = &[
         scale: false,
         generation: false,
         name_rule: NameRule::Subdomain,
+        schema: builtin::schema::<k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler>,
         fields: &[],
     },
     Builtin {
@@ -354,6 +376,7 @@ const BUILTINS: &[Builtin] = &[
         scale: false,
         generation: true,
         name_rule: NameRule::Subdomain,
+        schema: builtin::schema::<k8s_openapi::api::batch::v1::CronJob>,
         fields: &[],
     },
     Builtin {
@@ -367,6 +390,7 @@ const BUILTINS: &[Builtin] = &[
         scale: false,
         generation: false,
         name_rule: NameRule::PathSegment,
+        schema: builtin::schema::<k8s_openapi::api::rbac::v1::Role>,
         fields: &[],
     },
     Builtin {
@@ -380,6 +404,7 @@ const BUILTINS: &[Builtin] = &[
         scale: false,
         generation: false,
         name_rule: NameRule::PathSegment,
+        schema: builtin::schema::<k8s_openapi::api::rbac::v1::ClusterRole>,
         fields: &[],
     },
     Builtin {
@@ -393,6 +418,7 @@ const BUILTINS: &[Builtin] = &[
         scale: false,
         generation: true,
         name_rule: NameRule::Subdomain,
+        schema: builtin::schema::<k8s_openapi::api::networking::v1::NetworkPolicy>,
         fields: &[],
     },
     Builtin {
@@ -406,6 +432,7 @@ const BUILTINS: &[Builtin] = &[
         scale: false,
         generation: false,
         name_rule: NameRule::Subdomain,
+        schema: builtin::schema::<k8s_openapi::api::networking::v1::IngressClass>,
         fields: &[],
     },
     Builtin {
@@ -419,6 +446,7 @@ const BUILTINS: &[Builtin] = &[
         scale: false,
         generation: true,
         name_rule: NameRule::Subdomain,
+        schema: builtin::schema::<k8s_openapi::api::policy::v1::PodDisruptionBudget>,
         fields: &[],
     },
     Builtin {
@@ -432,6 +460,7 @@ const BUILTINS: &[Builtin] = &[
         scale: false,
         generation: false,
         name_rule: NameRule::Subdomain,
+        schema: builtin::schema::<k8s_openapi::api::storage::v1::StorageClass>,
         fields: &[],
     },
     Builtin {
@@ -445,6 +474,7 @@ const BUILTINS: &[Builtin] = &[
         scale: false,
         generation: false,
         name_rule: NameRule::Subdomain,
+        schema: builtin::schema::<k8s_openapi::api::scheduling::v1::PriorityClass>,
         fields: &[],
     },
     Builtin {
@@ -458,6 +488,7 @@ const BUILTINS: &[Builtin] = &[
         scale: false,
         generation: false,
         name_rule: NameRule::Subdomain,
+        schema: builtin::schema::<k8s_openapi::api::node::v1::RuntimeClass>,
         fields: &[],
     },
     Builtin {
@@ -471,6 +502,7 @@ const BUILTINS: &[Builtin] = &[
         scale: false,
         generation: false,
         name_rule: NameRule::Subdomain,
+        schema: builtin::schema::<k8s_openapi::api::discovery::v1::EndpointSlice>,
         fields: &[],
     },
     Builtin {
@@ -484,6 +516,7 @@ const BUILTINS: &[Builtin] = &[
         scale: false,
         generation: false,
         name_rule: NameRule::Subdomain,
+        schema: builtin::schema::<k8s_openapi::api::certificates::v1::CertificateSigningRequest>,
         fields: &[],
     },
     Builtin {
@@ -497,6 +530,7 @@ const BUILTINS: &[Builtin] = &[
         scale: false,
         generation: true,
         name_rule: NameRule::Subdomain,
+        schema: builtin::schema::<k8s_openapi::api::admissionregistration::v1::ValidatingWebhookConfiguration>,
         fields: &[],
     },
     Builtin {
@@ -510,6 +544,7 @@ const BUILTINS: &[Builtin] = &[
         scale: false,
         generation: false,
         name_rule: NameRule::Subdomain,
+        schema: builtin::schema::<k8s_openapi::api::events::v1::Event>,
         fields: &[],
     },
     Builtin {
@@ -523,6 +558,7 @@ const BUILTINS: &[Builtin] = &[
         scale: false,
         generation: true,
         name_rule: NameRule::Subdomain,
+        schema: builtin::schema::<k8s_openapi::api::flowcontrol::v1::FlowSchema>,
         fields: &[],
     },
     Builtin {
@@ -536,6 +572,7 @@ const BUILTINS: &[Builtin] = &[
         scale: false,
         generation: false,
         name_rule: NameRule::PathSegment,
+        schema: builtin::schema::<k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService>,
         fields: &[],
     },
     Builtin {
@@ -549,6 +586,7 @@ const BUILTINS: &[Builtin] = &[
         scale: false,
         generation: true,
         name_rule: NameRule::Subdomain,
+        schema: builtin::schema::<k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition>,
         fields: &[],
     },
 ];
@@ -583,6 +621,7 @@ fn builtin_type(b: &Builtin) -> ResourceType {
         field_labels: b.fields.iter().map(|s| s.to_string()).collect(),
         storage_version: b.version.into(),
         strategy: strategy::for_builtin(b.group, b.plural),
+        schema: Some(SchemaRef::lazy(b.schema)),
     }
 }
 

@@ -15,6 +15,51 @@ pub fn apply_defaults(node: &Node, value: &mut Value) {
     walk(node, value, 0);
 }
 
+/// Whether `node` (or anything below it) declares a `default`.
+pub fn declares_defaults(node: &Node) -> bool {
+    node.default.is_some()
+        || node.properties.values().any(declares_defaults)
+        || node.items.as_deref().is_some_and(declares_defaults)
+        || matches!(&node.additional, Some(Additional::Schema(s)) if declares_defaults(s))
+}
+
+/// Whether [`apply_defaults`] would change `value`: a property with a default is missing
+/// (or null without `nullable`), or a non-nullable null without a default would be pruned.
+/// Reads only, so an object already defaulted costs a walk and no copy.
+pub fn needs_defaults(node: &Node, value: &Value) -> bool {
+    needs(node, value, 0)
+}
+
+fn needs(node: &Node, value: &Value, depth: usize) -> bool {
+    if depth > 256 {
+        return false;
+    }
+    match value {
+        Value::Object(map) => {
+            let missing = node.properties.iter().any(|(k, prop)| {
+                prop.default.is_some()
+                    && match map.get(k) {
+                        None => true,
+                        Some(Value::Null) => !prop.nullable,
+                        Some(_) => false,
+                    }
+            });
+            missing
+                || map.iter().any(|(k, v)| {
+                    next(node, k).is_some_and(|s| {
+                        (v.is_null() && !s.nullable && s.default.is_none())
+                            || needs(s, v, depth + 1)
+                    })
+                })
+        }
+        Value::Array(items) => node
+            .items
+            .as_deref()
+            .is_some_and(|s| items.iter().any(|it| needs(s, it, depth + 1))),
+        _ => false,
+    }
+}
+
 fn next<'a>(node: &'a Node, key: &str) -> Option<&'a Node> {
     node.properties.get(key).or(match &node.additional {
         Some(Additional::Schema(s)) => Some(s),
@@ -116,6 +161,32 @@ mod tests {
             empty,
             json!({"spec": {"replicas": 1, "strategy": {"kind": "Rolling"}}})
         );
+    }
+
+    /// The read path's check agrees with defaulting: true exactly when defaulting changes
+    /// the value, so already-defaulted objects are served without a copy.
+    #[test]
+    fn needs_defaults_agrees_with_apply_defaults() {
+        let n = node(json!({"type": "object", "properties": {
+            "a": {"type": "string", "default": "x"},
+            "b": {"type": "string"},
+            "l": {"type": "array", "items": {"type": "object", "properties": {"p": {"type": "string", "default": "TCP"}}}}}}));
+        assert!(declares_defaults(&n));
+        for v in [
+            json!({}),
+            json!({"a": "y"}),
+            json!({"a": "y", "b": null}),
+            json!({"a": "y", "l": [{"p": "UDP"}, {}]}),
+            json!({"a": "y", "l": [{"p": "UDP"}]}),
+            json!({"a": null}),
+        ] {
+            let mut d = v.clone();
+            apply_defaults(&n, &mut d);
+            assert_eq!(needs_defaults(&n, &v), d != v, "{v}");
+        }
+        assert!(!declares_defaults(&node(
+            json!({"type": "object", "properties": {"a": {"type": "string"}}})
+        )));
     }
 
     /// CRD docs "Defaulting and Nullable": null of a non-nullable field is defaulted if it

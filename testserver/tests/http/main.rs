@@ -13,4 +13,5 @@ mod list_semantics;
 mod namespaces;
 mod patch;
 mod protobuf;
+mod validation;
 mod watch;

@@ -19,7 +19,7 @@ use crate::{
     negotiate::{self, Encoding, Offer},
     patch::{PatchType, apply_json_or_merge},
     render,
-    schema::{FieldValidation, parse_with_duplicates},
+    schema::{FieldValidation, go_print, parse_with_duplicates},
     table::IncludeObject,
     watch::WatchStream,
 };
@@ -626,9 +626,11 @@ async fn dispatch(shared: &Arc<Shared>, req: http::Request<Bytes>) -> ApiResult<
             let mut opts = write_options(engine, &q, "PatchOptions")?;
             opts.fields.origin = match patch_type {
                 PatchType::Merge | PatchType::Json => BodyOrigin::JsonPatch,
-                PatchType::Strategic => {
-                    BodyOrigin::StrategicPatch(String::from_utf8_lossy(&body).into_owned())
-                }
+                PatchType::Strategic => BodyOrigin::StrategicPatch(
+                    serde_json::from_slice::<Value>(&body)
+                        .map(|p| go_print(&p))
+                        .unwrap_or_default(),
+                ),
                 PatchType::Apply => BodyOrigin::Object,
             };
             // Duplicates of a merge, strategic or (JSON) apply patch are the object's: the

@@ -59,9 +59,8 @@ pub enum BodyOrigin {
     /// A JSON or merge patch: 422 on field `patch` with the patched object as its value
     /// (`handlers/patch.go` `jsonPatcher.applyPatchToCurrentObject`).
     JsonPatch,
-    /// A strategic merge patch: 422 on field `patch` with the patch (`patch.go`
-    /// `strategicPatchObject`, which prints the patch map with `%+v`; here it is the
-    /// patch's JSON).
+    /// A strategic merge patch: 422 on field `patch` with the patch map as Go prints it
+    /// (`%+v`, [`crate::schema::go_print`]; `patch.go` `strategicPatchObject`).
     StrategicPatch(String),
 }
 

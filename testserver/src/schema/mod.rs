@@ -42,7 +42,7 @@ mod real_crds;
 
 use serde_json::Value;
 
-pub use causes::{ErrorType, FieldError, Invalid};
+pub use causes::{ErrorType, FieldError, Invalid, go_print};
 pub use fields::{FieldReport, FieldValidation, parse_with_duplicates};
 pub use model::Node;
 pub use shared::SchemaRef;

@@ -335,6 +335,10 @@ async fn builtin_field_validation() {
     .await;
     assert_eq!((code, status["reason"].as_str()), (422, Some("Invalid")));
     assert_eq!(status["details"]["causes"][0]["field"], "patch");
+    assert_eq!(
+        status["message"],
+        " \"\" is invalid: patch: Invalid value: \"map[spec:map[unknownField:1]]\": strict decoding error: unknown field \"spec.unknownField\""
+    );
     let (code, _, warnings) = send(
         &api,
         "PATCH",

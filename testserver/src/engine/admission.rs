@@ -161,3 +161,51 @@ fn strict_error(
     }
     .to_api_error("", "", "")
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::engine::EngineConfig;
+
+    const CRD: &str = r#"{"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "foos.example.com"},
+        "spec": {"group": "example.com", "scope": "Namespaced", "names": {"kind": "Foo", "plural": "foos"},
+            "versions": [{"name": "v1", "served": true, "storage": true, "schema": {"openAPIV3Schema": {
+                "type": "object", "properties": {"spec": {"type": "object", "properties": {
+                    "replicas": {"type": "integer", "default": 1}}}}}}}]}}"#;
+
+    /// The read path (get, list, watch) copies nothing unless an object lacks a default:
+    /// objects written under the schema are served as stored, so lists and watches pay one
+    /// walk of a defaulted schema and nothing for schemas without defaults or built-ins.
+    #[test]
+    fn reads_copy_only_objects_missing_a_default() {
+        let engine = crate::apiserver::new_engine(EngineConfig::default());
+        crate::load_crds(&engine, "crd", CRD).expect("CRD installs");
+        let rt = engine
+            .registry()
+            .get("example.com", "v1", "foos")
+            .expect("served");
+        let foo = |spec: Value| {
+            Arc::new(json!({"apiVersion": "example.com/v1", "kind": "Foo",
+                "metadata": {"name": "a", "namespace": "default"}, "spec": spec}))
+        };
+        let defaulted = foo(json!({"replicas": 3}));
+        assert!(Arc::ptr_eq(
+            &engine.present(&rt, defaulted.clone()),
+            &defaulted
+        ));
+        let old = foo(json!({}));
+        let shown = engine.present(&rt, old.clone());
+        assert!(!Arc::ptr_eq(&shown, &old));
+        assert_eq!(shown["spec"]["replicas"], 1);
+        let off = crate::apiserver::new_engine(EngineConfig::default().schema_validation(false));
+        crate::load_crds(&off, "crd", CRD).expect("CRD installs");
+        let rt_off = off
+            .registry()
+            .get("example.com", "v1", "foos")
+            .expect("served");
+        assert!(Arc::ptr_eq(&off.present(&rt_off, old.clone()), &old));
+    }
+}

@@ -17,21 +17,19 @@ pub fn apply_defaults(node: &Node, value: &mut Value) {
 
 /// Whether `node` (or anything below it) declares a `default`.
 pub fn declares_defaults(node: &Node) -> bool {
-    node.default.is_some()
-        || node.properties.values().any(declares_defaults)
-        || node.items.as_deref().is_some_and(declares_defaults)
-        || matches!(&node.additional, Some(Additional::Schema(s)) if declares_defaults(s))
+    node.defaults_below
 }
 
-/// Whether [`apply_defaults`] would change `value`: a property with a default is missing
-/// (or null without `nullable`), or a non-nullable null without a default would be pruned.
-/// Reads only, so an object already defaulted costs a walk and no copy.
+/// Whether a read must add defaults to `value`: a property with a default is missing (or
+/// null without `nullable`). Reads only, and only into subtrees whose schema has defaults,
+/// so an object already defaulted costs a partial walk and no copy. (Nulls that
+/// [`apply_defaults`] would prune were pruned when the object was written.)
 pub fn needs_defaults(node: &Node, value: &Value) -> bool {
     needs(node, value, 0)
 }
 
 fn needs(node: &Node, value: &Value, depth: usize) -> bool {
-    if depth > 256 {
+    if depth > 256 || !node.defaults_below {
         return false;
     }
     match value {
@@ -45,12 +43,9 @@ fn needs(node: &Node, value: &Value, depth: usize) -> bool {
                     }
             });
             missing
-                || map.iter().any(|(k, v)| {
-                    next(node, k).is_some_and(|s| {
-                        (v.is_null() && !s.nullable && s.default.is_none())
-                            || needs(s, v, depth + 1)
-                    })
-                })
+                || map
+                    .iter()
+                    .any(|(k, v)| next(node, k).is_some_and(|s| needs(s, v, depth + 1)))
         }
         Value::Array(items) => node
             .items
@@ -163,8 +158,8 @@ mod tests {
         );
     }
 
-    /// The read path's check agrees with defaulting: true exactly when defaulting changes
-    /// the value, so already-defaulted objects are served without a copy.
+    /// The read path's check agrees with defaulting: true exactly when defaulting adds a
+    /// value, so already-defaulted objects are served without a copy.
     #[test]
     fn needs_defaults_agrees_with_apply_defaults() {
         let n = node(json!({"type": "object", "properties": {
@@ -175,7 +170,6 @@ mod tests {
         for v in [
             json!({}),
             json!({"a": "y"}),
-            json!({"a": "y", "b": null}),
             json!({"a": "y", "l": [{"p": "UDP"}, {}]}),
             json!({"a": "y", "l": [{"p": "UDP"}]}),
             json!({"a": null}),

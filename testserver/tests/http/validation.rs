@@ -78,7 +78,7 @@ fn foo_crd(schema: Value) -> Value {
         "spec": {"group": "example.com", "scope": "Namespaced",
             "names": {"kind": "Foo", "plural": "foos", "singular": "foo", "listKind": "FooList"},
             "versions": [{"name": "v1", "served": true, "storage": true,
-                "subresources": {"status": {}},
+                "subresources": {"status": {}, "scale": {"specReplicasPath": ".spec.replicas", "statusReplicasPath": ".status.ready"}},
                 "schema": {"openAPIV3Schema": schema}}]}})
 }
 
@@ -495,6 +495,29 @@ async fn status_subresource_is_validated() {
     assert_eq!(code, 200, "{obj}");
     assert_eq!(obj["status"], json!({"ready": 1}));
     assert_eq!(warnings, [r#"299 - "unknown field \"status.bogus\"""#]);
+}
+
+/// customresource `ScaleREST.Update`: a write through `/scale` updates the custom resource
+/// through its own strategy, so the new replicas are validated against the schema.
+#[tokio::test]
+async fn scale_subresource_is_validated() {
+    let (_s, api) = with_foos().await;
+    assert_eq!(
+        api.post(FOOS, &foo("sc", json!({"replicas": 1}))).await.0,
+        201
+    );
+    let scale = |n: i64| {
+        json!({"apiVersion": "autoscaling/v1", "kind": "Scale",
+            "metadata": {"name": "sc", "namespace": "default"}, "spec": {"replicas": n}})
+    };
+    let (code, status) = api.put(&format!("{FOOS}/sc/scale"), &scale(11)).await;
+    assert_eq!(code, 422, "{status}");
+    assert_eq!(
+        status["message"],
+        "Foo.example.com \"sc\" is invalid: spec.replicas: Invalid value: 11: spec.replicas in body should be less than or equal to 10"
+    );
+    let (code, s) = api.put(&format!("{FOOS}/sc/scale"), &scale(5)).await;
+    assert_eq!((code, &s["spec"]["replicas"]), (200, &json!(5)));
 }
 
 /// apiextensions-apiserver `validation.go` (structural schema, CEL compilation): a CRD

@@ -34,18 +34,25 @@ fn needs(node: &Node, value: &Value, depth: usize) -> bool {
     }
     match value {
         Value::Object(map) => {
-            let missing = node.properties.iter().any(|(k, prop)| {
-                prop.default.is_some()
-                    && match map.get(k) {
-                        None => true,
-                        Some(Value::Null) => !prop.nullable,
-                        Some(_) => false,
-                    }
-            });
-            missing
-                || map
+            // Only properties whose schema has defaults below are looked at.
+            let known = node.properties.iter().filter(|(_, p)| p.defaults_below);
+            for (k, prop) in known {
+                let found = match map.get(k) {
+                    None => prop.default.is_some(),
+                    Some(Value::Null) => prop.default.is_some() && !prop.nullable,
+                    Some(v) => needs(prop, v, depth + 1),
+                };
+                if found {
+                    return true;
+                }
+            }
+            match &node.additional {
+                Some(Additional::Schema(s)) if s.defaults_below => map
                     .iter()
-                    .any(|(k, v)| next(node, k).is_some_and(|s| needs(s, v, depth + 1)))
+                    .filter(|(k, _)| !node.properties.contains_key(*k))
+                    .any(|(_, v)| needs(s, v, depth + 1)),
+                _ => false,
+            }
         }
         Value::Array(items) => node
             .items

@@ -16,6 +16,7 @@ use std::collections::BTreeMap;
 use kubegen::catalog::ResourceInfo;
 
 use crate::registry::{ALL_VERBS, NameRule, Registry, ResourceType, ScaleSpec, version_priority};
+use crate::schema::{CrdSchema, SchemaRef, builtin};
 use crate::strategy;
 
 /// What kube-apiserver's storage for one built-in resource says beyond the markers.
@@ -293,6 +294,91 @@ pub(crate) const FACTS: &[Facts] = &[
     },
 ];
 
+/// Generates [`schema_of`] over the k8s-openapi types behind the catalogue, matched by
+/// their group, version and kind.
+macro_rules! schemas {
+    ($($ty:ty),* $(,)?) => {
+        /// k8s-openapi's type for a catalogue entry, as its schema (unknown and duplicate
+        /// fields for fieldValidation); `None` for a kind k8s-openapi lacks.
+        fn schema_of(info: &ResourceInfo) -> Option<fn() -> Option<&'static CrdSchema>> {
+            $(
+                if <$ty as k8s_openapi::Resource>::GROUP == info.group
+                    && <$ty as k8s_openapi::Resource>::VERSION == info.version
+                    && <$ty as k8s_openapi::Resource>::KIND == info.kind
+                {
+                    return Some(builtin::schema::<$ty>);
+                }
+            )*
+            None
+        }
+    };
+}
+
+// The types the marked aliases of `runtime/src/apis` stand for; the tests below fail when
+// a catalogue entry has none here.
+schemas!(
+    kubegen::apis::admissionregistration::v1::MutatingWebhookConfiguration,
+    kubegen::apis::admissionregistration::v1::ValidatingAdmissionPolicy,
+    kubegen::apis::admissionregistration::v1::ValidatingAdmissionPolicyBinding,
+    kubegen::apis::admissionregistration::v1::ValidatingWebhookConfiguration,
+    kubegen::apis::apiextensions::v1::CustomResourceDefinition,
+    kubegen::apis::apiregistration::v1::APIService,
+    kubegen::apis::apps::v1::ControllerRevision,
+    kubegen::apis::apps::v1::DaemonSet,
+    kubegen::apis::apps::v1::Deployment,
+    kubegen::apis::apps::v1::ReplicaSet,
+    kubegen::apis::apps::v1::StatefulSet,
+    kubegen::apis::authentication::v1::SelfSubjectReview,
+    kubegen::apis::authentication::v1::TokenReview,
+    kubegen::apis::authorization::v1::LocalSubjectAccessReview,
+    kubegen::apis::authorization::v1::SelfSubjectAccessReview,
+    kubegen::apis::authorization::v1::SelfSubjectRulesReview,
+    kubegen::apis::authorization::v1::SubjectAccessReview,
+    kubegen::apis::autoscaling::v1::HorizontalPodAutoscaler,
+    kubegen::apis::autoscaling::v2::HorizontalPodAutoscaler,
+    kubegen::apis::batch::v1::CronJob,
+    kubegen::apis::batch::v1::Job,
+    kubegen::apis::certificates::v1::CertificateSigningRequest,
+    kubegen::apis::coordination::v1::Lease,
+    kubegen::apis::core::v1::ComponentStatus,
+    kubegen::apis::core::v1::ConfigMap,
+    kubegen::apis::core::v1::Endpoints,
+    kubegen::apis::core::v1::Event,
+    kubegen::apis::core::v1::LimitRange,
+    kubegen::apis::core::v1::Namespace,
+    kubegen::apis::core::v1::Node,
+    kubegen::apis::core::v1::PersistentVolume,
+    kubegen::apis::core::v1::PersistentVolumeClaim,
+    kubegen::apis::core::v1::Pod,
+    kubegen::apis::core::v1::PodTemplate,
+    kubegen::apis::core::v1::ReplicationController,
+    kubegen::apis::core::v1::ResourceQuota,
+    kubegen::apis::core::v1::Secret,
+    kubegen::apis::core::v1::Service,
+    kubegen::apis::core::v1::ServiceAccount,
+    kubegen::apis::discovery::v1::EndpointSlice,
+    kubegen::apis::events::v1::Event,
+    kubegen::apis::flowcontrol::v1::FlowSchema,
+    kubegen::apis::flowcontrol::v1::PriorityLevelConfiguration,
+    kubegen::apis::networking::v1::Ingress,
+    kubegen::apis::networking::v1::IngressClass,
+    kubegen::apis::networking::v1::IPAddress,
+    kubegen::apis::networking::v1::NetworkPolicy,
+    kubegen::apis::networking::v1::ServiceCIDR,
+    kubegen::apis::node::v1::RuntimeClass,
+    kubegen::apis::policy::v1::PodDisruptionBudget,
+    kubegen::apis::rbac::v1::ClusterRole,
+    kubegen::apis::rbac::v1::ClusterRoleBinding,
+    kubegen::apis::rbac::v1::Role,
+    kubegen::apis::rbac::v1::RoleBinding,
+    kubegen::apis::scheduling::v1::PriorityClass,
+    kubegen::apis::storage::v1::CSIDriver,
+    kubegen::apis::storage::v1::CSINode,
+    kubegen::apis::storage::v1::CSIStorageCapacity,
+    kubegen::apis::storage::v1::StorageClass,
+    kubegen::apis::storage::v1::VolumeAttachment,
+);
+
 fn facts_for(group: &str, plural: &str) -> Facts {
     FACTS
         .iter()
@@ -339,6 +425,7 @@ fn resource_type(info: &ResourceInfo, storage_version: &str) -> ResourceType {
         field_labels: f.fields.iter().map(|s| s.to_string()).collect(),
         storage_version: storage_version.into(),
         strategy: strategy::for_builtin(info.group, info.plural),
+        schema: schema_of(info).map(SchemaRef::lazy),
     }
 }
 
@@ -415,6 +502,19 @@ mod tests {
             registry.all().len(),
             kubegen::kubernetes::catalog::RESOURCES.len()
         );
+    }
+
+    /// Every built-in is admitted against k8s-openapi's schema of its own type.
+    #[test]
+    fn every_catalogue_resource_has_its_k8s_openapi_schema() {
+        for info in kubegen::kubernetes::catalog::RESOURCES {
+            assert!(
+                schema_of(info).is_some(),
+                "{}/{} has no schema type",
+                info.api_version(),
+                info.kind
+            );
+        }
     }
 
     #[test]

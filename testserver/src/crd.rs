@@ -1,10 +1,13 @@
-//! CustomResourceDefinitions as data: the resource types a CRD serves and the parsing of
-//! CRD files. Validation is the CRD strategy's (`crate::strategy`); serving, establishing
+//! CustomResourceDefinitions as data: the resource types a CRD serves (each with its
+//! version's compiled schema) and the parsing of CRD files. Validation is the CRD strategy's (`crate::strategy`); serving, establishing
 //! and removing them is the CRD controller's (`crate::controllers`).
 
 use serde_json::Value;
 
-use crate::registry::{NameRule, ResourceType, ScaleSpec};
+use crate::{
+    registry::{NameRule, ResourceType, ScaleSpec},
+    schema::{CrdSchema, SchemaRef},
+};
 
 const ALL_VERBS: &[&str] = &[
     "delete",
@@ -60,9 +63,19 @@ pub fn served_types(crd: &Value) -> Vec<ResourceType> {
         .to_string();
     versions
         .iter()
-        .filter(|v| v.get("served").and_then(Value::as_bool) != Some(false))
-        .filter_map(|v| {
+        .enumerate()
+        .filter(|(_, v)| v.get("served").and_then(Value::as_bool) != Some(false))
+        .filter_map(|(index, v)| {
             let version = v.get("name")?.as_str()?.to_string();
+            // The CRD strategy refused the CRD if this fails, so `None` only for CRDs
+            // stored before (or written with schema validation off).
+            let schema = match CrdSchema::compile(&group, &kind, v, index) {
+                Ok(s) => Some(SchemaRef::compiled(s)),
+                Err(errs) => {
+                    tracing::debug!(%group, %kind, %version, errors = errs.len(), "CRD version served without a schema");
+                    None
+                }
+            };
             let subresources = v.get("subresources");
             let status = subresources.and_then(|s| s.get("status")).is_some();
             let scale = subresources
@@ -112,6 +125,7 @@ pub fn served_types(crd: &Value) -> Vec<ResourceType> {
                 field_labels,
                 storage_version: storage_version.clone(),
                 strategy: crate::strategy::custom_resource(),
+                schema,
             })
         })
         .collect()

@@ -10,13 +10,17 @@ use tokio_util::sync::CancellationToken;
 
 use crate::{
     aggregated_discovery, discovery,
-    engine::{DeleteOptions, Engine, ListOptions, Target, WatchOptions, WriteOptions},
+    engine::{
+        BodyOrigin, DeleteOptions, Engine, FieldCheck, ListOptions, Target, Warnings, WatchOptions,
+        WriteOptions,
+    },
     errors::{ApiError, ApiResult},
     faults::Faults,
     meta,
     negotiate::{self, Encoding, Offer},
     patch::{PatchType, apply_json_or_merge},
     render,
+    schema::{FieldValidation, go_print, parse_with_duplicates},
     table::IncludeObject,
     watch::WatchStream,
 };
@@ -226,10 +230,20 @@ fn dry_run(q: &HashMap<String, String>) -> ApiResult<bool> {
 /// `apiserver/pkg/endpoints/handlers/rest.go`: the part before the first `/`, printable
 /// characters only, at most 128 of them), except for apply, which requires one.
 fn write_options(
+    engine: &Engine,
     q: &HashMap<String, String>,
+    options_kind: &str,
     headers: &http::HeaderMap,
     apply: bool,
 ) -> ApiResult<WriteOptions> {
+    // apimachinery ValidateCreateOptions / ValidateUpdateOptions / ValidatePatchOptions:
+    // an unknown directive is a 422 on `CreateOptions.meta.k8s.io ""` (and so on).
+    let mode = if engine.config().schema_validation {
+        FieldValidation::parse(q.get("fieldValidation").map(String::as_str))
+            .map_err(|e| e.to_api_error("meta.k8s.io", options_kind, ""))?
+    } else {
+        FieldValidation::default()
+    };
     let from_user_agent = || {
         let agent = headers.get(header::USER_AGENT)?.to_str().ok()?;
         let manager: String = agent
@@ -251,7 +265,23 @@ fn write_options(
             explicit.or_else(from_user_agent)
         },
         force: flag(q, "force"),
+        fields: FieldCheck {
+            mode,
+            ..FieldCheck::default()
+        },
     })
+}
+
+/// One `Warning: 299 - "<text>"` header per warning (apiserver `filters/warning.go`,
+/// `net.NewWarningHeader`: agent `-`, the text quoted with `"` and `\` escaped).
+fn with_warnings(mut reply: Reply, warnings: &Warnings) -> Reply {
+    for w in warnings.take() {
+        let quoted = w.replace('\\', "\\\\").replace('"', "\\\"");
+        if let Ok(v) = HeaderValue::from_str(&format!("299 - \"{quoted}\"")) {
+            reply.headers_mut().append(header::WARNING, v);
+        }
+    }
+    reply
 }
 
 fn list_options(q: &HashMap<String, String>) -> ApiResult<ListOptions> {
@@ -347,6 +377,23 @@ fn content_type(headers: &http::HeaderMap) -> Option<&str> {
     headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
+}
+
+/// [`parse_body`] of a write's object, recording a JSON body's duplicate fields (which
+/// vanish once parsed) for `fieldValidation`.
+fn parse_object(
+    headers: &http::HeaderMap,
+    body: &[u8],
+    builtin: bool,
+    opts: &mut WriteOptions,
+) -> ApiResult<Value> {
+    if negotiate::body_encoding(content_type(headers))? == Encoding::Json {
+        let (value, dups) = parse_with_duplicates(body)
+            .map_err(|e| ApiError::bad_request(format!("error decoding JSON body: {e}")))?;
+        opts.fields.duplicates = dups;
+        return Ok(value);
+    }
+    parse_body(headers, body, builtin)
 }
 
 /// Decodes a request body by its Content-Type: JSON, YAML, or (built-in kinds only, as
@@ -633,9 +680,11 @@ async fn dispatch(shared: &Arc<Shared>, req: http::Request<Bytes>) -> ApiResult<
                     "the server does not allow this method on the requested resource",
                 ));
             }
-            let value = parse_body(&parts.headers, &body, rt.builtin)?;
-            let obj = engine.create(&target, value, &write_options(&q, &parts.headers, false)?)?;
-            reply(201, &obj)
+            let mut opts =
+                write_options(engine, &q, "CreateOptions", &parts.headers, false)?;
+            let value = parse_object(&parts.headers, &body, rt.builtin, &mut opts)?;
+            let obj = engine.create(&target, value, &opts)?;
+            Ok(with_warnings(reply(201, &obj)?, &opts.fields.warnings))
         }
         "update" => {
             if target.name.is_none() {
@@ -644,9 +693,11 @@ async fn dispatch(shared: &Arc<Shared>, req: http::Request<Bytes>) -> ApiResult<
                 ));
             }
             let builtin = rt.builtin || target.subresource.as_deref() == Some("scale");
-            let value = parse_body(&parts.headers, &body, builtin)?;
-            let obj = engine.update(&target, value, &write_options(&q, &parts.headers, false)?)?;
-            reply(200, &obj)
+            let mut opts =
+                write_options(engine, &q, "UpdateOptions", &parts.headers, false)?;
+            let value = parse_object(&parts.headers, &body, builtin, &mut opts)?;
+            let obj = engine.update(&target, value, &opts)?;
+            Ok(with_warnings(reply(200, &obj)?, &opts.fields.warnings))
         }
         "patch" => {
             if target.name.is_none() {
@@ -660,9 +711,26 @@ async fn dispatch(shared: &Arc<Shared>, req: http::Request<Bytes>) -> ApiResult<
                 .and_then(|v| v.to_str().ok())
                 .unwrap_or_default();
             let patch_type = PatchType::from_content_type(ct)?;
-            let opts = write_options(&q, &parts.headers, matches!(patch_type, PatchType::Apply))?;
+            let apply = matches!(patch_type, PatchType::Apply);
+            let mut opts = write_options(engine, &q, "PatchOptions", &parts.headers, apply)?;
+            opts.fields.origin = match patch_type {
+                PatchType::Merge | PatchType::Json => BodyOrigin::JsonPatch,
+                PatchType::Strategic => BodyOrigin::StrategicPatch(
+                    serde_json::from_slice::<Value>(&body)
+                        .map(|p| go_print(&p))
+                        .unwrap_or_default(),
+                ),
+                PatchType::Apply => BodyOrigin::Object,
+            };
+            // Duplicates of a merge, strategic or (JSON) apply patch are the object's: the
+            // patch has the object's shape (`patch.go` decodes it strictly).
+            if patch_type != PatchType::Json
+                && let Ok((_, dups)) = parse_with_duplicates(&body)
+            {
+                opts.fields.duplicates = dups;
+            }
             let (code, obj) = patch(engine, &target, patch_type, &body, &opts)?;
-            reply(code, &obj)
+            Ok(with_warnings(reply(code, &obj)?, &opts.fields.warnings))
         }
         "delete" => {
             let opts = delete_options(&q, &parts.headers, &body)?;

@@ -29,6 +29,7 @@ impl GroupResource {
     }
 }
 
+use crate::schema::SchemaRef;
 use crate::strategy::StrategyRef;
 pub use crate::validation::NameRule;
 
@@ -82,6 +83,10 @@ pub struct ResourceType {
     pub storage_version: String,
     /// What the resource does beyond the generic store rules.
     pub strategy: StrategyRef,
+    /// The schema writes are admitted against (`crate::engine` admission): a CRD
+    /// version's `openAPIV3Schema`, or a built-in kind's definitions for its unknown
+    /// fields; `None` admits anything (types registered without a schema).
+    pub schema: Option<SchemaRef>,
 }
 
 impl ResourceType {

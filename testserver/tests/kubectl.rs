@@ -672,3 +672,43 @@ fn kubectl_session_across_kinds() {
     }
     assert!(gone, "the namespace is removed once its content is gone");
 }
+
+/// Schema enforcement as kubectl users meet it (issue 17): `kubectl create -f` of a custom
+/// resource that breaks its CRD's schema prints kube-apiserver's 422 (`The Certificate
+/// "web" is invalid: ...`, kubectl's rendering of `details.causes` in `cmd/util/helpers.go`
+/// `CheckErr`), and `kubectl create --validate=strict` (server-side field validation, which
+/// kubectl enables after finding the `fieldValidation` parameter in `/openapi/v3`) fails
+/// naming the unknown field (`handlers/create.go` `transformDecodeError`).
+#[test]
+fn kubectl_create_reports_schema_errors() {
+    require_kubectl();
+    let s = start("validation");
+    let missing_issuer = CERTIFICATE.replace("    name: ca\n", "    kind: Issuer\n");
+    let (ok, text) = s.run(&["create", "-f", "-"], Some(&missing_issuer));
+    assert!(!ok, "{text}");
+    assert!(
+        text.contains("The Certificate \"web\" is invalid: spec.issuerRef.name: Required value"),
+        "{text}"
+    );
+    let unknown = CERTIFICATE.replace(
+        "  secretName: web-tls\n",
+        "  secretName: web-tls\n  bogus: 1\n",
+    );
+    let (ok, text) = s.run(&["create", "--validate=strict", "-f", "-"], Some(&unknown));
+    assert!(!ok, "{text}");
+    assert!(
+        text.contains(
+            "Certificate in version \"v1\" cannot be handled as a Certificate: strict decoding error: unknown field \"spec.bogus\""
+        ),
+        "{text}"
+    );
+    // without --validate=strict kubectl warns (fieldValidation=Warn) and the object is
+    // stored without the field
+    let text = s.ok(&["create", "--validate=warn", "-f", "-"], Some(&unknown));
+    assert!(text.contains("unknown field \"spec.bogus\""), "{text}");
+    let spec = s.ok(
+        &["get", "certificate", "web", "-o", "jsonpath={.spec}"],
+        None,
+    );
+    assert!(!spec.contains("bogus"), "{spec}");
+}

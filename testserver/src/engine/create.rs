@@ -1,5 +1,5 @@
 //! Create (POST): the generic store's `Create` with the strategy's defaulting,
-//! `PrepareForCreate` and validation.
+//! `PrepareForCreate` and validation, then schema admission.
 
 use std::sync::Arc;
 
@@ -9,6 +9,7 @@ use super::{Engine, Target, WriteOptions};
 use crate::{
     errors::{ApiError, ApiResult, Cause},
     managed_fields, meta,
+    schema::Scope,
     store::Write,
 };
 
@@ -104,6 +105,7 @@ impl Engine {
             }
         }
         rt.strategy.prepare_for_create(&mut obj);
+        self.admit(&rt, &mut obj, None, Scope::Main, opts)?;
         if let Some(manager) = &opts.field_manager {
             managed_fields::record_update(
                 &mut obj,

@@ -9,12 +9,14 @@
 //! ([`crate::apiserver`]); the engine knows none of them by name. Both fronts (the HTTP
 //! server and the in-process transport) call into one [`Engine`].
 
+mod admission;
 mod create;
 mod delete;
 mod hooks;
 mod read;
 mod update;
 
+pub use admission::{BodyOrigin, FieldCheck, Warnings};
 pub use hooks::{Change, Controller};
 
 use std::{sync::Arc, time::Duration};
@@ -39,6 +41,11 @@ pub struct EngineConfig {
     /// client-go's fake object tracker (which ignores namespaces) behaves. Off for the
     /// HTTP server; on for [`crate::fake::Fake`].
     pub auto_create_namespaces: bool,
+    /// Enforce schemas as kube-apiserver does (on by default): `fieldValidation` for every
+    /// kind with a schema (unknown and duplicate fields), and for custom resources
+    /// pruning, defaulting, OpenAPI value validation and CEL rules. Off is the old
+    /// permissive mode: objects are stored as sent. CRDs are validated either way.
+    pub schema_validation: bool,
 }
 
 impl Default for EngineConfig {
@@ -47,6 +54,7 @@ impl Default for EngineConfig {
             history_limit: 100_000,
             bookmark_interval: Duration::from_secs(5),
             auto_create_namespaces: false,
+            schema_validation: true,
         }
     }
 }
@@ -61,6 +69,12 @@ impl EngineConfig {
     /// Sets the bookmark interval.
     pub fn bookmark_interval(mut self, d: Duration) -> Self {
         self.bookmark_interval = d;
+        self
+    }
+
+    /// Turns schema enforcement on (the default) or off (see the field).
+    pub fn schema_validation(mut self, on: bool) -> Self {
+        self.schema_validation = on;
         self
     }
 
@@ -160,6 +174,8 @@ pub struct WriteOptions {
     pub field_manager: Option<String>,
     /// `force` (server-side apply).
     pub force: bool,
+    /// `fieldValidation`, the body's duplicate fields and where warnings go.
+    pub fields: FieldCheck,
 }
 
 /// Options of deletes (metav1.DeleteOptions plus `dryRun`).
@@ -293,8 +309,10 @@ impl Engine {
         }
     }
 
-    /// Rewrites `apiVersion`/`kind` to the version the request was served in.
+    /// Rewrites `apiVersion`/`kind` to the version the request was served in, and adds
+    /// defaults the schema gained since the object was written ([`Self::read_back`]).
     pub fn present(&self, rt: &ResourceType, obj: Arc<Value>) -> Arc<Value> {
+        let obj = self.read_back(rt, obj);
         let api_version = rt.api_version();
         let fits = obj.get("apiVersion").and_then(Value::as_str) == Some(api_version.as_str())
             && obj.get("kind").and_then(Value::as_str) == Some(rt.kind.as_str());
@@ -480,6 +498,7 @@ fn placeholder_type(group: &str, version: &str, plural: &str) -> ResourceType {
         field_labels: Vec::new(),
         storage_version: version.into(),
         strategy: crate::strategy::for_builtin("", ""),
+        schema: None,
     }
 }
 

@@ -1,6 +1,7 @@
 //! Update (PUT) and the core every patch shares: the resourceVersion precondition, the
 //! status and scale subresource split, the strategy's `PrepareForUpdate` and validation,
-//! generation bumps and no-op detection.
+//! schema admission (scoped to `status` for the status subresource), generation bumps and
+//! no-op detection.
 
 use std::sync::Arc;
 
@@ -11,6 +12,7 @@ use crate::{
     errors::{ApiError, ApiResult, Cause},
     managed_fields, meta,
     registry::ResourceType,
+    schema::Scope,
     store::Write,
 };
 
@@ -89,6 +91,12 @@ impl Engine {
                     new
                 }
             };
+            let scope = if sub.as_deref() == Some("status") {
+                Scope::Status
+            } else {
+                Scope::Main
+            };
+            self.admit(&rt, &mut new, Some(old), scope, opts)?;
             if let Some(m) = &manager {
                 managed_fields::record_update(
                     &mut new,

@@ -147,6 +147,31 @@ pub fn go_value(v: &Value) -> String {
     }
 }
 
+/// Go's `%+v` (and `%v`) of a decoded JSON value: `map[a:1 b:[x y]]`, keys sorted, strings
+/// bare, numbers as float64, null as `<nil>` (how `handlers/patch.go` prints a strategic
+/// merge patch in its strict-validation error).
+pub fn go_print(v: &Value) -> String {
+    match v {
+        Value::Null => "<nil>".into(),
+        Value::Bool(b) => b.to_string(),
+        Value::Number(n) => n.as_f64().map_or_else(|| n.to_string(), go_float),
+        Value::String(s) => s.clone(),
+        Value::Array(items) => {
+            let inner: Vec<String> = items.iter().map(go_print).collect();
+            format!("[{}]", inner.join(" "))
+        }
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            let inner: Vec<String> = keys
+                .into_iter()
+                .map(|k| format!("{k}:{}", go_print(&map[k.as_str()])))
+                .collect();
+            format!("map[{}]", inner.join(" "))
+        }
+    }
+}
+
 fn quote(s: &str) -> String {
     serde_json::to_string(s).unwrap_or_else(|_| format!("\"{s}\""))
 }
@@ -308,5 +333,9 @@ mod tests {
         assert_eq!(go_value(&json!(1.5)), "1.5");
         assert_eq!(go_value(&json!(1e21)), "1e+21");
         assert_eq!(go_value(&Value::Null), "\"null\"");
+        assert_eq!(
+            go_print(&json!({"spec": {"b": [1, "x", null], "a": true, "f": 2.5}})),
+            "map[spec:map[a:true b:[1 x <nil>] f:2.5]]"
+        );
     }
 }

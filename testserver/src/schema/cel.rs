@@ -71,6 +71,11 @@ impl Rules {
         }
     }
 
+    /// Whether the schema has any rule (kube-apiserver builds no CEL validator otherwise).
+    pub fn has_rules(&self) -> bool {
+        self.any
+    }
+
     /// Evaluates the rules on `object` (already defaulted and pruned), with `old` for
     /// transition rules on update.
     pub fn validate(&self, object: &Value, old: Option<&Value>) -> Vec<FieldError> {

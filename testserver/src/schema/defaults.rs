@@ -15,6 +15,53 @@ pub fn apply_defaults(node: &Node, value: &mut Value) {
     walk(node, value, 0);
 }
 
+/// Whether `node` (or anything below it) declares a `default`.
+pub fn declares_defaults(node: &Node) -> bool {
+    node.defaults_below
+}
+
+/// Whether a read must add defaults to `value`: a property with a default is missing (or
+/// null without `nullable`). Reads only, and only into subtrees whose schema has defaults,
+/// so an object already defaulted costs a partial walk and no copy. (Nulls that
+/// [`apply_defaults`] would prune were pruned when the object was written.)
+pub fn needs_defaults(node: &Node, value: &Value) -> bool {
+    needs(node, value, 0)
+}
+
+fn needs(node: &Node, value: &Value, depth: usize) -> bool {
+    if depth > 256 || !node.defaults_below {
+        return false;
+    }
+    match value {
+        Value::Object(map) => {
+            // Only properties whose schema has defaults below are looked at.
+            let known = node.properties.iter().filter(|(_, p)| p.defaults_below);
+            for (k, prop) in known {
+                let found = match map.get(k) {
+                    None => prop.default.is_some(),
+                    Some(Value::Null) => prop.default.is_some() && !prop.nullable,
+                    Some(v) => needs(prop, v, depth + 1),
+                };
+                if found {
+                    return true;
+                }
+            }
+            match &node.additional {
+                Some(Additional::Schema(s)) if s.defaults_below => map
+                    .iter()
+                    .filter(|(k, _)| !node.properties.contains_key(*k))
+                    .any(|(_, v)| needs(s, v, depth + 1)),
+                _ => false,
+            }
+        }
+        Value::Array(items) => node
+            .items
+            .as_deref()
+            .is_some_and(|s| items.iter().any(|it| needs(s, it, depth + 1))),
+        _ => false,
+    }
+}
+
 fn next<'a>(node: &'a Node, key: &str) -> Option<&'a Node> {
     node.properties.get(key).or(match &node.additional {
         Some(Additional::Schema(s)) => Some(s),
@@ -116,6 +163,31 @@ mod tests {
             empty,
             json!({"spec": {"replicas": 1, "strategy": {"kind": "Rolling"}}})
         );
+    }
+
+    /// The read path's check agrees with defaulting: true exactly when defaulting adds a
+    /// value, so already-defaulted objects are served without a copy.
+    #[test]
+    fn needs_defaults_agrees_with_apply_defaults() {
+        let n = node(json!({"type": "object", "properties": {
+            "a": {"type": "string", "default": "x"},
+            "b": {"type": "string"},
+            "l": {"type": "array", "items": {"type": "object", "properties": {"p": {"type": "string", "default": "TCP"}}}}}}));
+        assert!(declares_defaults(&n));
+        for v in [
+            json!({}),
+            json!({"a": "y"}),
+            json!({"a": "y", "l": [{"p": "UDP"}, {}]}),
+            json!({"a": "y", "l": [{"p": "UDP"}]}),
+            json!({"a": null}),
+        ] {
+            let mut d = v.clone();
+            apply_defaults(&n, &mut d);
+            assert_eq!(needs_defaults(&n, &v), d != v, "{v}");
+        }
+        assert!(!declares_defaults(&node(
+            json!({"type": "object", "properties": {"a": {"type": "string"}}})
+        )));
     }
 
     /// CRD docs "Defaulting and Nullable": null of a non-nullable field is defaulted if it

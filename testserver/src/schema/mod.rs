@@ -21,7 +21,10 @@
 //! | `refs.rs` | `$ref`s of an OpenAPI document (built-in kinds) | kube-apiserver `/openapi/v3` |
 //! | `fields.rs` | fieldValidation, duplicates | KEP-2885, `test/e2e/apimachinery/field_validation.go` |
 //! | `causes.rs` | field errors and the 422 | apimachinery `pkg/util/validation/field`, `apierrors.NewInvalid` |
+//! | `builtin.rs` | built-in kinds' schemas from k8s-openapi (`schemars`) | kube-apiserver `/openapi/v3` |
+//! | `shared.rs` | [`SchemaRef`]: a schema as registry entries share it, compiled once | |
 
+pub mod builtin;
 pub mod causes;
 pub mod cel;
 pub mod defaults;
@@ -30,6 +33,7 @@ pub mod lists;
 pub mod model;
 pub mod prune;
 pub mod refs;
+pub mod shared;
 pub mod structural;
 pub mod validate;
 
@@ -38,9 +42,10 @@ mod real_crds;
 
 use serde_json::Value;
 
-pub use causes::{ErrorType, FieldError, Invalid};
+pub use causes::{ErrorType, FieldError, Invalid, go_print};
 pub use fields::{FieldReport, FieldValidation, parse_with_duplicates};
 pub use model::Node;
+pub use shared::SchemaRef;
 
 /// Which part of an object a write may change, and so which errors count.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -85,9 +90,10 @@ pub struct ScalePaths {
 #[derive(Debug)]
 pub struct CrdSchema {
     root: Node,
-    rules: cel::Rules,
+    rules: Option<cel::Rules>,
     status: bool,
     scale: Option<ScalePaths>,
+    defaults: bool,
 }
 
 impl CrdSchema {
@@ -172,13 +178,53 @@ impl CrdSchema {
         };
         match rules {
             Some(rules) if errs.is_empty() => Ok(CrdSchema {
+                defaults: defaults::declares_defaults(&root),
                 root,
-                rules,
+                rules: Some(rules),
                 status: false,
                 scale: None,
             }),
             _ => Err(errs),
         }
+    }
+
+    /// A schema used for unknown fields only (a built-in kind's, from [`builtin`]): no
+    /// rules, no defaults applied.
+    pub fn fields_only(root: Node) -> CrdSchema {
+        CrdSchema {
+            root,
+            rules: None,
+            status: false,
+            scale: None,
+            defaults: false,
+        }
+    }
+
+    /// Whether any node declares a `default` (else reads never need [`Self::read_back`]).
+    pub fn has_defaults(&self) -> bool {
+        self.defaults
+    }
+
+    /// Whether [`Self::read_back`] would change `obj`: false without a copy for objects
+    /// stored already defaulted, which is every object written with the schema in force.
+    pub fn needs_read_back(&self, obj: &Value) -> bool {
+        self.defaults && defaults::needs_defaults(&self.root, obj)
+    }
+
+    /// The write path of a kind whose values are validated elsewhere (a built-in kind):
+    /// unknown fields are pruned and, with `duplicates`, judged by `mode`; nothing else.
+    pub fn check_fields(
+        &self,
+        obj: &mut Value,
+        duplicates: &[String],
+        mode: FieldValidation,
+    ) -> Result<Admitted, Refused> {
+        let report = FieldReport {
+            unknown: self.prune(obj),
+            duplicates: duplicates.to_vec(),
+        };
+        let warnings = report.outcome(mode).map_err(Refused::Strict)?;
+        Ok(Admitted { warnings })
     }
 
     /// The root schema node.
@@ -218,24 +264,28 @@ impl CrdSchema {
         validate::validate(&self.root, obj, "", &mut errors);
         // customresource strategy.go: CEL runs unless a type, enum, required, too-long or
         // too-many error blocks it (the rules' cost bounds no longer hold), in
-        // which case one error says so (`hasBlockingErr`).
-        if errors.iter().any(|e| {
-            matches!(
-                e.kind,
-                ErrorType::TypeInvalid
-                    | ErrorType::NotSupported
-                    | ErrorType::Required
-                    | ErrorType::TooLong
-                    | ErrorType::TooMany
-            )
-        }) {
-            errors.push(FieldError::invalid(
-                "<nil>",
-                &Value::Null,
-                "some validation rules were not checked because the object was invalid; correct the existing errors to complete validation",
-            ));
-        } else {
-            errors.extend(self.rules.validate(obj, old));
+        // which case one error says so (`hasBlockingErr`); a schema without rules has no
+        // CEL validator, so nothing to say.
+        if let Some(rules) = self.rules.as_ref().filter(|r| r.has_rules()) {
+            let blocked = errors.iter().any(|e| {
+                matches!(
+                    e.kind,
+                    ErrorType::TypeInvalid
+                        | ErrorType::NotSupported
+                        | ErrorType::Required
+                        | ErrorType::TooLong
+                        | ErrorType::TooMany
+                )
+            });
+            if blocked {
+                errors.push(FieldError::invalid(
+                    "<nil>",
+                    &Value::Null,
+                    "some validation rules were not checked because the object was invalid; correct the existing errors to complete validation",
+                ));
+            } else {
+                errors.extend(rules.validate(obj, old));
+            }
         }
         if scope == Scope::Status {
             errors.retain(|e| {

@@ -93,6 +93,9 @@ pub struct Node {
     pub list_type: Option<ListType>,
     /// `x-kubernetes-list-map-keys`.
     pub list_map_keys: Vec<String>,
+    /// Whether this node or one below it (properties, items, additionalProperties) has a
+    /// `default`: reads skip subtrees without (see `defaults::needs_defaults`).
+    pub defaults_below: bool,
     /// `x-kubernetes-map-type` (`granular` or `atomic`).
     pub map_type: Option<String>,
     /// Whether the node carries `x-kubernetes-validations` (CEL runs from the raw schema).
@@ -246,6 +249,10 @@ impl Node {
                 .map(str::to_owned)
                 .collect();
         }
+        node.defaults_below = node.default.is_some()
+            || node.properties.values().any(|p| p.defaults_below)
+            || node.items.as_deref().is_some_and(|i| i.defaults_below)
+            || matches!(&node.additional, Some(Additional::Schema(a)) if a.defaults_below);
         Ok(node)
     }
 

@@ -4,7 +4,11 @@
 use serde_json::Value;
 
 use super::Strategy;
-use crate::{errors::Cause, meta};
+use crate::{
+    errors::Cause,
+    meta,
+    schema::{CrdSchema, FieldError},
+};
 
 /// The CustomResourceDefinition strategy: validation of the names, scope and versions.
 #[derive(Debug, Clone, Copy)]
@@ -77,6 +81,9 @@ pub fn validate_crd(crd: &Value) -> Vec<Cause> {
             "Invalid value: must have exactly one version marked as storage version",
         ));
     }
+    if !group.is_empty() && !kind.is_empty() {
+        causes.extend(validate_schemas(&group, &kind, &versions));
+    }
     let name = meta::name(crd);
     if !plural.is_empty() && !group.is_empty() && name != format!("{plural}.{group}") {
         causes.push(Cause::invalid(
@@ -85,6 +92,22 @@ pub fn validate_crd(crd: &Value) -> Vec<Cause> {
         ));
     }
     causes
+}
+
+/// Every version's `schema.openAPIV3Schema` must be a structural schema whose patterns and
+/// CEL rules compile (apiextensions-apiserver `pkg/apis/apiextensions/validation/
+/// validation.go` `ValidateCustomResourceDefinitionOpenAPISchema` and the structural
+/// checks of `pkg/apiserver/schema/validation.go`; CRD docs "Specifying a structural
+/// schema" and "Validation rules": a rule that does not compile makes the CRD invalid).
+fn validate_schemas(group: &str, kind: &str, versions: &[Value]) -> Vec<Cause> {
+    versions
+        .iter()
+        .enumerate()
+        .flat_map(|(i, v)| match CrdSchema::compile(group, kind, v, i) {
+            Ok(_) => Vec::new(),
+            Err(errs) => errs.iter().map(FieldError::cause).collect(),
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -98,7 +121,8 @@ mod tests {
         let good = json!({"metadata": {"name": "foos.example.com"}, "spec": {
             "group": "example.com", "scope": "Namespaced",
             "names": {"plural": "foos", "kind": "Foo"},
-            "versions": [{"name": "v1", "served": true, "storage": true}]}});
+            "versions": [{"name": "v1", "served": true, "storage": true,
+                "schema": {"openAPIV3Schema": {"type": "object"}}}]}});
         assert!(validate_crd(&good).is_empty());
         let mut bad = good.clone();
         bad["spec"]["scope"] = json!("Galaxy");
@@ -106,5 +130,32 @@ mod tests {
         bad["spec"]["versions"][0]["storage"] = json!(false);
         let fields: Vec<String> = validate_crd(&bad).into_iter().map(|c| c.field).collect();
         assert_eq!(fields, ["spec.scope", "spec.versions", "metadata.name"]);
+    }
+
+    /// apiextensions-apiserver validation.go: a non-structural schema, a missing schema and
+    /// a CEL rule that does not compile are the CRD's own 422 causes.
+    #[test]
+    fn crd_schemas_must_be_structural_with_compiling_rules() {
+        let crd = |schema: Value| {
+            json!({"metadata": {"name": "foos.example.com"}, "spec": {
+            "group": "example.com", "scope": "Namespaced",
+            "names": {"plural": "foos", "kind": "Foo"},
+            "versions": [{"name": "v1", "served": true, "storage": true, "schema": schema}]}})
+        };
+        let causes = validate_crd(&crd(json!({"openAPIV3Schema": {"type": "object",
+            "properties": {"spec": {"properties": {"a": {"type": "string"}}}}}})));
+        assert_eq!(
+            causes[0].field,
+            "spec.versions[0].schema.openAPIV3Schema.properties[spec].type"
+        );
+        let causes = validate_crd(&crd(json!({"openAPIV3Schema": {"type": "object",
+            "x-kubernetes-validations": [{"rule": "self.a ==", "message": "m"}]}})));
+        assert_eq!(
+            causes[0].field,
+            "spec.versions[0].schema.openAPIV3Schema.x-kubernetes-validations[0].rule"
+        );
+        let causes = validate_crd(&crd(Value::Null));
+        assert_eq!(causes[0].field, "spec.versions[0].schema.openAPIV3Schema");
+        assert_eq!(causes[0].reason, "FieldValueRequired");
     }
 }

@@ -179,7 +179,8 @@ async fn multi_version_crds_serve_the_same_objects_in_every_version() {
         .post(
             "/apis/gateway.networking.k8s.io/v1/namespaces/default/gateways",
             &json!({"apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway",
-                "metadata": {"name": "gw"}, "spec": {"gatewayClassName": "gc", "listeners": []}}),
+                "metadata": {"name": "gw"}, "spec": {"gatewayClassName": "gc",
+                    "listeners": [{"name": "http", "port": 80, "protocol": "HTTP"}]}}),
         )
         .await;
     assert_eq!(code, 201);

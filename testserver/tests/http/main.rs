@@ -16,4 +16,5 @@ mod metadata;
 mod namespaces;
 mod patch;
 mod protobuf;
+mod validation;
 mod watch;

@@ -1,9 +1,12 @@
 //! Workqueue throughput: add + get + done over 10k distinct keys with 1, 2 and 8 worker
 //! tasks, against an unbounded tokio mpsc channel carrying the same keys (the floor).
 //!
-//! `cargo bench -p kubegen --bench workqueue` (add `-- --quick` for fewer rounds). Prints,
-//! per configuration, the median time per round of 10k keys, items per second and the
-//! median ratio to the channel.
+//! `cargo bench -p kubegen --bench workqueue` (add `-- --quick` for fewer rounds, or
+//! `-- --runs R --rounds N`; `hack/bench-workqueue.sh` runs it). Prints, per configuration,
+//! the median time per round of 10k keys, items per second, and the queue's throughput over
+//! the channel's (`vs mpsc`, 1.0 = as fast as the channel): the median and the min–max
+//! over R runs (default 5), each run's figure being the median of its N (default 31)
+//! paired rounds.
 //!
 //! Like a controller's queue, each queue (and the channel) is long-lived: workers are
 //! spawned once and every round pushes the 10k keys through the same queue, so the figures
@@ -11,10 +14,9 @@
 //!
 //! The machine may be busy, so the channel and the queue are interleaved: every queue round
 //! runs next to a channel round (the two take turns going first), and the ratio is taken
-//! within that pair. The reported
-//! ratio is the median of the per-pair ratios, so a slow patch of time hurts the channel and
-//! the queue alike instead of skewing one of them. The channel row shows the median over all
-//! its rounds.
+//! within that pair. A run's ratio is the median of its per-pair ratios, so a slow patch of
+//! time hurts the channel and the queue alike instead of skewing one of them. The channel
+//! row shows the median over all its rounds.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -156,64 +158,75 @@ fn median<T: Copy + PartialOrd>(mut samples: Vec<T>) -> T {
 }
 
 /// One result row: median round time, median time of the channel rounds it was paired
-/// with, and median per-pair ratio to the channel.
+/// with, and the ratio to the channel of each run (the median of that run's per-pair
+/// ratios).
 struct Row {
     name: String,
     round: Duration,
     floor: Duration,
-    ratio: f64,
+    run_ratios: Vec<f64>,
 }
 
-/// Runs each queue built by `queues` for `rounds` rounds (after one warm-up round), each
-/// round paired with a channel round just before it, and returns the channel's row first.
+/// Runs each queue built by `queues` for `runs` runs of `rounds` rounds (after one warm-up
+/// round per queue), each round paired with a channel round, and returns the channel's row
+/// first. The runs take turns over the queues (run 1 of every queue, then run 2 ...), so a
+/// slow patch of the machine is spread over the queues instead of hitting one of them.
 fn run(
     runtime: &Runtime,
+    runs: usize,
     rounds: usize,
     queues: impl FnOnce() -> Vec<(String, Queue<String>, usize)>,
 ) -> Vec<Row> {
     let keys = keys();
     runtime.block_on(async {
         let mut channel = Subject::channel();
-        let mut rows = Vec::new();
-        for (name, queue, workers) in queues() {
-            let mut subject = Subject::queue(name, queue, workers);
-            let mut ratios = Vec::with_capacity(rounds);
-            let mut floors = Vec::with_capacity(rounds);
-            for round in 0..=rounds {
-                // Alternate which side goes first, so neither always runs in the wake of
-                // the other.
-                let (floor, t) = if round % 2 == 0 {
-                    let floor = channel.round(keys.clone()).await;
-                    (floor, subject.round(keys.clone()).await)
-                } else {
-                    let t = subject.round(keys.clone()).await;
-                    (channel.round(keys.clone()).await, t)
-                };
-                if round > 0 {
-                    // Round 0 warms up.
+        let mut subjects: Vec<_> = queues()
+            .into_iter()
+            .map(|(name, queue, workers)| Subject::queue(name, queue, workers))
+            .collect();
+        // Warm-up: one round of the channel and of each queue.
+        channel.round(keys.clone()).await;
+        for subject in &subjects {
+            subject.round(keys.clone()).await;
+        }
+        let mut run_ratios = vec![Vec::with_capacity(runs); subjects.len()];
+        let mut floors = vec![Vec::new(); subjects.len()];
+        for _ in 0..runs {
+            for (i, subject) in subjects.iter_mut().enumerate() {
+                let mut ratios = Vec::with_capacity(rounds);
+                for round in 0..rounds {
+                    // Alternate which side goes first, so neither always runs in the wake
+                    // of the other.
+                    let (floor, t) = if round % 2 == 0 {
+                        let floor = channel.round(keys.clone()).await;
+                        (floor, subject.round(keys.clone()).await)
+                    } else {
+                        let t = subject.round(keys.clone()).await;
+                        (channel.round(keys.clone()).await, t)
+                    };
                     channel.samples.push(floor);
-                    floors.push(floor);
+                    floors[i].push(floor);
                     subject.samples.push(t);
                     ratios.push(floor.as_secs_f64() / t.as_secs_f64());
                 }
+                run_ratios[i].push(median(ratios));
             }
+        }
+        let mut rows = vec![Row {
+            name: channel.name.clone(),
+            round: median(channel.samples.clone()),
+            floor: median(channel.samples.clone()),
+            run_ratios: vec![1.0],
+        }];
+        for ((subject, ratios), floors) in subjects.into_iter().zip(run_ratios).zip(floors) {
             rows.push(Row {
                 name: subject.name.clone(),
                 round: median(subject.samples.clone()),
                 floor: median(floors),
-                ratio: median(ratios),
+                run_ratios: ratios,
             });
             subject.stop().await;
         }
-        rows.insert(
-            0,
-            Row {
-                name: channel.name.clone(),
-                round: median(channel.samples.clone()),
-                floor: median(channel.samples.clone()),
-                ratio: 1.0,
-            },
-        );
         channel.stop().await;
         rows
     })
@@ -223,30 +236,48 @@ fn print_table(title: &str, rows: &[Row]) {
     let per_sec = |d: Duration| KEYS as f64 / d.as_secs_f64();
     println!("{title}");
     println!(
-        "{:<38} {:>11} {:>12} {:>15} {:>9}",
-        "configuration", "round", "items/s", "paired mpsc", "vs mpsc"
+        "{:<38} {:>11} {:>12} {:>15} {:>9} {:>13}",
+        "configuration", "round", "items/s", "paired mpsc", "vs mpsc", "min-max"
     );
     for row in rows {
+        let min = row.run_ratios.iter().copied().fold(f64::INFINITY, f64::min);
+        let max = row.run_ratios.iter().copied().fold(0.0, f64::max);
         println!(
-            "{:<38} {:>8.3} ms {:>12.0} {:>12.3} ms {:>8.2}x",
+            "{:<38} {:>8.3} ms {:>12.0} {:>12.3} ms {:>8.2}x {:>6.2}-{:.2}x",
             row.name,
             row.round.as_secs_f64() * 1e3,
             per_sec(row.round),
             row.floor.as_secs_f64() * 1e3,
-            row.ratio,
+            median(row.run_ratios.clone()),
+            min,
+            max,
         );
     }
 }
 
+/// The value of `--name N` on the command line, if any.
+fn arg_value(name: &str) -> Option<usize> {
+    let args: Vec<String> = std::env::args().collect();
+    args.iter()
+        .position(|arg| arg == name)
+        .and_then(|i| args.get(i + 1))
+        .and_then(|value| value.parse().ok())
+}
+
 fn main() {
     let quick = std::env::args().any(|arg| arg == "--quick");
-    let rounds = if quick { 15 } else { 101 };
+    let runs = arg_value("--runs")
+        .unwrap_or(if quick { 3 } else { 5 })
+        .max(1);
+    let rounds = arg_value("--rounds")
+        .unwrap_or(if quick { 9 } else { 31 })
+        .max(1);
     let multi = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .expect("tokio runtime");
-    let rows = run(&multi, rounds, || {
+    let rows = run(&multi, runs, rounds, || {
         let mut queues: Vec<_> = [1, 2, 8]
             .into_iter()
             .map(|workers| (format!("Queue, {workers} worker(s)"), Queue::new(), workers))
@@ -267,15 +298,16 @@ fn main() {
         .enable_all()
         .build()
         .expect("tokio runtime");
-    let single_rows = run(&single, rounds, || {
+    let single_rows = run(&single, runs, rounds, || {
         vec![("Queue, 1 worker".to_owned(), Queue::new(), 1)]
     });
 
     println!();
     print_table(
         &format!(
-            "workqueue: add+get+done of {KEYS} distinct keys, medians of {rounds} interleaved \
-             rounds, multi-thread runtime (2 threads)"
+            "workqueue: add+get+done of {KEYS} distinct keys; vs mpsc = median over {runs} runs \
+             of each run's median per-pair ratio ({rounds} interleaved rounds a run), min-max \
+             over the runs; multi-thread runtime (2 threads)"
         ),
         &rows,
     );

@@ -1,266 +1,25 @@
-//! [`DelayingQueue<T>`]: a [`Queue`] that can add an item after a delay (client-go's
+//! [`DelayingQueue<T>`]: a work queue that can also add an item after a delay (client-go's
 //! `TypedDelayingInterface`).
 //!
-//! Scheduled items live in a min-heap ordered by ready time. An item that is already waiting
-//! keeps its **earliest** ready time: scheduling it again later is a no-op, scheduling it
-//! sooner moves it forward. One timer task per queue sleeps with tokio's clock until the next
-//! ready time (or until an earlier item arrives) and then adds the ready items to the queue,
-//! where the usual de-duplication applies. There is no polling loop.
-//!
-//! The timer task holds only a [`Weak`] reference to the queue and a cancellation token: it
-//! ends on shutdown, and when the last queue handle is dropped. Items still waiting at
-//! shutdown are dropped, as in client-go.
-//!
-//! A plain [`add`](Queue::add) of an item that is waiting cancels the scheduled add and queues
-//! the item now (see [`RateLimitingQueue`](super::RateLimitingQueue) for why).
+//! A handle over the shared `Core` (`core.rs`, which also holds the timer heap and the timer
+//! task); it wraps a [`Queue`] so [`as_queue`](DelayingQueue::as_queue) can lend one.
 
-use std::cmp::Ordering as CmpOrdering;
-use std::collections::BinaryHeap;
 use std::fmt;
-use std::ops::Deref;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Weak};
 use std::time::Duration;
 
-use tokio::sync::Notify;
-use tokio::time::Instant;
-use tokio_util::sync::CancellationToken;
-
 use super::config::QueueConfig;
-use super::queue::{Queue, QueueItem, Shared};
+use super::core::Core;
+use super::item::QueueItem;
+use super::queue::Queue;
 
-/// Delays beyond this are clamped, so `Instant + delay` cannot overflow (about 30 years).
-const MAX_DELAY: Duration = Duration::from_secs(30 * 365 * 24 * 60 * 60);
-
-/// An item's scheduled ready time; `seq` identifies its heap entry.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Waiting {
-    ready_at: Instant,
-    seq: u64,
-}
-
-/// A heap entry: the slot of the item scheduled at `ready_at`. The entry is live while the
-/// slot's [`Waiting::seq`] equals `seq` (sequence numbers are never reused, so a stale entry
-/// never matches a slot that was freed and reused).
-struct HeapEntry {
-    ready_at: Instant,
-    seq: u64,
-    slot: usize,
-}
-
-impl PartialEq for HeapEntry {
-    fn eq(&self, other: &Self) -> bool {
-        self.ready_at == other.ready_at && self.seq == other.seq
-    }
-}
-impl Eq for HeapEntry {}
-impl PartialOrd for HeapEntry {
-    fn partial_cmp(&self, other: &Self) -> Option<CmpOrdering> {
-        Some(self.cmp(other))
-    }
-}
-impl Ord for HeapEntry {
-    /// Reversed, so the std max-heap pops the earliest ready time (then the oldest entry).
-    fn cmp(&self, other: &Self) -> CmpOrdering {
-        (other.ready_at, other.seq).cmp(&(self.ready_at, self.seq))
-    }
-}
-
-/// The timer heap. Entries whose item was re-scheduled earlier, added directly, or dropped
-/// stay in the heap as stale entries until popped or compacted; an entry is live when the
-/// item's slot holds the entry's [`Waiting::seq`].
-#[derive(Default)]
-pub(crate) struct WaitHeap {
-    heap: BinaryHeap<HeapEntry>,
-    next_seq: u64,
-    /// Items whose slot has `waiting` set.
-    pub(crate) live: usize,
-}
-
-impl WaitHeap {
-    pub(crate) fn clear(&mut self) {
-        self.heap.clear();
-        self.live = 0;
-    }
-
-    fn next_ready_at(&self) -> Option<Instant> {
-        self.heap.peek().map(|entry| entry.ready_at)
-    }
-}
-
-/// The delaying queue's timer task handle.
-#[derive(Debug, Default)]
-pub(crate) struct TimerHandle {
-    /// Wakes the timer task when a new earliest ready time arrives.
-    notify: Arc<Notify>,
-    started: AtomicBool,
-}
-
-impl TimerHandle {
-    /// Spawns the timer task once, if a tokio runtime is available.
-    pub(crate) fn ensure_started<T: QueueItem>(&self, shared: &Arc<Shared<T>>) {
-        if self.started.load(Ordering::Acquire) {
-            return;
-        }
-        let Ok(handle) = tokio::runtime::Handle::try_current() else {
-            return;
-        };
-        if self
-            .started
-            .compare_exchange(false, true, Ordering::AcqRel, Ordering::Acquire)
-            .is_ok()
-        {
-            handle.spawn(timer_loop(
-                Arc::downgrade(shared),
-                Arc::clone(&self.notify),
-                shared.cancel.clone(),
-            ));
-        }
-    }
-}
-
-/// Sleeps until the next ready time, adds the ready items, repeats. Holds no strong
-/// reference to the queue while sleeping.
-async fn timer_loop<T: QueueItem>(
-    shared: Weak<Shared<T>>,
-    notify: Arc<Notify>,
-    cancel: CancellationToken,
-) {
-    loop {
-        let next = match shared.upgrade() {
-            Some(shared) => shared.fire_ready(Instant::now()),
-            None => return,
-        };
-        // `notify_one` stores a permit, so a wake-up sent since `fire_ready` is not lost.
-        let notified = notify.notified();
-        match next {
-            Some(at) => tokio::select! {
-                () = cancel.cancelled() => return,
-                () = tokio::time::sleep_until(at) => {}
-                () = notified => {}
-            },
-            None => tokio::select! {
-                () = cancel.cancelled() => return,
-                () = notified => {}
-            },
-        }
-    }
-}
-
-impl<T: QueueItem> Shared<T> {
-    /// Schedules `item` to be added after `delay`.
-    pub(crate) fn add_after(self: &Arc<Self>, item: T, delay: Duration) {
-        let hash = self.hash(&item);
-        // Declared before the lock guard, so an early return releases the lock first.
-        let duplicate;
-        let wake_timer = {
-            let mut state = self.state.lock();
-            if state.shutting_down {
-                return;
-            }
-            if let Some(metrics) = &self.metrics {
-                metrics.retry();
-            }
-            let slot;
-            (slot, duplicate) = state.slot_for(hash, item);
-            if delay.is_zero() {
-                let wake = self.mark_dirty(&mut state, slot);
-                drop(state);
-                if wake {
-                    self.get_notify.notify_one();
-                }
-                return;
-            }
-            let now = Instant::now();
-            let ready_at = now
-                .checked_add(delay.min(MAX_DELAY))
-                .unwrap_or(now + MAX_DELAY);
-            let seq = state.waiting.next_seq;
-            let state = &mut *state;
-            let Some(entry) = state.slots.get_mut(slot) else {
-                return;
-            };
-            match entry.waiting {
-                Some(waiting) if waiting.ready_at <= ready_at => return,
-                Some(_) => {}
-                None => state.waiting.live += 1,
-            }
-            entry.waiting = Some(Waiting { ready_at, seq });
-            state.waiting.next_seq += 1;
-            let earliest = state
-                .waiting
-                .next_ready_at()
-                .is_none_or(|next| ready_at < next);
-            state.waiting.heap.push(HeapEntry {
-                ready_at,
-                seq,
-                slot,
-            });
-            // Drop stale entries once they dominate the heap.
-            if state.waiting.heap.len() > 64 && state.waiting.heap.len() > 2 * state.waiting.live {
-                let slots = &state.slots;
-                state
-                    .waiting
-                    .heap
-                    .retain(|e| is_live(slots.get(e.slot).and_then(|s| s.waiting), e.seq));
-            }
-            earliest
-        };
-        drop(duplicate);
-        if let Some(timer) = &self.timer {
-            if wake_timer {
-                timer.notify.notify_one();
-            }
-            timer.ensure_started(self);
-        }
-    }
-
-    /// Adds every item whose ready time has come; returns the next ready time.
-    fn fire_ready(&self, now: Instant) -> Option<Instant> {
-        let mut added = 0usize;
-        let next = {
-            let mut state = self.state.lock();
-            if state.shutting_down {
-                return None;
-            }
-            while let Some(top) = state.waiting.heap.peek() {
-                if top.ready_at > now {
-                    break;
-                }
-                let Some(entry) = state.waiting.heap.pop() else {
-                    break;
-                };
-                let live = is_live(
-                    state.slots.get(entry.slot).and_then(|s| s.waiting),
-                    entry.seq,
-                );
-                // `mark_dirty` clears the item's `waiting` and the live count.
-                if live && self.mark_dirty(&mut state, entry.slot) {
-                    added += 1;
-                }
-            }
-            state.waiting.next_ready_at()
-        };
-        for _ in 0..added {
-            self.get_notify.notify_one();
-        }
-        next
-    }
-}
-
-/// Whether a heap entry with sequence number `seq` is the slot's current schedule.
-fn is_live(waiting: Option<Waiting>, seq: u64) -> bool {
-    waiting.is_some_and(|w| w.seq == seq)
-}
-
-/// A [`Queue`] with [`add_after`](Self::add_after) (client-go's `TypedDelayingInterface`).
+/// A fair, de-duplicating work queue with [`add_after`](Self::add_after) (client-go's
+/// `TypedDelayingInterface`).
 ///
-/// An item that is already waiting keeps its earliest ready time. One timer task per queue,
-/// driven by tokio's clock, adds ready items to the queue; it ends on shutdown (waiting items
-/// are dropped) and when the last handle is dropped. A plain `add` of a waiting item cancels
-/// its delayed add and queues it now (see [`RateLimitingQueue`](super::RateLimitingQueue)).
-///
-/// Dereferences to [`Queue`] for `add`, `get`, `done`, `len` and shutdown.
+/// Everything a [`Queue`] does, plus delayed adds. An item that is already waiting keeps its
+/// earliest ready time. One timer task per queue, driven by tokio's clock, adds ready items
+/// to the queue; it ends on shutdown (waiting items are dropped) and when the last handle is
+/// dropped. A plain [`add`](Self::add) of a waiting item cancels its delayed add and queues
+/// it now (see [`RateLimitingQueue`](super::RateLimitingQueue)). Clones share the queue.
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
@@ -301,13 +60,6 @@ impl<T: QueueItem> Default for DelayingQueue<T> {
     }
 }
 
-impl<T: QueueItem> Deref for DelayingQueue<T> {
-    type Target = Queue<T>;
-    fn deref(&self) -> &Queue<T> {
-        &self.queue
-    }
-}
-
 impl<T: QueueItem> DelayingQueue<T> {
     /// An unnamed delaying queue without metrics.
     pub fn new() -> Self {
@@ -322,21 +74,80 @@ impl<T: QueueItem> DelayingQueue<T> {
     pub fn with_config(config: QueueConfig<T>) -> Self {
         Self {
             queue: Queue {
-                shared: Shared::new(&config, true),
+                core: Core::new(&config, true),
             },
         }
+    }
+
+    /// Marks `item` as needing processing now. Ignored after shutdown; a no-op when the item
+    /// is already queued; parks the item until [`done`](Self::done) when it is being
+    /// processed. If the item is waiting for a delay, that delayed add is cancelled.
+    pub fn add(&self, item: T) {
+        self.queue.core.add(item);
     }
 
     /// Adds `item` once `delay` has passed; a zero delay adds it at once. If the item is
     /// already waiting, the earlier of the two ready times is kept. Ignored after shutdown.
     /// Counts as a retry in the metrics.
     pub fn add_after(&self, item: T, delay: Duration) {
-        self.queue.shared.add_after(item, delay);
+        self.queue.core.add_after(item, delay);
+    }
+
+    /// Waits for the next item and marks it as being processed; the caller must call
+    /// [`done`](Self::done) with it. After shutdown, queued items are still handed out;
+    /// `None` means the queue is shut down and empty, and the worker should stop.
+    ///
+    /// Cancel-safe: dropping the future never loses an item.
+    pub async fn get(&self) -> Option<T> {
+        self.queue.core.get().await
+    }
+
+    /// Marks `item` as processed. If it was added again meanwhile (directly, or by a delay
+    /// that passed), it is queued again. Calling `done` for an item that is not being
+    /// processed does nothing.
+    pub fn done(&self, item: &T) {
+        self.queue.core.done(item);
+    }
+
+    /// The number of items queued for processing (parked, processing and waiting items
+    /// excluded). For information only: do not gate `add` or `get` on it.
+    pub fn len(&self) -> usize {
+        self.queue.core.len()
+    }
+
+    /// Whether no item is queued for processing.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
     }
 
     /// How many items are waiting for their delay to pass.
     pub fn waiting_len(&self) -> usize {
-        self.queue.shared.state.lock().waiting.live
+        self.queue.core.waiting_len()
+    }
+
+    /// Stops accepting items, drops the items waiting for a delay, ends the timer task and
+    /// wakes every blocked [`get`](Self::get). Queued items are still handed out.
+    pub fn shut_down(&self) {
+        self.queue.core.shut_down();
+    }
+
+    /// Like [`shut_down`](Self::shut_down), then waits until every item being processed is
+    /// [`done`](Self::done). Workers must keep calling `done` or this waits forever; a
+    /// concurrent [`shut_down`](Self::shut_down) ends the wait at once.
+    pub async fn shut_down_with_drain(&self) {
+        self.queue.core.shut_down_with_drain().await;
+    }
+
+    /// Whether [`shut_down`](Self::shut_down) or
+    /// [`shut_down_with_drain`](Self::shut_down_with_drain) was called.
+    pub fn shutting_down(&self) -> bool {
+        self.queue.core.shutting_down()
+    }
+
+    /// The same queue as a plain [`Queue`] handle (for code that only adds, gets and
+    /// finishes items); clone it to keep it.
+    pub fn as_queue(&self) -> &Queue<T> {
+        &self.queue
     }
 }
 
@@ -344,6 +155,7 @@ impl<T: QueueItem> DelayingQueue<T> {
 mod tests {
     use super::*;
     use crate::workqueue::test_support::RecordingProvider;
+    use tokio::time::Instant;
 
     fn ms(n: u64) -> Duration {
         Duration::from_millis(n)
@@ -411,7 +223,7 @@ mod tests {
         let x = queue.get().await.unwrap();
         queue.done(&x); // x's slot is freed...
         queue.add_after("y", ms(500)); // ...and reused by y
-        assert_eq!(queue.shared.state.lock().slots.len(), 1);
+        assert_eq!(queue.queue.core.state.lock().slots.len(), 1);
         assert_eq!(queue.get().await, Some("y"));
         assert_eq!(
             start.elapsed(),
@@ -454,7 +266,7 @@ mod tests {
         queue.add_after(3, ms(1));
         assert_eq!(queue.waiting_len(), 0);
         assert_eq!(
-            queue.shared.state.lock().slots.len(),
+            queue.queue.core.state.lock().slots.len(),
             1,
             "the waiting item's slot is freed; the queued item keeps its own"
         );
@@ -509,7 +321,7 @@ mod tests {
             // Each round re-schedules the same item sooner, leaving a stale entry.
             queue.add_after(7, Duration::from_secs(10_000 - round));
         }
-        let heap_len = queue.shared.state.lock().waiting.heap.len();
+        let heap_len = queue.queue.core.state.lock().waiting.heap.len();
         assert!(heap_len <= 66, "heap kept {heap_len} entries for one item");
         assert_eq!(queue.waiting_len(), 1);
     }
@@ -575,7 +387,7 @@ mod tests {
                 // Nothing else may arrive: superseded entries are stale.
                 tokio::time::sleep(ms(5000)).await;
                 assert_eq!(queue.len(), 0);
-                assert!(queue.shared.state.lock().slots.is_empty(), "every slot is freed");
+                assert!(queue.queue.core.state.lock().slots.is_empty(), "every slot is freed");
                 arrivals
             });
             // Arrival times never go backwards.

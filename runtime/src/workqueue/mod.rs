@@ -2,8 +2,9 @@
 //! client-go 1.31+, async on tokio).
 //!
 //! A controller's event handlers put object keys on a queue; worker tasks take them off,
-//! reconcile, and report back. Three layers, each a cheap-to-clone handle (an `Arc` inside)
-//! that many workers share:
+//! reconcile, and report back. Three handles over one shared machine (`core.rs`), each
+//! cheap to clone (an `Arc` inside) and shared by many workers; each has its own methods,
+//! and each offers everything the one before it does:
 //!
 //! * [`Queue<T>`]: fair (FIFO) and stingy: an item is queued at most once, and never handed
 //!   to two workers at once. An item added while it is being processed is parked and queued
@@ -62,8 +63,10 @@
 //! ```
 
 mod config;
+mod core;
 mod delaying;
 mod error;
+mod item;
 mod metrics;
 mod prometheus;
 mod queue;
@@ -75,12 +78,13 @@ mod test_support;
 pub use config::QueueConfig;
 pub use delaying::DelayingQueue;
 pub use error::Error;
+pub use item::QueueItem;
 pub use metrics::{
     CounterMetric, GaugeMetric, HistogramMetric, MetricsProvider, NoopMetricsProvider,
     SettableGaugeMetric,
 };
 pub use prometheus::PrometheusMetricsProvider;
-pub use queue::{Queue, QueueItem};
+pub use queue::Queue;
 pub use rate_limiter::{
     BucketRateLimiter, ItemExponentialFailureRateLimiter, ItemFastSlowRateLimiter,
     MaxOfRateLimiter, RateLimiter, WithMaxWaitRateLimiter, default_controller_rate_limiter,

@@ -5,18 +5,20 @@
 //! issue 132805); see [`RateLimitingQueue`].
 
 use std::fmt;
-use std::ops::Deref;
 use std::sync::Arc;
+use std::time::Duration;
 
 use super::config::QueueConfig;
 use super::delaying::DelayingQueue;
-use super::queue::{Queue, QueueItem};
+use super::item::QueueItem;
+use super::queue::Queue;
 use super::rate_limiter::{RateLimiter, default_controller_rate_limiter};
 
 /// A [`DelayingQueue`] with rate-limited retries.
 ///
-/// Dereferences to [`DelayingQueue`] (and on to [`Queue`]) for `add`, `add_after`, `get`,
-/// `done`, `len` and shutdown. Cheap to clone: clones share the queue and the limiter.
+/// Everything a [`DelayingQueue`] does, plus [`add_rate_limited`](Self::add_rate_limited),
+/// [`forget`](Self::forget) and [`num_requeues`](Self::num_requeues). Cheap to clone: clones
+/// share the queue and the limiter.
 ///
 /// # A plain `add` during a backoff (kubernetes issue 132805)
 ///
@@ -27,7 +29,7 @@ use super::rate_limiter::{RateLimiter, default_controller_rate_limiter};
 /// next backoff) grows although the item only failed once per real attempt, and the stale
 /// delayed add triggers yet another run.
 ///
-/// Here a plain [`add`](Queue::add) of an item that is waiting **cancels the pending delayed
+/// Here a plain [`add`](Self::add) of an item that is waiting **cancels the pending delayed
 /// add** and queues the item now: there is exactly one pending run, never two. The rate
 /// limiter is not consulted, so the failure count is neither raised nor reset: if the run
 /// fails, the next [`add_rate_limited`](Self::add_rate_limited) continues the
@@ -86,13 +88,6 @@ impl<T: QueueItem> Default for RateLimitingQueue<T> {
     }
 }
 
-impl<T: QueueItem> Deref for RateLimitingQueue<T> {
-    type Target = DelayingQueue<T>;
-    fn deref(&self) -> &DelayingQueue<T> {
-        &self.queue
-    }
-}
-
 impl<T: QueueItem> RateLimitingQueue<T> {
     /// An unnamed queue without metrics, paced by `limiter`.
     pub fn new(limiter: impl RateLimiter<T> + 'static) -> Self {
@@ -112,6 +107,14 @@ impl<T: QueueItem> RateLimitingQueue<T> {
         }
     }
 
+    /// Marks `item` as needing processing now. Ignored after shutdown; a no-op when the item
+    /// is already queued; parks the item until [`done`](Self::done) when it is being
+    /// processed. If the item waits on a backoff, that delayed add is cancelled and the
+    /// failure count is kept (see [above](Self#a-plain-add-during-a-backoff-kubernetes-issue-132805)).
+    pub fn add(&self, item: T) {
+        self.queue.add(item);
+    }
+
     /// Adds `item` after the delay the rate limiter gives it, which records one more failure
     /// for per-item limiters. Ignored after shutdown (the limiter is not asked then).
     pub fn add_rate_limited(&self, item: T) {
@@ -122,9 +125,32 @@ impl<T: QueueItem> RateLimitingQueue<T> {
         self.queue.add_after(item, delay);
     }
 
+    /// Adds `item` once `delay` has passed, without asking the rate limiter; a zero delay
+    /// adds it at once. If the item is already waiting, the earlier of the two ready times
+    /// is kept. Ignored after shutdown. Counts as a retry in the metrics.
+    pub fn add_after(&self, item: T, delay: Duration) {
+        self.queue.add_after(item, delay);
+    }
+
+    /// Waits for the next item and marks it as being processed; the caller must call
+    /// [`done`](Self::done) with it. After shutdown, queued items are still handed out;
+    /// `None` means the queue is shut down and empty, and the worker should stop.
+    ///
+    /// Cancel-safe: dropping the future never loses an item.
+    pub async fn get(&self) -> Option<T> {
+        self.queue.get().await
+    }
+
+    /// Marks `item` as processed. If it was added again meanwhile, it is queued again.
+    /// Calling `done` for an item that is not being processed does nothing. `done` does not
+    /// clear the backoff: call [`forget`](Self::forget) for that.
+    pub fn done(&self, item: &T) {
+        self.queue.done(item);
+    }
+
     /// Clears the rate limiter's history of `item` (call it after a success or when giving
     /// up). It does not remove the item from the queue and does not replace
-    /// [`done`](Queue::done).
+    /// [`done`](Self::done).
     pub fn forget(&self, item: &T) {
         self.limiter.forget(item);
     }
@@ -134,8 +160,49 @@ impl<T: QueueItem> RateLimitingQueue<T> {
         self.limiter.num_requeues(item)
     }
 
-    /// The underlying plain queue.
+    /// The number of items queued for processing (parked, processing and waiting items
+    /// excluded). For information only: do not gate `add` or `get` on it.
+    pub fn len(&self) -> usize {
+        self.queue.len()
+    }
+
+    /// Whether no item is queued for processing.
+    pub fn is_empty(&self) -> bool {
+        self.queue.is_empty()
+    }
+
+    /// How many items are waiting for their delay (or backoff) to pass.
+    pub fn waiting_len(&self) -> usize {
+        self.queue.waiting_len()
+    }
+
+    /// Stops accepting items, drops the items waiting for a delay, ends the timer task and
+    /// wakes every blocked [`get`](Self::get). Queued items are still handed out.
+    pub fn shut_down(&self) {
+        self.queue.shut_down();
+    }
+
+    /// Like [`shut_down`](Self::shut_down), then waits until every item being processed is
+    /// [`done`](Self::done). Workers must keep calling `done` or this waits forever; a
+    /// concurrent [`shut_down`](Self::shut_down) ends the wait at once.
+    pub async fn shut_down_with_drain(&self) {
+        self.queue.shut_down_with_drain().await;
+    }
+
+    /// Whether [`shut_down`](Self::shut_down) or
+    /// [`shut_down_with_drain`](Self::shut_down_with_drain) was called.
+    pub fn shutting_down(&self) -> bool {
+        self.queue.shutting_down()
+    }
+
+    /// The same queue as a plain [`Queue`] handle (for code that only adds, gets and
+    /// finishes items); clone it to keep it.
     pub fn as_queue(&self) -> &Queue<T> {
+        self.queue.as_queue()
+    }
+
+    /// The same queue as a [`DelayingQueue`] handle (no rate limiter); clone it to keep it.
+    pub fn as_delaying_queue(&self) -> &DelayingQueue<T> {
         &self.queue
     }
 }
@@ -145,7 +212,6 @@ mod tests {
     use super::*;
     use crate::workqueue::test_support::RecordingProvider;
     use crate::workqueue::{ItemExponentialFailureRateLimiter, ItemFastSlowRateLimiter};
-    use std::time::Duration;
     use tokio::time::Instant;
 
     fn ms(n: u64) -> Duration {

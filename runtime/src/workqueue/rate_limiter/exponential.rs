@@ -7,7 +7,7 @@ use std::time::Duration;
 use parking_lot::Mutex;
 
 use super::RateLimiter;
-use crate::workqueue::queue::QueueItem;
+use crate::workqueue::item::QueueItem;
 
 /// Waits `base · 2^failures` for an item, capped at `max`; each [`when`](RateLimiter::when)
 /// records one more failure, so the first call returns `base`. Never overflows: once the

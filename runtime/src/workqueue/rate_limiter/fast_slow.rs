@@ -7,7 +7,7 @@ use std::time::Duration;
 use parking_lot::Mutex;
 
 use super::RateLimiter;
-use crate::workqueue::queue::QueueItem;
+use crate::workqueue::item::QueueItem;
 
 /// Returns `fast` for an item's first `max_fast_attempts` calls to
 /// [`when`](RateLimiter::when), then `slow`.

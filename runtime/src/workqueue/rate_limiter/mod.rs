@@ -29,7 +29,7 @@ pub use fast_slow::ItemFastSlowRateLimiter;
 pub use max_of::MaxOfRateLimiter;
 pub use max_wait::WithMaxWaitRateLimiter;
 
-use super::queue::QueueItem;
+use super::item::QueueItem;
 
 /// Decides how long an item waits before it is retried (client-go's `TypedRateLimiter[T]`).
 pub trait RateLimiter<T>: Send + Sync {

@@ -1,0 +1,782 @@
+//! The machine behind [`Queue`](super::Queue), [`DelayingQueue`](super::DelayingQueue) and
+//! [`RateLimitingQueue`](super::RateLimitingQueue): one lock-guarded state, written once,
+//! with its reasoning beside it (as `cache/queue_core.rs` is for the FIFOs). The three
+//! handles only forward to [`Core`].
+//!
+//! # Items and their states
+//!
+//! The queue stores each item once, in a slot of a slab. Each item is *dirty* (needs
+//! processing), *processing* (handed to a worker by `get`, not yet `done`), *waiting*
+//! (scheduled by `add_after`), or a combination; its slot lives exactly as long as one of
+//! these holds. A hash table maps items to slots, and the FIFO order holds the slot numbers
+//! of the dirty items that are not being processed. This gives client-go's four add cases:
+//!
+//! 1. a new item is queued;
+//! 2. an item that is already queued is not queued twice;
+//! 3. an item being processed is parked (marked dirty) and queued again when `done` is called;
+//! 4. an add after shutdown is ignored.
+//!
+//! Hence one item is never handed to two workers at once.
+//!
+//! # Delays
+//!
+//! Scheduled items live in a min-heap of slot numbers ordered by ready time. An item that is
+//! already waiting keeps its **earliest** ready time: scheduling it again later is a no-op,
+//! scheduling it sooner moves it forward (the old heap entry goes stale; a sequence number
+//! tells live entries from stale ones, and stale entries are compacted once they dominate).
+//! One timer task per delaying queue sleeps with tokio's clock until the next ready time (or
+//! until an earlier item arrives) and then marks the ready items dirty, where the usual
+//! de-duplication applies. There is no polling loop. The timer task holds only a [`Weak`]
+//! reference and a cancellation token: it ends on shutdown and when the last handle is
+//! dropped. Items still waiting at shutdown are dropped, as in client-go. A plain `add` of a
+//! waiting item cancels the scheduled add and queues it now (kubernetes issue 132805; see
+//! [`RateLimitingQueue`](super::RateLimitingQueue)).
+//!
+//! # Cost
+//!
+//! The hot path is cheap: items are hashed before the lock is taken; `add`, `get` and `done`
+//! take the lock once each; `add` moves the item into its slot and `get` finds the slot
+//! without hashing, so the only copy the queue makes is the one `get` hands out; `done`
+//! drops a finished item after releasing the lock; the clock is read only when metrics are
+//! recorded; and a `get` is woken only when one is blocked. Blocked `get` calls wait on a
+//! [`tokio::sync::Notify`]; nothing polls.
+
+use std::cmp::Ordering as CmpOrdering;
+use std::collections::{BinaryHeap, VecDeque};
+use std::hash::BuildHasher;
+use std::pin::pin;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+
+use hashbrown::HashTable;
+use hashbrown::hash_table::Entry as TableEntry;
+use parking_lot::Mutex;
+use slab::Slab;
+use tokio::sync::Notify;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use super::config::QueueConfig;
+use super::item::QueueItem;
+use super::metrics::QueueMetrics;
+
+/// How often the unfinished-work gauges are refreshed (client-go's
+/// `defaultUnfinishedWorkUpdatePeriod`).
+pub(super) const UNFINISHED_WORK_UPDATE_PERIOD: Duration = Duration::from_millis(500);
+
+/// One item and its bookkeeping. A slot exists while the item is dirty, processing or
+/// waiting.
+#[derive(Debug)]
+pub(super) struct Slot<T> {
+    pub(super) item: T,
+    /// The item's hash (the table's key; kept so the table can grow and drop the slot
+    /// without hashing the item again).
+    hash: u64,
+    /// Needs processing (client-go's `dirty` set).
+    pub(super) dirty: bool,
+    /// Handed out by `get`, `done` not yet called (client-go's `processing` set).
+    pub(super) processing: bool,
+    /// Scheduled by `add_after`; the earliest ready time wins.
+    pub(super) waiting: Option<Waiting>,
+}
+
+/// The metrics timestamps of one slot, kept apart from [`Slot`] so a queue without metrics
+/// keeps its slots small and never touches them.
+#[derive(Debug, Default, Clone, Copy)]
+struct Stamps {
+    /// When the item became dirty.
+    added_at: Option<Instant>,
+    /// When the item was handed to a worker.
+    started_at: Option<Instant>,
+}
+
+impl<T> Slot<T> {
+    fn is_idle(&self) -> bool {
+        !self.dirty && !self.processing && self.waiting.is_none()
+    }
+}
+
+/// Everything guarded by the queue's lock.
+///
+/// `repr(C)` keeps the fields every `add`, `get` and `done` touches first, next to the lock
+/// word, so a hand-over of the lock between threads moves as few cache lines as possible;
+/// the delaying and metrics fields come last.
+#[repr(C)]
+pub(super) struct State<T> {
+    /// Slots of the dirty items that are not being processed, in the order they are handed
+    /// out.
+    pub(super) queue: VecDeque<usize>,
+    /// The slot of each item, by the item's hash.
+    pub(super) table: HashTable<usize>,
+    /// Every item that is dirty, processing or waiting.
+    pub(super) slots: Slab<Slot<T>>,
+    /// How many items are being processed.
+    pub(super) processing: usize,
+    /// How many `get` calls are registered with `get_notify`; adds skip the wake-up when
+    /// nobody waits.
+    pub(super) get_waiters: usize,
+    pub(super) shutting_down: bool,
+    /// `shut_down_with_drain` is waiting for the processing items.
+    drain: bool,
+    /// The delaying queue's timer heap (empty for a plain queue).
+    pub(super) waiting: WaitHeap,
+    /// Metrics timestamps, by slot number (used only when the queue records metrics).
+    stamps: Vec<Stamps>,
+}
+
+impl<T: Eq> State<T> {
+    /// The slot of `item`, created idle (and owning `item`) if the item has none. If it has
+    /// one, `item` is handed back so the caller can drop it after releasing the lock.
+    pub(super) fn slot_for(&mut self, hash: u64, item: T) -> (usize, Option<T>) {
+        let Self { table, slots, .. } = self;
+        let entry = table.entry(
+            hash,
+            |&i| {
+                slots
+                    .get(i)
+                    .is_some_and(|slot| slot.hash == hash && slot.item == item)
+            },
+            |&i| slots.get(i).map_or(0, |slot| slot.hash),
+        );
+        match entry {
+            TableEntry::Occupied(occupied) => (*occupied.get(), Some(item)),
+            TableEntry::Vacant(vacant) => {
+                let i = slots.insert(Slot {
+                    item,
+                    hash,
+                    dirty: false,
+                    processing: false,
+                    waiting: None,
+                });
+                vacant.insert(i);
+                (i, None)
+            }
+        }
+    }
+
+    /// Ends the processing of `item` (hash `hash`), with one table lookup. Returns `None`
+    /// if the item is not being processed. A slot that is no longer needed is freed, and its
+    /// item returned in [`Finished::released`].
+    fn finish(&mut self, hash: u64, item: &T) -> Option<Finished<T>> {
+        let Self { table, slots, .. } = self;
+        let found = table
+            .find_entry(hash, |&i| {
+                slots
+                    .get(i)
+                    .is_some_and(|slot| slot.hash == hash && slot.item == *item)
+            })
+            .ok()?;
+        let i = *found.get();
+        let slot = slots.get_mut(i)?;
+        if !slot.processing {
+            return None;
+        }
+        slot.processing = false;
+        if slot.is_idle() {
+            found.remove();
+            return Some(Finished {
+                slot: i,
+                requeue: false,
+                released: slots.try_remove(i).map(|slot| slot.item),
+            });
+        }
+        Some(Finished {
+            slot: i,
+            requeue: slot.dirty,
+            released: None,
+        })
+    }
+
+    /// The metrics timestamps of slot `i`.
+    fn stamps_mut(&mut self, i: usize) -> &mut Stamps {
+        if self.stamps.len() <= i {
+            self.stamps.resize(i + 1, Stamps::default());
+        }
+        &mut self.stamps[i]
+    }
+
+    /// Frees slot `i` if its item is no longer dirty, processing or waiting, and returns
+    /// the item so the caller can drop it after releasing the lock.
+    fn release_if_idle(&mut self, i: usize) -> Option<T> {
+        let slot = self.slots.get(i)?;
+        if !slot.is_idle() {
+            return None;
+        }
+        if let Ok(found) = self.table.find_entry(slot.hash, |&j| j == i) {
+            found.remove();
+        }
+        self.slots.try_remove(i).map(|slot| slot.item)
+    }
+}
+
+/// What [`State::finish`] did.
+struct Finished<T> {
+    /// The item's slot (already free when `released` is set).
+    slot: usize,
+    /// The item was added while it was processed: queue the slot again.
+    requeue: bool,
+    /// The item of the freed slot, to be dropped after the lock is released.
+    released: Option<T>,
+}
+
+/// Keeps its content on cache lines of its own: the lock and the state it guards are written
+/// by every `add`, `get` and `done`, and must not share a line with the fields read without
+/// the lock (the hasher, the metrics handles, the signals).
+#[repr(align(128))]
+pub(super) struct Padded<T>(T);
+
+impl<T> std::ops::Deref for Padded<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
+
+/// The state and signals shared by every handle of one queue.
+pub(super) struct Core<T> {
+    pub(super) state: Padded<Mutex<State<T>>>,
+    /// Hashes items before the lock is taken.
+    hasher: foldhash::fast::RandomState,
+    /// Wakes blocked `get` calls.
+    pub(super) get_notify: Notify,
+    /// Wakes `shut_down_with_drain` when the last processing item is done.
+    drain_notify: Notify,
+    /// The delaying queue's timer task, if this queue is a delaying queue.
+    pub(super) timer: Option<TimerHandle>,
+    /// Cancelled on shutdown and when the last handle is dropped: stops background tasks.
+    pub(super) cancel: CancellationToken,
+    pub(super) metrics: Option<QueueMetrics>,
+    metrics_task_started: AtomicBool,
+    pub(super) name: String,
+}
+
+impl<T> Drop for Core<T> {
+    fn drop(&mut self) {
+        self.cancel.cancel();
+    }
+}
+
+impl<T: QueueItem> Core<T> {
+    pub(super) fn new(config: &QueueConfig<T>, delaying: bool) -> Arc<Self> {
+        let metrics = match (&config.metrics_provider, config.name.is_empty()) {
+            (Some(provider), false) => Some(QueueMetrics::new(provider.as_ref(), &config.name)),
+            _ => None,
+        };
+        let shared = Arc::new(Self {
+            state: Padded(Mutex::new(State {
+                queue: VecDeque::new(),
+                slots: Slab::new(),
+                table: HashTable::new(),
+                stamps: Vec::new(),
+                processing: 0,
+                shutting_down: false,
+                drain: false,
+                get_waiters: 0,
+                waiting: WaitHeap::default(),
+            })),
+            hasher: foldhash::fast::RandomState::default(),
+            get_notify: Notify::new(),
+            drain_notify: Notify::new(),
+            timer: delaying.then(TimerHandle::default),
+            cancel: CancellationToken::new(),
+            metrics,
+            metrics_task_started: AtomicBool::new(false),
+            name: config.name.clone(),
+        });
+        shared.ensure_background();
+        shared
+    }
+
+    /// The hash of `item` (computed before taking the lock).
+    pub(super) fn hash(&self, item: &T) -> u64 {
+        self.hasher.hash_one(item)
+    }
+
+    /// Starts the background tasks (delay timer, unfinished-work gauges) if they are needed
+    /// and a tokio runtime is available. Called from constructors and from every `get`/
+    /// `add_after`, so a queue built outside a runtime starts them once one is in reach.
+    pub(super) fn ensure_background(self: &Arc<Self>) {
+        if let Some(timer) = &self.timer {
+            timer.ensure_started(self);
+        }
+        if self.metrics.is_some()
+            && !self.metrics_task_started.load(Ordering::Acquire)
+            && let Ok(handle) = tokio::runtime::Handle::try_current()
+            && self
+                .metrics_task_started
+                .compare_exchange(false, true, Ordering::AcqRel, Ordering::Acquire)
+                .is_ok()
+        {
+            handle.spawn(unfinished_work_loop(
+                Arc::downgrade(self),
+                self.cancel.clone(),
+            ));
+        }
+    }
+
+    /// Marks the item in slot `i` dirty and queues it unless it is already dirty or being
+    /// processed. Returns whether a blocked `get` should be woken.
+    ///
+    /// A waiting schedule of the item (from `add_after`) is cancelled: the immediate add
+    /// supersedes the scheduled one (see [`RateLimitingQueue`](super::RateLimitingQueue)).
+    pub(super) fn mark_dirty(&self, state: &mut State<T>, i: usize) -> bool {
+        let Some(slot) = state.slots.get_mut(i) else {
+            return false;
+        };
+        if slot.waiting.take().is_some() {
+            state.waiting.live -= 1;
+        }
+        if slot.dirty {
+            return false;
+        }
+        slot.dirty = true;
+        if let Some(metrics) = &self.metrics {
+            let processing = slot.processing;
+            state.stamps_mut(i).added_at = Some(Instant::now());
+            metrics.add();
+            if processing {
+                return false;
+            }
+        } else if slot.processing {
+            return false;
+        }
+        state.queue.push_back(i);
+        state.get_waiters > 0
+    }
+
+    pub(super) fn add(&self, item: T) {
+        let hash = self.hash(&item);
+        let (wake, duplicate) = {
+            let mut state = self.state.lock();
+            if state.shutting_down {
+                return;
+            }
+            let (i, duplicate) = state.slot_for(hash, item);
+            (self.mark_dirty(&mut state, i), duplicate)
+        };
+        drop(duplicate);
+        if wake {
+            self.get_notify.notify_one();
+        }
+    }
+
+    /// Takes the head of the queue, marks it processing and returns a copy of its item.
+    fn pop_locked(&self, state: &mut State<T>) -> Option<T> {
+        loop {
+            let i = state.queue.pop_front()?;
+            let Some(slot) = state.slots.get_mut(i) else {
+                // Every queued slot exists; skip rather than panic if that ever breaks.
+                tracing::warn!(queue = %self.name, "queued slot had no item");
+                continue;
+            };
+            slot.dirty = false;
+            slot.processing = true;
+            let item = slot.item.clone();
+            if let Some(metrics) = &self.metrics {
+                let now = Instant::now();
+                let stamps = state.stamps_mut(i);
+                stamps.started_at = Some(now);
+                metrics.get(stamps.added_at.take(), now);
+            }
+            state.processing += 1;
+            return Some(item);
+        }
+    }
+
+    pub(super) async fn get(self: &Arc<Self>) -> Option<T> {
+        self.ensure_background();
+        let mut registration = GetRegistration {
+            core: self,
+            registered: false,
+        };
+        // Fast path: an item is queued, no wake-up registration needed.
+        if let Some(item) = self.pop_locked(&mut self.state.lock()) {
+            return Some(item);
+        }
+        loop {
+            let mut notified = pin!(self.get_notify.notified());
+            {
+                let mut state = self.state.lock();
+                if registration.registered {
+                    registration.registered = false;
+                    state.get_waiters -= 1;
+                }
+                if let Some(item) = self.pop_locked(&mut state) {
+                    return Some(item);
+                }
+                if state.shutting_down {
+                    return None;
+                }
+                // Register before releasing the lock, so an add in between is not missed.
+                notified.as_mut().enable();
+                state.get_waiters += 1;
+                registration.registered = true;
+            }
+            notified.await;
+        }
+    }
+
+    pub(super) fn done(&self, item: &T) {
+        let hash = self.hash(item);
+        let mut state = self.state.lock();
+        let Some(finished) = state.finish(hash, item) else {
+            drop(state);
+            tracing::debug!(queue = %self.name, "done called for an item that is not being processed");
+            return;
+        };
+        state.processing -= 1;
+        if let Some(metrics) = &self.metrics {
+            let started_at = state.stamps_mut(finished.slot).started_at.take();
+            metrics.done(started_at, Instant::now());
+        }
+        let mut wake = false;
+        if finished.requeue {
+            state.queue.push_back(finished.slot);
+            wake = state.get_waiters > 0;
+        }
+        let drained = state.drain && state.processing == 0;
+        drop(state);
+        drop(finished.released);
+        if wake {
+            self.get_notify.notify_one();
+        }
+        if drained {
+            self.drain_notify.notify_waiters();
+        }
+    }
+
+    /// Marks the queue shutting down; `drain` records whether a drain is waiting.
+    fn begin_shutdown(&self, drain: bool) {
+        let mut released = Vec::new();
+        {
+            let mut state = self.state.lock();
+            state.shutting_down = true;
+            state.drain = drain;
+            // Items still waiting for their delay are dropped, as in client-go.
+            if state.waiting.live > 0 {
+                let mut idle = Vec::new();
+                for (i, slot) in &mut state.slots {
+                    if slot.waiting.take().is_some() && slot.is_idle() {
+                        idle.push(i);
+                    }
+                }
+                released.extend(idle.into_iter().filter_map(|i| state.release_if_idle(i)));
+            }
+            state.waiting.clear();
+        }
+        drop(released);
+        self.cancel.cancel();
+        self.get_notify.notify_waiters();
+        self.drain_notify.notify_waiters();
+    }
+
+    pub(super) fn shut_down(&self) {
+        self.begin_shutdown(false);
+    }
+
+    pub(super) async fn shut_down_with_drain(&self) {
+        self.begin_shutdown(true);
+        loop {
+            let mut notified = pin!(self.drain_notify.notified());
+            {
+                let state = self.state.lock();
+                if state.processing == 0 || !state.drain {
+                    return;
+                }
+                notified.as_mut().enable();
+            }
+            notified.await;
+        }
+    }
+
+    /// The number of items queued for processing.
+    pub(super) fn len(&self) -> usize {
+        self.state.lock().queue.len()
+    }
+
+    /// Whether shutdown has begun.
+    pub(super) fn shutting_down(&self) -> bool {
+        self.state.lock().shutting_down
+    }
+
+    /// How many items wait for their delay to pass.
+    pub(super) fn waiting_len(&self) -> usize {
+        self.state.lock().waiting.live
+    }
+
+    /// Publishes the summed and the longest age of the work in progress.
+    fn update_unfinished_work(&self) {
+        let Some(metrics) = &self.metrics else {
+            return;
+        };
+        let now = Instant::now();
+        let (total, longest) = {
+            let state = self.state.lock();
+            state
+                .slots
+                .iter()
+                .filter(|(_, slot)| slot.processing)
+                .filter_map(|(i, _)| state.stamps.get(i).and_then(|stamps| stamps.started_at))
+                .map(|started| now.saturating_duration_since(started).as_secs_f64())
+                .fold((0.0_f64, 0.0_f64), |(total, longest), age| {
+                    (total + age, longest.max(age))
+                })
+        };
+        metrics.update_unfinished_work(total, longest);
+    }
+}
+
+/// Keeps `State::get_waiters` exact when a `get` future is dropped while registered.
+struct GetRegistration<'a, T: QueueItem> {
+    core: &'a Core<T>,
+    registered: bool,
+}
+
+impl<T: QueueItem> Drop for GetRegistration<'_, T> {
+    fn drop(&mut self) {
+        if self.registered {
+            self.core.state.lock().get_waiters -= 1;
+        }
+    }
+}
+
+/// Refreshes the unfinished-work gauges until shutdown or until every handle is dropped.
+async fn unfinished_work_loop<T: QueueItem>(shared: Weak<Core<T>>, cancel: CancellationToken) {
+    let mut ticker = tokio::time::interval(UNFINISHED_WORK_UPDATE_PERIOD);
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    loop {
+        tokio::select! {
+            () = cancel.cancelled() => return,
+            _ = ticker.tick() => {}
+        }
+        let Some(shared) = shared.upgrade() else {
+            return;
+        };
+        shared.update_unfinished_work();
+    }
+}
+
+/// Delays beyond this are clamped, so `Instant + delay` cannot overflow (about 30 years).
+const MAX_DELAY: Duration = Duration::from_secs(30 * 365 * 24 * 60 * 60);
+
+/// An item's scheduled ready time; `seq` identifies its heap entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Waiting {
+    ready_at: Instant,
+    seq: u64,
+}
+
+/// A heap entry: the slot of the item scheduled at `ready_at`. The entry is live while the
+/// slot's [`Waiting::seq`] equals `seq` (sequence numbers are never reused, so a stale entry
+/// never matches a slot that was freed and reused).
+pub(super) struct HeapEntry {
+    ready_at: Instant,
+    seq: u64,
+    slot: usize,
+}
+
+impl PartialEq for HeapEntry {
+    fn eq(&self, other: &Self) -> bool {
+        self.ready_at == other.ready_at && self.seq == other.seq
+    }
+}
+impl Eq for HeapEntry {}
+impl PartialOrd for HeapEntry {
+    fn partial_cmp(&self, other: &Self) -> Option<CmpOrdering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for HeapEntry {
+    /// Reversed, so the std max-heap pops the earliest ready time (then the oldest entry).
+    fn cmp(&self, other: &Self) -> CmpOrdering {
+        (other.ready_at, other.seq).cmp(&(self.ready_at, self.seq))
+    }
+}
+
+/// The timer heap. Entries whose item was re-scheduled earlier, added directly, or dropped
+/// stay in the heap as stale entries until popped or compacted; an entry is live when the
+/// item's slot holds the entry's [`Waiting::seq`].
+#[derive(Default)]
+pub(super) struct WaitHeap {
+    pub(super) heap: BinaryHeap<HeapEntry>,
+    next_seq: u64,
+    /// Items whose slot has `waiting` set.
+    pub(super) live: usize,
+}
+
+impl WaitHeap {
+    pub(super) fn clear(&mut self) {
+        self.heap.clear();
+        self.live = 0;
+    }
+
+    fn next_ready_at(&self) -> Option<Instant> {
+        self.heap.peek().map(|entry| entry.ready_at)
+    }
+}
+
+/// The delaying queue's timer task handle.
+#[derive(Debug, Default)]
+pub(super) struct TimerHandle {
+    /// Wakes the timer task when a new earliest ready time arrives.
+    notify: Arc<Notify>,
+    started: AtomicBool,
+}
+
+impl TimerHandle {
+    /// Spawns the timer task once, if a tokio runtime is available.
+    pub(super) fn ensure_started<T: QueueItem>(&self, shared: &Arc<Core<T>>) {
+        if self.started.load(Ordering::Acquire) {
+            return;
+        }
+        let Ok(handle) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        if self
+            .started
+            .compare_exchange(false, true, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok()
+        {
+            handle.spawn(timer_loop(
+                Arc::downgrade(shared),
+                Arc::clone(&self.notify),
+                shared.cancel.clone(),
+            ));
+        }
+    }
+}
+
+/// Sleeps until the next ready time, adds the ready items, repeats. Holds no strong
+/// reference to the queue while sleeping.
+async fn timer_loop<T: QueueItem>(
+    shared: Weak<Core<T>>,
+    notify: Arc<Notify>,
+    cancel: CancellationToken,
+) {
+    loop {
+        let next = match shared.upgrade() {
+            Some(shared) => shared.fire_ready(Instant::now()),
+            None => return,
+        };
+        // `notify_one` stores a permit, so a wake-up sent since `fire_ready` is not lost.
+        let notified = notify.notified();
+        match next {
+            Some(at) => tokio::select! {
+                () = cancel.cancelled() => return,
+                () = tokio::time::sleep_until(at) => {}
+                () = notified => {}
+            },
+            None => tokio::select! {
+                () = cancel.cancelled() => return,
+                () = notified => {}
+            },
+        }
+    }
+}
+
+impl<T: QueueItem> Core<T> {
+    /// Schedules `item` to be added after `delay`.
+    pub(super) fn add_after(self: &Arc<Self>, item: T, delay: Duration) {
+        let hash = self.hash(&item);
+        // Declared before the lock guard, so an early return releases the lock first.
+        let duplicate;
+        let wake_timer = {
+            let mut state = self.state.lock();
+            if state.shutting_down {
+                return;
+            }
+            if let Some(metrics) = &self.metrics {
+                metrics.retry();
+            }
+            let slot;
+            (slot, duplicate) = state.slot_for(hash, item);
+            if delay.is_zero() {
+                let wake = self.mark_dirty(&mut state, slot);
+                drop(state);
+                if wake {
+                    self.get_notify.notify_one();
+                }
+                return;
+            }
+            let now = Instant::now();
+            let ready_at = now
+                .checked_add(delay.min(MAX_DELAY))
+                .unwrap_or(now + MAX_DELAY);
+            let seq = state.waiting.next_seq;
+            let state = &mut *state;
+            let Some(entry) = state.slots.get_mut(slot) else {
+                return;
+            };
+            match entry.waiting {
+                Some(waiting) if waiting.ready_at <= ready_at => return,
+                Some(_) => {}
+                None => state.waiting.live += 1,
+            }
+            entry.waiting = Some(Waiting { ready_at, seq });
+            state.waiting.next_seq += 1;
+            let earliest = state
+                .waiting
+                .next_ready_at()
+                .is_none_or(|next| ready_at < next);
+            state.waiting.heap.push(HeapEntry {
+                ready_at,
+                seq,
+                slot,
+            });
+            // Drop stale entries once they dominate the heap.
+            if state.waiting.heap.len() > 64 && state.waiting.heap.len() > 2 * state.waiting.live {
+                let slots = &state.slots;
+                state
+                    .waiting
+                    .heap
+                    .retain(|e| is_live(slots.get(e.slot).and_then(|s| s.waiting), e.seq));
+            }
+            earliest
+        };
+        drop(duplicate);
+        if let Some(timer) = &self.timer {
+            if wake_timer {
+                timer.notify.notify_one();
+            }
+            timer.ensure_started(self);
+        }
+    }
+
+    /// Adds every item whose ready time has come; returns the next ready time.
+    fn fire_ready(&self, now: Instant) -> Option<Instant> {
+        let mut added = 0usize;
+        let next = {
+            let mut state = self.state.lock();
+            if state.shutting_down {
+                return None;
+            }
+            while let Some(top) = state.waiting.heap.peek() {
+                if top.ready_at > now {
+                    break;
+                }
+                let Some(entry) = state.waiting.heap.pop() else {
+                    break;
+                };
+                let live = is_live(
+                    state.slots.get(entry.slot).and_then(|s| s.waiting),
+                    entry.seq,
+                );
+                // `mark_dirty` clears the item's `waiting` and the live count.
+                if live && self.mark_dirty(&mut state, entry.slot) {
+                    added += 1;
+                }
+            }
+            state.waiting.next_ready_at()
+        };
+        for _ in 0..added {
+            self.get_notify.notify_one();
+        }
+        next
+    }
+}
+
+/// Whether a heap entry with sequence number `seq` is the slot's current schedule.
+fn is_live(waiting: Option<Waiting>, seq: u64) -> bool {
+    waiting.is_some_and(|w| w.seq == seq)
+}

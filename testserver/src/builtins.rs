@@ -426,6 +426,7 @@ fn resource_type(info: &ResourceInfo, storage_version: &str) -> ResourceType {
         storage_version: storage_version.into(),
         strategy: strategy::for_builtin(info.group, info.plural),
         schema: schema_of(info).map(SchemaRef::lazy),
+        read_defaults_through: 0,
     }
 }
 

@@ -126,6 +126,8 @@ pub fn served_types(crd: &Value) -> Vec<ResourceType> {
                 storage_version: storage_version.clone(),
                 strategy: crate::strategy::custom_resource(),
                 schema,
+                // Set by the CRD controller when it serves the version.
+                read_defaults_through: 0,
             })
         })
         .collect()

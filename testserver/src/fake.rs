@@ -122,6 +122,7 @@ impl Fake {
             storage_version: version.into_owned(),
             strategy: crate::strategy::custom_resource(),
             schema: None,
+            read_defaults_through: 0,
         });
     }
 

@@ -680,8 +680,7 @@ async fn dispatch(shared: &Arc<Shared>, req: http::Request<Bytes>) -> ApiResult<
                     "the server does not allow this method on the requested resource",
                 ));
             }
-            let mut opts =
-                write_options(engine, &q, "CreateOptions", &parts.headers, false)?;
+            let mut opts = write_options(engine, &q, "CreateOptions", &parts.headers, false)?;
             let value = parse_object(&parts.headers, &body, rt.builtin, &mut opts)?;
             let obj = engine.create(&target, value, &opts)?;
             Ok(with_warnings(reply(201, &obj)?, &opts.fields.warnings))
@@ -693,8 +692,7 @@ async fn dispatch(shared: &Arc<Shared>, req: http::Request<Bytes>) -> ApiResult<
                 ));
             }
             let builtin = rt.builtin || target.subresource.as_deref() == Some("scale");
-            let mut opts =
-                write_options(engine, &q, "UpdateOptions", &parts.headers, false)?;
+            let mut opts = write_options(engine, &q, "UpdateOptions", &parts.headers, false)?;
             let value = parse_object(&parts.headers, &body, builtin, &mut opts)?;
             let obj = engine.update(&target, value, &opts)?;
             Ok(with_warnings(reply(200, &obj)?, &opts.fields.warnings))

@@ -87,6 +87,10 @@ pub struct ResourceType {
     /// version's `openAPIV3Schema`, or a built-in kind's definitions for its unknown
     /// fields; `None` admits anything (types registered without a schema).
     pub schema: Option<SchemaRef>,
+    /// Objects stored at or before this resourceVersion may predate the schema's
+    /// defaults and are defaulted when read; later ones were defaulted when written, so
+    /// reads skip them (0: every object was written under this schema).
+    pub read_defaults_through: u64,
 }
 
 impl ResourceType {

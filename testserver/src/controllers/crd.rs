@@ -52,7 +52,11 @@ fn on_crd_write(engine: &Engine, change: Change, crd: &Arc<Value>) {
                 return;
             }
             engine.registry().remove(group, plural);
-            for rt in served_types(crd) {
+            // Every object stored so far may predate this schema's defaults; writes from
+            // here on are admitted against it, so reads of later objects skip defaulting.
+            let through = engine.store().current_rv();
+            for mut rt in served_types(crd) {
+                rt.read_defaults_through = through;
                 engine.registry().insert(rt);
             }
             establish(engine, crd);

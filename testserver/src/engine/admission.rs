@@ -121,6 +121,13 @@ impl Engine {
         if rt.builtin {
             return obj;
         }
+        // Written after the schema was served: defaulted on the write path already.
+        let written_after = meta::resource_version(&obj)
+            .parse::<u64>()
+            .is_ok_and(|rv| rv > rt.read_defaults_through);
+        if written_after {
+            return obj;
+        }
         match self.schema_of(rt) {
             Some(schema) if schema.needs_read_back(&obj) => {
                 let mut v = (*obj).clone();

@@ -499,6 +499,7 @@ fn placeholder_type(group: &str, version: &str, plural: &str) -> ResourceType {
         storage_version: version.into(),
         strategy: crate::strategy::for_builtin("", ""),
         schema: None,
+        read_defaults_through: 0,
     }
 }
 

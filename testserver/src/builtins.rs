@@ -14,6 +14,7 @@
 use std::collections::BTreeMap;
 
 use kubegen::catalog::ResourceInfo;
+use serde_json::Value;
 
 use crate::registry::{ALL_VERBS, NameRule, Registry, ResourceType, ScaleSpec, version_priority};
 use crate::schema::{CrdSchema, SchemaRef, builtin};
@@ -307,6 +308,24 @@ macro_rules! schemas {
                     && <$ty as k8s_openapi::Resource>::KIND == info.kind
                 {
                     return Some(builtin::schema::<$ty>);
+                }
+            )*
+            None
+        }
+
+        /// k8s-openapi's published definitions of the built-in `group/version` `kind`
+        /// (for `/openapi/v3`), if it is one.
+        pub(crate) fn published_schema(
+            group: &str,
+            version: &str,
+            kind: &str,
+        ) -> Option<(Value, serde_json::Map<String, Value>)> {
+            $(
+                if <$ty as k8s_openapi::Resource>::GROUP == group
+                    && <$ty as k8s_openapi::Resource>::VERSION == version
+                    && <$ty as k8s_openapi::Resource>::KIND == kind
+                {
+                    return Some(builtin::published::<$ty>());
                 }
             )*
             None

@@ -5,8 +5,8 @@
 //!
 //! A custom resource's schema is its CRD version's `openAPIV3Schema` (as
 //! apiextensions-apiserver publishes it, `pkg/controller/openapi/builder`), so `kubectl
-//! explain` shows its fields. Built-in schemas are open
-//! (`x-kubernetes-preserve-unknown-fields`): the server is type-agnostic.
+//! explain` shows its fields. Built-in kinds publish k8s-openapi's definitions (its
+//! `schemars` impls, the same the server admits their writes against).
 
 use serde_json::{Map, Value, json};
 
@@ -41,7 +41,8 @@ pub fn index(registry: &Registry) -> Value {
 }
 
 /// `/openapi/v3/api/v1` or `/openapi/v3/apis/G/V`, if served. `crd_schema` gives a
-/// custom resource's published schema for a version (none for built-ins).
+/// custom resource's published schema for a version; built-in kinds publish k8s-openapi's
+/// definitions.
 pub fn document(
     registry: &Registry,
     group: &str,
@@ -96,7 +97,19 @@ pub fn document(
             format!("{collection}/{{name}}"),
             json!({"get": op("get"), "put": op("put"), "patch": op("patch"), "delete": op("delete")}),
         );
-        let schema = match crd_schema(&rt) {
+        let published = if rt.builtin {
+            crate::builtins::published_schema(&rt.group, &rt.version, &rt.kind).map(
+                |(root, defs)| {
+                    for (name, def) in defs {
+                        schemas.entry(name).or_insert(def);
+                    }
+                    root
+                },
+            )
+        } else {
+            crd_schema(&rt)
+        };
+        let schema = match published {
             Some(mut schema) => {
                 if let Some(m) = schema.as_object_mut() {
                     m.insert("x-kubernetes-group-version-kind".into(), json!([gvk]));

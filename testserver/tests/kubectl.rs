@@ -225,6 +225,13 @@ spec:
 fn kubectl_drives_a_crd_kind() {
     require_kubectl();
     let s = start("crd");
+    // Built-in kinds publish k8s-openapi's definitions under /openapi/v3.
+    let explained = s.ok(&["explain", "deployment.spec.replicas"], None);
+    assert!(
+        explained.contains("FIELD: replicas <integer>")
+            && explained.contains("Number of desired pods"),
+        "{explained}"
+    );
     // `kubectl explain` reads the CRD's schema from /openapi/v3 (apiextensions-apiserver
     // publishes each served version's openAPIV3Schema).
     let explained = s.ok(&["explain", "certificates.spec.secretName"], None);

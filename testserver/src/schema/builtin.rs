@@ -26,6 +26,43 @@ pub fn schema<T: JsonSchema + 'static>() -> Option<&'static CrdSchema> {
         .or_insert_with(|| compile::<T>().map(|s| &*Box::leak(Box::new(s))))
 }
 
+/// `T`'s definitions as `/openapi/v3` publishes them: the root schema, and every
+/// definition it refers to under `components.schemas` (references rewritten to point
+/// there), so `kubectl explain` can walk them.
+pub fn published<T: JsonSchema>() -> (Value, serde_json::Map<String, Value>) {
+    let mut doc = SchemaGenerator::default()
+        .into_root_schema_for::<T>()
+        .to_value();
+    let mut defs = serde_json::Map::new();
+    if let Value::Object(top) = &mut doc {
+        if let Some(Value::Object(d)) = top.remove("$defs") {
+            defs = d;
+        }
+        top.remove("$schema");
+    }
+    rewrite_refs(&mut doc);
+    for def in defs.values_mut() {
+        rewrite_refs(def);
+    }
+    (doc, defs)
+}
+
+/// `#/$defs/X` → `#/components/schemas/X`, everywhere in `v`.
+fn rewrite_refs(v: &mut Value) {
+    match v {
+        Value::Object(m) => {
+            if let Some(Value::String(r)) = m.get_mut("$ref")
+                && let Some(name) = r.strip_prefix("#/$defs/")
+            {
+                *r = format!("#/components/schemas/{name}");
+            }
+            m.values_mut().for_each(rewrite_refs);
+        }
+        Value::Array(a) => a.iter_mut().for_each(rewrite_refs),
+        _ => {}
+    }
+}
+
 /// The fields-only schema of `T` (see [`CrdSchema::fields_only`]), or `None` (logged) if
 /// its document does not parse.
 pub fn compile<T: JsonSchema>() -> Option<CrdSchema> {

@@ -16,15 +16,15 @@ pub const MEDIA_TYPE: &str = "application/json;g=apidiscovery.k8s.io;v=v2;as=API
 /// Whether an `Accept` header asks for the v2 aggregated document in JSON (kube-apiserver
 /// also serves `v2beta1` until 1.33; kubegen answers only v2, and clients list it first).
 pub fn wanted(accept: &str) -> bool {
-    accept.split(',').any(|range| {
-        let mut parts = range.split(';').map(str::trim);
-        parts.next() == Some("application/json") && {
-            let params: Vec<&str> = parts.collect();
-            ["g=apidiscovery.k8s.io", "v=v2", "as=APIGroupDiscoveryList"]
-                .iter()
-                .all(|p| params.contains(p))
-        }
-    })
+    crate::negotiate::accepts(
+        accept,
+        "application/json",
+        &[
+            ("g", "apidiscovery.k8s.io"),
+            ("v", "v2"),
+            ("as", "APIGroupDiscoveryList"),
+        ],
+    )
 }
 
 fn gvk(group: &str, version: &str, kind: &str) -> Value {

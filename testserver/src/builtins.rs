@@ -297,40 +297,52 @@ pub(crate) const FACTS: &[Facts] = &[
 
 /// Generates [`schema_of`] over the k8s-openapi types behind the catalogue, matched by
 /// their group, version and kind.
+/// The schema functions of one k8s-openapi type.
+#[derive(Clone, Copy)]
+struct TypeSchemas {
+    /// Compiled, for admission (unknown and duplicate fields).
+    compiled: fn() -> Option<&'static CrdSchema>,
+    /// As `/openapi/v3` publishes it.
+    published: fn() -> (Value, serde_json::Map<String, Value>),
+}
+
+/// Generates [`type_schemas`] over the k8s-openapi types behind the catalogue, matched by
+/// their group, version and kind.
 macro_rules! schemas {
     ($($ty:ty),* $(,)?) => {
-        /// k8s-openapi's type for a catalogue entry, as its schema (unknown and duplicate
-        /// fields for fieldValidation); `None` for a kind k8s-openapi lacks.
-        fn schema_of(info: &ResourceInfo) -> Option<fn() -> Option<&'static CrdSchema>> {
-            $(
-                if <$ty as k8s_openapi::Resource>::GROUP == info.group
-                    && <$ty as k8s_openapi::Resource>::VERSION == info.version
-                    && <$ty as k8s_openapi::Resource>::KIND == info.kind
-                {
-                    return Some(builtin::schema::<$ty>);
-                }
-            )*
-            None
-        }
-
-        /// k8s-openapi's published definitions of the built-in `group/version` `kind`
-        /// (for `/openapi/v3`), if it is one.
-        pub(crate) fn published_schema(
-            group: &str,
-            version: &str,
-            kind: &str,
-        ) -> Option<(Value, serde_json::Map<String, Value>)> {
+        /// The schema functions of the built-in `group/version` `kind`; `None` for a kind
+        /// k8s-openapi lacks.
+        fn type_schemas(group: &str, version: &str, kind: &str) -> Option<TypeSchemas> {
             $(
                 if <$ty as k8s_openapi::Resource>::GROUP == group
                     && <$ty as k8s_openapi::Resource>::VERSION == version
                     && <$ty as k8s_openapi::Resource>::KIND == kind
                 {
-                    return Some(builtin::published::<$ty>());
+                    return Some(TypeSchemas {
+                        compiled: builtin::schema::<$ty>,
+                        published: builtin::published::<$ty>,
+                    });
                 }
             )*
             None
         }
     };
+}
+
+/// k8s-openapi's type for a catalogue entry, as its schema (unknown and duplicate fields
+/// for fieldValidation).
+fn schema_of(info: &ResourceInfo) -> Option<fn() -> Option<&'static CrdSchema>> {
+    type_schemas(info.group, info.version, info.kind).map(|t| t.compiled)
+}
+
+/// k8s-openapi's published definitions of the built-in `group/version` `kind` (for
+/// `/openapi/v3`), if it is one.
+pub(crate) fn published_schema(
+    group: &str,
+    version: &str,
+    kind: &str,
+) -> Option<(Value, serde_json::Map<String, Value>)> {
+    type_schemas(group, version, kind).map(|t| (t.published)())
 }
 
 // The types the marked aliases of `runtime/src/apis` stand for; the tests below fail when

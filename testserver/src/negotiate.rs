@@ -100,6 +100,14 @@ fn clauses(accept: &str) -> Vec<Clause<'_>> {
     out
 }
 
+/// Whether `accept` lists `base` with every parameter of `params` (`("g",
+/// "apidiscovery.k8s.io")`) at a weight above zero.
+pub fn accepts(accept: &str, base: &str, params: &[(&str, &str)]) -> bool {
+    clauses(accept)
+        .iter()
+        .any(|c| c.q > 0.0 && c.base == base && params.iter().all(|p| c.params.contains(p)))
+}
+
 fn version(v: &str) -> Option<&'static str> {
     match v {
         "v1" => Some("v1"),

@@ -719,3 +719,114 @@ fn kubectl_create_reports_schema_errors() {
     );
     assert!(!spec.contains("bogus"), "{spec}");
 }
+
+/// What kube-apiserver fills in by itself for Services and Jobs: a cluster IP from the
+/// service range and node ports from 30000-32767 (pkg/registry/core/service/storage/
+/// alloc.go, KEP-3070's upper band first), released on delete and not consumed by a dry
+/// run; a Job's generated selector on its controller uid (pkg/registry/batch/job/
+/// strategy.go `generateSelector`).
+#[test]
+fn kubectl_sees_allocated_cluster_ips_node_ports_and_job_selectors() {
+    require_kubectl();
+    let s = start("alloc");
+    let ip = |name: &str| {
+        s.ok(
+            &["get", "service", name, "-o", "jsonpath={.spec.clusterIP}"],
+            None,
+        )
+    };
+    let dry = s.ok(
+        &[
+            "create",
+            "service",
+            "clusterip",
+            "web",
+            "--tcp=80:8080",
+            "--dry-run=server",
+            "-o",
+            "jsonpath={.spec.clusterIP}",
+        ],
+        None,
+    );
+    assert_eq!(dry, "10.96.1.0");
+    s.ok(
+        &["create", "service", "clusterip", "web", "--tcp=80:8080"],
+        None,
+    );
+    assert_eq!(ip("web"), "10.96.1.0", "a dry run reserves nothing");
+    s.ok(
+        &["create", "service", "nodeport", "edge", "--tcp=443:8443"],
+        None,
+    );
+    assert_eq!(ip("edge"), "10.96.1.1");
+    s.ok(
+        &["create", "service", "clusterip", "db", "--clusterip=None"],
+        None,
+    );
+    assert_eq!(ip("db"), "None");
+    let table = s.ok(&["get", "services"], None);
+    let edge = table
+        .lines()
+        .find(|l| l.starts_with("edge"))
+        .unwrap_or_default();
+    assert!(
+        edge.contains("NodePort") && edge.contains("10.96.1.1") && edge.contains("443:30086/TCP"),
+        "{table}"
+    );
+    let (ok, text) = s.run(
+        &[
+            "create",
+            "service",
+            "clusterip",
+            "clash",
+            "--clusterip=10.96.1.0",
+            "--tcp=80",
+        ],
+        None,
+    );
+    assert!(
+        !ok && text.contains("provided IP is already allocated"),
+        "{text}"
+    );
+    s.ok(&["delete", "service", "web"], None);
+    s.ok(
+        &["create", "service", "clusterip", "again", "--tcp=80"],
+        None,
+    );
+    assert_eq!(
+        ip("again"),
+        "10.96.1.0",
+        "a deleted Service's IP is free again"
+    );
+
+    s.ok(&["create", "job", "once", "--image=busybox"], None);
+    let uid = s.ok(
+        &["get", "job", "once", "-o", "jsonpath={.metadata.uid}"],
+        None,
+    );
+    let selector = s.ok(
+        &[
+            "get",
+            "job",
+            "once",
+            "-o",
+            "jsonpath={.spec.selector.matchLabels}",
+        ],
+        None,
+    );
+    assert_eq!(
+        selector,
+        format!("{{\"batch.kubernetes.io/controller-uid\":\"{uid}\"}}")
+    );
+    let labels = s.ok(
+        &[
+            "get",
+            "job",
+            "once",
+            "-o",
+            "jsonpath={.spec.template.metadata.labels.job-name}",
+        ],
+        None,
+    );
+    assert_eq!(labels, "once");
+}

@@ -9,8 +9,9 @@ use super::{Engine, Target, WriteOptions};
 use crate::{
     errors::{ApiError, ApiResult, Cause},
     managed_fields, meta,
+    registry::ResourceType,
     schema::Scope,
-    store::Write,
+    store::{Write, WriteOutcome},
 };
 
 impl Engine {
@@ -105,7 +106,29 @@ impl Engine {
             }
         }
         rt.strategy.prepare_for_create(&mut obj);
-        self.admit(&rt, &mut obj, None, Scope::Main, opts)?;
+        let finish = rt
+            .strategy
+            .begin_create(&mut obj)
+            .map_err(|causes| ApiError::invalid(&rt.group, &rt.kind, &name, causes))?;
+        let result = self.admit_and_put(&rt, obj, ns, &name, opts);
+        if let Some(finish) = finish {
+            finish(result.as_ref().is_ok_and(|out| out.event.is_some()));
+        }
+        let out = result?;
+        self.after_write(&rt, &out);
+        Ok(self.present(&rt, out.object))
+    }
+
+    /// Admission, the field manager's entry and the store write of a prepared object.
+    fn admit_and_put(
+        &self,
+        rt: &ResourceType,
+        mut obj: Value,
+        ns: String,
+        name: &str,
+        opts: &WriteOptions,
+    ) -> ApiResult<WriteOutcome> {
+        self.admit(rt, &mut obj, None, Scope::Main, opts)?;
         if let Some(manager) = &opts.field_manager {
             managed_fields::record_update(
                 &mut obj,
@@ -116,17 +139,14 @@ impl Engine {
                 rt.builtin,
             );
         }
-        let key = (ns, name.clone());
-        let out = self
-            .store
+        let key = (ns, name.to_owned());
+        self.store
             .write(&rt.group_resource(), &key, opts.dry_run, |current| {
                 if current.is_some() {
-                    Err(ApiError::already_exists(&rt.group, &rt.plural, &name))
+                    Err(ApiError::already_exists(&rt.group, &rt.plural, name))
                 } else {
                     Ok(Write::Put(obj))
                 }
-            })?;
-        self.after_write(&rt, &out);
-        Ok(self.present(&rt, out.object))
+            })
     }
 }

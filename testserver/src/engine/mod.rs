@@ -340,7 +340,10 @@ impl Engine {
         let change = match out.event {
             Some(crate::store::EventType::Added) => Change::Added,
             Some(crate::store::EventType::Modified) => Change::Modified,
-            Some(crate::store::EventType::Deleted) => Change::Deleted,
+            Some(crate::store::EventType::Deleted) => {
+                rt.strategy.after_delete(&out.object);
+                Change::Deleted
+            }
             None => return,
         };
         self.notify(rt, change, &out.object);

@@ -60,7 +60,8 @@ impl Engine {
         }
         let manager = opts.field_manager.clone();
         let name = key.1.clone();
-        let out = self.store.write(&rt.group_resource(), &key, opts.dry_run, |current| {
+        let mut finish = None;
+        let result = self.store.write(&rt.group_resource(), &key, opts.dry_run, |current| {
             let Some(old) = current else {
                 return Err(ApiError::not_found(&rt.group, &rt.plural, &name));
             };
@@ -88,6 +89,10 @@ impl Engine {
                     if !causes.is_empty() {
                         return Err(ApiError::invalid(&rt.group, &rt.kind, meta::name(old), causes));
                     }
+                    finish = rt
+                        .strategy
+                        .begin_update(&mut new, old)
+                        .map_err(|c| ApiError::invalid(&rt.group, &rt.kind, meta::name(old), c))?;
                     new
                 }
             };
@@ -108,7 +113,11 @@ impl Engine {
                 );
             }
             finish_update(&rt, old, new)
-        })?;
+        });
+        if let Some(finish) = finish {
+            finish(result.as_ref().is_ok_and(|out| out.event.is_some()));
+        }
+        let out = result?;
         self.after_write(&rt, &out);
         if target.subresource.as_deref() == Some("scale") {
             return crate::scale::to_scale(&rt, &out.object);

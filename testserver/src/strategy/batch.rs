@@ -3,7 +3,21 @@
 use serde_json::{Value, json};
 
 use super::Strategy;
-use super::defaults::{at, default, pod_template};
+use super::defaults::{at, child, default, pod_template};
+use crate::meta;
+
+/// The label that selects a Job's pods (`batch.ControllerUidLabel`).
+pub const CONTROLLER_UID_LABEL: &str = "batch.kubernetes.io/controller-uid";
+
+/// The labels a generated selector puts on the pod template: the job's name under the
+/// legacy and the prefixed key, its uid likewise (`generateSelector`,
+/// pkg/registry/batch/job/strategy.go).
+const TEMPLATE_LABELS: [(&str, bool); 4] = [
+    ("job-name", false),
+    ("batch.kubernetes.io/job-name", false),
+    ("controller-uid", true),
+    (CONTROLLER_UID_LABEL, true),
+];
 
 /// `batch/v1` Jobs.
 #[derive(Debug, Clone, Copy)]
@@ -36,6 +50,29 @@ impl Strategy for Jobs {
         }
         pod_template(obj, &["spec", "template"]);
     }
+
+    /// `generateSelectorIfNeeded`: unless `spec.manualSelector` is true, the pod template
+    /// gets the job's name and uid as labels (keeping labels the user set) and the selector
+    /// matches the uid.
+    fn prepare_for_create(&self, obj: &mut Value) {
+        if obj.pointer("/spec/manualSelector") == Some(&json!(true)) {
+            return;
+        }
+        let name = meta::name(obj).to_owned();
+        let uid = meta::uid(obj).to_owned();
+        let Some(spec) = at(obj, &["spec"]) else {
+            return;
+        };
+        let template = child(spec, "template");
+        let labels = child(child(template, "metadata"), "labels");
+        for (key, is_uid) in TEMPLATE_LABELS {
+            let value = if is_uid { &uid } else { &name };
+            default(labels, key, json!(value));
+        }
+        let selector = child(spec, "selector");
+        let match_labels = child(selector, "matchLabels");
+        default(match_labels, CONTROLLER_UID_LABEL, json!(uid));
+    }
 }
 
 /// `batch/v1` CronJobs.
@@ -62,6 +99,29 @@ impl Strategy for CronJobs {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// pkg/registry/batch/job/strategy.go `generateSelector`; a manual selector is left
+    /// alone.
+    #[test]
+    fn jobs_get_a_generated_selector() {
+        let mut job = json!({"metadata": {"name": "pi", "uid": "u-1"},
+            "spec": {"template": {"metadata": {"labels": {"app": "pi"}}, "spec": {}}}});
+        Jobs.prepare_for_create(&mut job);
+        assert_eq!(
+            job["spec"]["selector"],
+            json!({"matchLabels": {"batch.kubernetes.io/controller-uid": "u-1"}})
+        );
+        assert_eq!(
+            job["spec"]["template"]["metadata"]["labels"],
+            json!({"app": "pi", "job-name": "pi", "batch.kubernetes.io/job-name": "pi",
+                "controller-uid": "u-1", "batch.kubernetes.io/controller-uid": "u-1"})
+        );
+        let mut manual = json!({"metadata": {"name": "m", "uid": "u-2"},
+            "spec": {"manualSelector": true, "selector": {"matchLabels": {"a": "b"}}}});
+        let before = manual.clone();
+        Jobs.prepare_for_create(&mut manual);
+        assert_eq!(manual, before);
+    }
 
     /// pkg/apis/batch/v1/defaults.go.
     #[test]

@@ -118,53 +118,6 @@ impl Strategy for Pods {
     }
 }
 
-/// pkg/registry/core/service/strategy.go, with `SetDefaults_Service`.
-#[derive(Debug, Clone, Copy)]
-pub struct Services;
-
-impl Strategy for Services {
-    fn name(&self) -> &'static str {
-        "services"
-    }
-
-    /// `SetDefaults_Service`: affinity, type, port protocols and target ports, traffic
-    /// policies.
-    fn apply_defaults(&self, obj: &mut Value) {
-        let Some(spec) = at(obj, &["spec"]) else {
-            return;
-        };
-        default(spec, "sessionAffinity", json!("None"));
-        default(spec, "type", json!("ClusterIP"));
-        let kind = spec
-            .get("type")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_owned();
-        if let Some(ports) = spec.get_mut("ports").and_then(Value::as_array_mut) {
-            for port in ports.iter_mut().filter_map(Value::as_object_mut) {
-                default(port, "protocol", json!("TCP"));
-                let unset = port
-                    .get("targetPort")
-                    .is_none_or(|t| t.is_null() || *t == json!(0) || *t == json!(""));
-                if unset && let Some(p) = port.get("port").cloned() {
-                    port.insert("targetPort".into(), p);
-                }
-            }
-        }
-        if matches!(kind.as_str(), "ClusterIP" | "NodePort" | "LoadBalancer") {
-            default(spec, "internalTrafficPolicy", json!("Cluster"));
-        }
-        if matches!(kind.as_str(), "NodePort" | "LoadBalancer") {
-            default(spec, "externalTrafficPolicy", json!("Cluster"));
-        }
-    }
-
-    /// service/storage/storage.go answers DELETE with the Service.
-    fn returns_deleted_object(&self) -> bool {
-        true
-    }
-}
-
 /// Secrets: `SetDefaults_Secret`.
 #[derive(Debug, Clone, Copy)]
 pub struct Secrets;
@@ -269,26 +222,15 @@ mod tests {
         assert_eq!(new["status"]["phase"], "Terminating");
     }
 
-    /// pkg/apis/core/v1/defaults.go `SetDefaults_Namespace` and `SetDefaults_Service`.
+    /// pkg/apis/core/v1/defaults.go `SetDefaults_Namespace`.
     #[test]
-    fn namespaces_are_labelled_and_services_defaulted() {
+    fn namespaces_are_labelled() {
         let mut ns = json!({"metadata": {"name": "demo", "labels": {"team": "a"}}});
         Namespaces.apply_defaults(&mut ns);
         assert_eq!(
             ns["metadata"]["labels"],
             json!({"team": "a", "kubernetes.io/metadata.name": "demo"})
         );
-        let mut svc =
-            json!({"spec": {"ports": [{"port": 80}, {"port": 443, "targetPort": "https"}]}});
-        Services.apply_defaults(&mut svc);
-        assert_eq!(svc["spec"]["type"], "ClusterIP");
-        assert_eq!(
-            svc["spec"]["ports"][0],
-            json!({"port": 80, "protocol": "TCP", "targetPort": 80})
-        );
-        assert_eq!(svc["spec"]["ports"][1]["targetPort"], "https");
-        assert_eq!(svc["spec"]["internalTrafficPolicy"], "Cluster");
-        assert!(svc["spec"].get("externalTrafficPolicy").is_none());
     }
 
     #[test]

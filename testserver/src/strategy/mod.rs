@@ -10,17 +10,24 @@
 //! timestamps, generation, resourceVersion preconditions, the status subresource split,
 //! finalizers.
 
+mod allocator;
 mod apiextensions;
 mod apps;
 mod batch;
 mod core;
 pub mod defaults;
+mod services;
 
 use std::{fmt, sync::Arc};
 
 use serde_json::Value;
 
 use crate::errors::Cause;
+
+/// Completes what [`Strategy::begin_create`] or [`Strategy::begin_update`] reserved, told
+/// whether the write committed (the generic store's `FinishFunc`): a dry run, a failed
+/// admission or a lost race hands the reservations back.
+pub type Finish = Box<dyn FnOnce(bool) + Send>;
 
 /// What a resource does beyond the generic store rules.
 ///
@@ -41,6 +48,22 @@ pub trait Strategy: Send + Sync + 'static {
     /// `PrepareForUpdate`: fields a main-resource update may not change are copied from
     /// `old`.
     fn prepare_for_update(&self, _new: &mut Value, _old: &Value) {}
+
+    /// `BeginCreate`: reserves what the object needs from server-wide pools (a Service's
+    /// cluster IP and node ports), writing the choices into it. Runs after
+    /// [`Strategy::prepare_for_create`]; the returned [`Finish`] is called once the
+    /// write's fate is known.
+    fn begin_create(&self, _obj: &mut Value) -> Result<Option<Finish>, Vec<Cause>> {
+        Ok(None)
+    }
+
+    /// `BeginUpdate`: as [`Strategy::begin_create`] for a main-resource update of `old`.
+    fn begin_update(&self, _new: &mut Value, _old: &Value) -> Result<Option<Finish>, Vec<Cause>> {
+        Ok(None)
+    }
+
+    /// `AfterDelete`: the object left the store; hand back what it held.
+    fn after_delete(&self, _obj: &Value) {}
 
     /// `Validate` on create: the 422 causes.
     fn validate(&self, _obj: &Value) -> Vec<Cause> {
@@ -149,7 +172,7 @@ pub fn for_builtin(group: &str, plural: &str) -> StrategyRef {
     match (group, plural) {
         ("", "namespaces") => StrategyRef::new(core::Namespaces),
         ("", "pods") => StrategyRef::new(core::Pods),
-        ("", "services") => StrategyRef::new(core::Services),
+        ("", "services") => StrategyRef::new(services::Services::default()),
         ("", "secrets") => StrategyRef::new(core::Secrets),
         ("", "persistentvolumeclaims") => StrategyRef::new(core::PersistentVolumeClaims),
         ("", "replicationcontrollers") => StrategyRef::new(core::ReplicationControllers),

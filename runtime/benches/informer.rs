@@ -137,8 +137,10 @@ async fn kubegen_sync(
     queue: QueueKind,
 ) -> (SharedIndexInformer<ConfigMap>, CancellationToken, f64) {
     let lw = ListWatch::new(ResourceClient::<ConfigMap>::all(kubegen_client(url)));
-    let informer = SharedIndexInformer::new(lw, Duration::ZERO, indexers);
-    informer.set_queue_kind(queue).unwrap();
+    let informer = SharedIndexInformer::builder(lw)
+        .indexers(indexers)
+        .queue(queue)
+        .build();
     let stop = CancellationToken::new();
     let start = Instant::now();
     tokio::spawn({

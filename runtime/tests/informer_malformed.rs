@@ -142,14 +142,10 @@ async fn a_malformed_watch_event_is_skipped_and_the_informer_keeps_its_cache_and
         api.create(&PostParams::default(), &cm(name)).await.unwrap();
     }
 
-    let informer = SharedIndexInformer::new(
-        ListWatch::new(api.clone()),
-        Duration::ZERO,
-        namespace_indexers(),
-    );
     let decode_errors = Arc::new(Mutex::new(0usize));
-    informer
-        .set_watch_error_handler(Arc::new({
+    let informer = SharedIndexInformer::builder(ListWatch::new(api.clone()))
+        .indexers(namespace_indexers())
+        .watch_error_handler(Arc::new({
             let decode_errors = decode_errors.clone();
             move |e: &ReflectorError| {
                 if matches!(e, ReflectorError::Decode(_)) {
@@ -157,7 +153,7 @@ async fn a_malformed_watch_event_is_skipped_and_the_informer_keeps_its_cache_and
                 }
             }
         }))
-        .unwrap();
+        .build();
     let adds = Adds::default();
     informer.add_event_handler(adds.clone()).unwrap();
     let stop = CancellationToken::new();

@@ -154,12 +154,10 @@ async fn streaming_list_syncs_from_initial_events_and_resumes_without_resending_
     // Any LIST fails: the informer can only sync through the streaming watch.
     server.fail_next(Some("list"), Some("configmaps"), 500, 1_000, None);
 
-    let informer = SharedIndexInformer::new(
-        ListWatch::new(api.clone()),
-        Duration::ZERO,
-        namespace_indexers(),
-    );
-    informer.set_reflector_config(streaming_config()).unwrap();
+    let informer = SharedIndexInformer::builder(ListWatch::new(api.clone()))
+        .indexers(namespace_indexers())
+        .reflector(streaming_config())
+        .build();
     let log = Log::default();
     informer.add_event_handler(log.clone()).unwrap();
     let stop = CancellationToken::new();
@@ -235,12 +233,10 @@ async fn streaming_list_refused_by_the_server_falls_back_to_list_and_watch() {
     // The server refuses the streaming watch (as one without the feature would).
     server.fail_next(Some("watch"), Some("configmaps"), 403, 1, None);
 
-    let informer = SharedIndexInformer::new(
-        ListWatch::new(api.clone()),
-        Duration::ZERO,
-        namespace_indexers(),
-    );
-    informer.set_reflector_config(streaming_config()).unwrap();
+    let informer = SharedIndexInformer::builder(ListWatch::new(api.clone()))
+        .indexers(namespace_indexers())
+        .reflector(streaming_config())
+        .build();
     let log = Log::default();
     informer.add_event_handler(log.clone()).unwrap();
     let stop = CancellationToken::new();

@@ -79,9 +79,9 @@ pub fn lister(ty: &TypeDef, r: &ResourceDef) -> TokenStream {
         }
 
         impl #name {
-            /// A lister over `indexer` (an informer's).
+            /// A lister over `indexer` (an informer's cache, or an `Indexer` filled by hand).
             #[inline]
-            #vis fn new(indexer: #cache::Indexer<#kind>) -> Self {
+            #vis fn new(indexer: impl Into<#cache::ReadOnlyIndexer<#kind>>) -> Self {
                 Self { inner: #cache::Lister::new(indexer) }
             }
 

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use k8s_openapi::api::core::v1::Pod;
 use kubegen::{
     cache::{
-        Indexer, ResourceEventHandlerFuncs, SharedIndexInformer,
+        ReadOnlyIndexer, ResourceEventHandlerFuncs, SharedIndexInformer,
         deletion_handling_meta_namespace_key, meta_namespace_key,
     },
     record::{EventRecorder, EventType},
@@ -49,7 +49,7 @@ pub const REASON_SYNC_FAILED: &str = "SyncFailed";
 /// The pod controller of client-go's workqueue example.
 #[derive(Clone)]
 pub struct Controller {
-    indexer: Indexer<Pod>,
+    indexer: ReadOnlyIndexer<Pod>,
     queue: RateLimitingQueue<String>,
     recorder: EventRecorder,
     outcomes: Option<mpsc::UnboundedSender<Outcome>>,

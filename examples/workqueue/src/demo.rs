@@ -74,11 +74,16 @@ impl Demo {
     /// Runs the script, reading the controller's outcomes from `rx`.
     pub async fn run(self, mut rx: mpsc::UnboundedReceiver<Outcome>) -> Result<(), DemoError> {
         let mut processed = 0usize;
-        println!("demo: waiting for the controller to notice that mypod is gone");
+        let pp = PostParams::default();
+        // client-go's example warms the informer's cache with a pod from "a previous run";
+        // here only the informer writes its cache, so the pod comes and goes on the server.
+        println!("demo: creating mypod, then deleting it");
+        self.pods.create(&pp, &pod("mypod", false)).await?;
+        processed += expect(&mut rx, [Outcome::Synced(self.key("mypod"))]).await?;
+        self.pods.delete("mypod", &DeleteParams::default()).await?;
         processed += expect(&mut rx, [Outcome::Gone(self.key("mypod"))]).await?;
 
         println!("demo: creating pods web-1, web-2 and broken (which always fails its sync)");
-        let pp = PostParams::default();
         for (name, fail) in [("web-1", false), ("web-2", false), ("broken", true)] {
             self.pods.create(&pp, &pod(name, fail)).await?;
         }

@@ -11,11 +11,10 @@
 mod controller;
 mod demo;
 
-use std::{path::PathBuf, process::ExitCode, sync::Arc, time::Duration};
+use std::{path::PathBuf, process::ExitCode, time::Duration};
 
 use clap::Parser;
 use k8s_openapi::api::core::v1::{EventSource, Pod};
-use kube_core::ObjectMeta;
 use kubegen::{
     client::{Client, Config, KubeConfigOptions},
     informers::SharedInformerFactory,
@@ -119,18 +118,6 @@ async fn run(args: Args) -> Result<(), ExampleError> {
         host: None,
     });
     let controller = Controller::new(&informer, recorder, demo.then_some(tx))?;
-
-    // As in client-go's example: warm the cache with a pod we knew about on a previous run.
-    // The server does not have it, so once the informer has synced, the controller is told
-    // it is gone.
-    informer.indexer().add(Arc::new(Pod {
-        metadata: ObjectMeta {
-            name: Some("mypod".into()),
-            namespace: Some(args.namespace.clone()),
-            ..ObjectMeta::default()
-        },
-        ..Pod::default()
-    }))?;
 
     let stop = CancellationToken::new();
     factory.start();

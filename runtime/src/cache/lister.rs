@@ -1,6 +1,6 @@
 //! Listers: read-only, typed views of an informer's cache (client-go's listers).
 //!
-//! Listers never call the API server: they read the [`Indexer`], so they are only as
+//! Listers never call the API server: they read the cache ([`ReadOnlyIndexer`]), so they are only as
 //! fresh as the informer, and they return shared `Arc<K>` objects that must not be
 //! mutated (use `DeepCopy` to get an owned copy to change).
 
@@ -8,7 +8,7 @@ use std::{fmt, sync::Arc};
 
 use kube_core::{Resource, Selector, SelectorExt};
 
-use super::{Indexer, NAMESPACE_INDEX};
+use super::{NAMESPACE_INDEX, ReadOnlyIndexer};
 use crate::Object;
 
 /// A lister lookup failed.
@@ -48,7 +48,7 @@ fn labels_match<K: Resource>(obj: &K, selector: &Selector) -> bool {
 
 /// Lists and gets cached objects across all namespaces.
 pub struct Lister<K> {
-    indexer: Indexer<K>,
+    indexer: ReadOnlyIndexer<K>,
 }
 
 impl<K> Clone for Lister<K> {
@@ -67,8 +67,10 @@ impl<K> fmt::Debug for Lister<K> {
 
 impl<K: Object> Lister<K> {
     /// A lister over `indexer`.
-    pub fn new(indexer: Indexer<K>) -> Self {
-        Self { indexer }
+    pub fn new(indexer: impl Into<ReadOnlyIndexer<K>>) -> Self {
+        Self {
+            indexer: indexer.into(),
+        }
     }
 
     /// Every cached object whose labels match `selector` (use `Selector::default()` for all).
@@ -99,14 +101,14 @@ impl<K: Object> Lister<K> {
     }
 
     /// The indexer behind this lister.
-    pub fn indexer(&self) -> &Indexer<K> {
+    pub fn indexer(&self) -> &ReadOnlyIndexer<K> {
         &self.indexer
     }
 }
 
 /// Lists and gets cached objects of one namespace.
 pub struct NamespaceLister<K> {
-    indexer: Indexer<K>,
+    indexer: ReadOnlyIndexer<K>,
     namespace: String,
 }
 
@@ -168,7 +170,7 @@ mod tests {
 
     use super::*;
     use crate::cache::{
-        namespace_indexers,
+        Indexer, namespace_indexers,
         testing::{cm, cm_with, node},
     };
 

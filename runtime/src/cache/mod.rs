@@ -7,6 +7,8 @@
 //! * `store`: [`ThreadSafeStore`], items and indices under one lock; the [`Store`] and
 //!   [`KnownObjects`] traits.
 //! * `indexer`: [`Indexer`], the informer's keyed, indexed cache.
+//! * `read_only`: [`ReadOnlyIndexer`], the reads of an [`Indexer`]: what an informer hands
+//!   out, so only the informer writes its cache.
 //! * `fifo`: [`Fifo`], a queue keeping the newest value per key.
 //! * `delta`: [`Delta`], [`DeltaType`], [`Deltas`], [`DeletedFinalStateUnknown`] and
 //!   [`DeletedObject`].
@@ -70,6 +72,7 @@ pub(crate) mod lister;
 mod processor;
 mod queue;
 mod queue_core;
+mod read_only;
 mod real_fifo;
 mod reflector;
 mod shared_informer;
@@ -99,6 +102,7 @@ pub use list_watch::{ListWatch, TweakListParams};
 pub use lister::{Lister, ListerError, NamespaceLister};
 pub use queue::{ProcessItem, Queue, QueueItem, Relist, Resync};
 pub use queue_core::{PopError, ProcessError};
+pub use read_only::ReadOnlyIndexer;
 pub use real_fifo::{Popped, RealFifo, RealFifoOptions};
 pub use reflector::{
     INITIAL_EVENTS_END_ANNOTATION, InitialListStrategy, ListerWatcher, Reflector, ReflectorConfig,
@@ -106,6 +110,6 @@ pub use reflector::{
 };
 pub use shared_informer::{
     CacheSynced, HandlerRegistration, InformerError, QueueKind, SharedIndexInformer,
-    wait_for_cache_sync,
+    SharedIndexInformerBuilder, wait_for_cache_sync,
 };
 pub use store::{KnownObjects, PagedReplace, Store, ThreadSafeStore};

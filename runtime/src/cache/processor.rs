@@ -110,6 +110,8 @@ pub(crate) struct Listener<K> {
     resync: Mutex<ResyncState>,
     /// Initial-list adds queued but not yet handled.
     pending_initial: Arc<AtomicUsize>,
+    /// The handler's thread, once started.
+    thread: std::sync::OnceLock<std::thread::ThreadId>,
 }
 
 static NEXT_LISTENER_ID: AtomicU64 = AtomicU64::new(1);
@@ -133,6 +135,7 @@ impl<K: Send + Sync + 'static> Listener<K> {
                 next: Instant::now() + resync,
             }),
             pending_initial: Arc::new(AtomicUsize::new(0)),
+            thread: std::sync::OnceLock::new(),
         })
     }
 
@@ -177,7 +180,10 @@ impl<K: Send + Sync + 'static> Listener<K> {
                 let _ = done_tx.send(());
             });
         match spawned {
-            Ok(_) => Some(done_rx),
+            Ok(handle) => {
+                let _ = self.thread.set(handle.thread().id());
+                Some(done_rx)
+            }
             Err(error) => {
                 tracing::error!(%error, "could not start an event handler thread");
                 None
@@ -232,7 +238,8 @@ pub(crate) struct Processor<K> {
     listeners: Vec<Arc<Listener<K>>>,
     syncing: Vec<Arc<Listener<K>>>,
     started: bool,
-    running: Vec<oneshot::Receiver<()>>,
+    /// Per started listener (by id): fires when its thread has exited.
+    running: Vec<(u64, oneshot::Receiver<()>)>,
 }
 
 impl<K: Send + Sync + 'static> Processor<K> {
@@ -248,25 +255,29 @@ impl<K: Send + Sync + 'static> Processor<K> {
     /// Registers a listener, starting it at once if the processor runs.
     pub(crate) fn add_listener(&mut self, listener: Arc<Listener<K>>) {
         if self.started {
-            self.running.extend(listener.start());
+            self.running
+                .extend(listener.start().map(|done| (listener.id, done)));
         }
         self.syncing.push(listener.clone());
         self.listeners.push(listener);
     }
 
-    /// Unregisters a listener and stops it; false if it was not registered.
-    pub(crate) fn remove_listener(&mut self, id: u64) -> bool {
-        let before = self.listeners.len();
-        self.listeners.retain(|l| {
-            if l.id == id {
-                l.stop();
-                false
-            } else {
-                true
-            }
-        });
+    /// Unregisters a listener and stops it; `None` if it was not registered. Otherwise
+    /// what fires once a callback in flight has returned: nothing to wait for when the
+    /// listener never started, or when called from its own thread (a handler removing
+    /// itself would wait for itself).
+    pub(crate) fn remove_listener(&mut self, id: u64) -> Option<Option<oneshot::Receiver<()>>> {
+        let pos = self.listeners.iter().position(|l| l.id == id)?;
+        let listener = self.listeners.remove(pos);
+        listener.stop();
         self.syncing.retain(|l| l.id != id);
-        before != self.listeners.len()
+        let done = self
+            .running
+            .iter()
+            .position(|(l, _)| *l == id)
+            .map(|i| self.running.swap_remove(i).1);
+        let own_thread = listener.thread.get() == Some(&std::thread::current().id());
+        Some(done.filter(|_| !own_thread))
     }
 
     /// Sends a notification to every listener, or only to those due for a resync.
@@ -281,7 +292,8 @@ impl<K: Send + Sync + 'static> Processor<K> {
     pub(crate) fn start(&mut self) {
         self.started = true;
         for listener in &self.listeners {
-            self.running.extend(listener.start());
+            self.running
+                .extend(listener.start().map(|done| (listener.id, done)));
         }
     }
 
@@ -291,6 +303,9 @@ impl<K: Send + Sync + 'static> Processor<K> {
             listener.stop();
         }
         std::mem::take(&mut self.running)
+            .into_iter()
+            .map(|(_, done)| done)
+            .collect()
     }
 
     /// Picks the listeners due for a resync now and schedules their next one; true if any.
@@ -449,8 +464,8 @@ mod tests {
         let mut p = Processor::new();
         p.add_listener(l.clone());
         p.start();
-        assert!(p.remove_listener(l.id));
-        assert!(!p.remove_listener(l.id));
+        assert!(p.remove_listener(l.id).is_some());
+        assert!(p.remove_listener(l.id).is_none());
         p.distribute(add(1, false), false);
         assert!(rx.recv_timeout(Duration::from_millis(50)).is_err());
         assert_eq!(p.len(), 0);

@@ -25,8 +25,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::{
     CacheError, DeletedFinalStateUnknown, DeletedObject, Delta, DeltaFifo, DeltaFifoOptions,
-    Indexer, Indexers, Lister, ListerWatcher, PopError, Queue, QueueItem, RealFifo,
-    RealFifoOptions, Reflector, ReflectorConfig, Relist, ResourceEventHandler, Resync,
+    Indexer, Indexers, Lister, ListerWatcher, PopError, Queue, QueueItem, ReadOnlyIndexer,
+    RealFifo, RealFifoOptions, Reflector, ReflectorConfig, Relist, ResourceEventHandler, Resync,
     TransformFunc, WatchErrorHandler,
     index::StoreKey,
     processor::{
@@ -56,9 +56,6 @@ pub enum InformerError {
     /// The informer has stopped; handlers and indexers can no longer be added.
     #[error("informer has already stopped")]
     Stopped,
-    /// The informer has started; this setting must be made before `run`.
-    #[error("informer has already started")]
-    AlreadyStarted,
     /// The handler is not (or no longer) registered with this informer.
     #[error("handler is not registered with this informer")]
     UnknownHandler,
@@ -117,10 +114,10 @@ struct Inner<K: Object> {
     /// Held while deltas are applied, and while a late handler is replayed the cache.
     block_deltas: Mutex<()>,
     state: Mutex<RunState>,
-    transform: Mutex<Option<TransformFunc<K>>>,
-    error_handler: Mutex<Option<WatchErrorHandler>>,
-    reflector_config: Mutex<ReflectorConfig>,
-    queue_kind: Mutex<QueueKind>,
+    transform: Option<TransformFunc<K>>,
+    error_handler: Option<WatchErrorHandler>,
+    reflector_config: ReflectorConfig,
+    queue_kind: QueueKind,
     fifo: OnceLock<Arc<dyn Queue<K>>>,
     reflector: OnceLock<Arc<Reflector<K>>>,
     /// The resourceVersion of the last list, change or bookmark applied to the cache.
@@ -152,73 +149,128 @@ impl<K: Object> fmt::Debug for SharedIndexInformer<K> {
     }
 }
 
-impl<K: Object> SharedIndexInformer<K> {
-    /// An informer over `lister_watcher`, with `default_resync` for handlers added without
-    /// their own period (zero: no resync) and `indexers` for its cache.
-    pub fn new(
-        lister_watcher: impl ListerWatcher<K>,
-        default_resync: Duration,
-        indexers: Indexers<K>,
-    ) -> Self {
-        Self {
+/// Settings of a [`SharedIndexInformer`], fixed before it exists (as kube-runtime's
+/// `watcher::Config`): there is no setter that could fail once the informer runs.
+pub struct SharedIndexInformerBuilder<K: Object> {
+    lister_watcher: Arc<dyn ListerWatcher<K>>,
+    default_resync: Duration,
+    indexers: Indexers<K>,
+    reflector: ReflectorConfig,
+    queue: QueueKind,
+    transform: Option<TransformFunc<K>>,
+    error_handler: Option<WatchErrorHandler>,
+}
+
+impl<K: Object> fmt::Debug for SharedIndexInformerBuilder<K> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SharedIndexInformerBuilder")
+            .field("default_resync", &self.default_resync)
+            .field("indexers", &self.indexers.keys().collect::<Vec<_>>())
+            .field("reflector", &self.reflector)
+            .field("queue", &self.queue)
+            .field("transform", &self.transform.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<K: Object> SharedIndexInformerBuilder<K> {
+    /// The resync period of handlers added without their own (zero, the default: no
+    /// resync).
+    #[must_use]
+    pub fn default_resync(mut self, resync: Duration) -> Self {
+        self.default_resync = resync;
+        self
+    }
+
+    /// Adds index functions to the cache (a later one of the same name replaces an
+    /// earlier one; more can be added once the informer exists with
+    /// [`SharedIndexInformer::add_indexers`]).
+    #[must_use]
+    pub fn indexers(mut self, indexers: Indexers<K>) -> Self {
+        self.indexers.extend(indexers);
+        self
+    }
+
+    /// The reflector's settings (page size, streaming list, backoff, watch timeout). The
+    /// resync period always comes from the handlers.
+    #[must_use]
+    pub fn reflector(mut self, config: ReflectorConfig) -> Self {
+        self.reflector = config;
+        self
+    }
+
+    /// The queue between reflector and cache ([`QueueKind::RealFifo`] by default).
+    #[must_use]
+    pub fn queue(mut self, kind: QueueKind) -> Self {
+        self.queue = kind;
+        self
+    }
+
+    /// Transforms every object before it is cached (for example to drop `managedFields`).
+    #[must_use]
+    pub fn transform(mut self, transform: TransformFunc<K>) -> Self {
+        self.transform = Some(transform);
+        self
+    }
+
+    /// Called with every list/watch error the informer recovers from.
+    #[must_use]
+    pub fn watch_error_handler(mut self, handler: WatchErrorHandler) -> Self {
+        self.error_handler = Some(handler);
+        self
+    }
+
+    /// The informer, not yet running.
+    pub fn build(self) -> SharedIndexInformer<K> {
+        SharedIndexInformer {
             inner: Arc::new(Inner {
-                indexer: Indexer::new(indexers),
-                lister_watcher: Arc::new(lister_watcher),
+                indexer: Indexer::new(self.indexers),
+                lister_watcher: self.lister_watcher,
                 processor: Mutex::new(Processor::new()),
                 block_deltas: Mutex::new(()),
                 state: Mutex::new(RunState {
                     started: false,
                     stopped: false,
-                    resync_check_period: default_resync,
-                    default_handler_resync: default_resync,
+                    resync_check_period: self.default_resync,
+                    default_handler_resync: self.default_resync,
                 }),
-                transform: Mutex::new(None),
-                error_handler: Mutex::new(None),
-                reflector_config: Mutex::new(ReflectorConfig::default()),
-                queue_kind: Mutex::new(QueueKind::default()),
+                transform: self.transform,
+                error_handler: self.error_handler,
+                reflector_config: self.reflector,
+                queue_kind: self.queue,
                 fifo: OnceLock::new(),
                 reflector: OnceLock::new(),
                 store_resource_version: Mutex::new(String::new()),
             }),
         }
     }
+}
 
-    /// Replaces the reflector settings (page size, streaming list, backoff, watch
-    /// timeout); before `run` only. The resync period always comes from the handlers.
-    pub fn set_reflector_config(&self, config: ReflectorConfig) -> Result<(), InformerError> {
-        self.before_start()?;
-        *self.inner.reflector_config.lock() = config;
-        Ok(())
+impl<K: Object> SharedIndexInformer<K> {
+    /// An informer over `lister_watcher`, with `default_resync` for handlers added without
+    /// their own period (zero: no resync) and `indexers` for its cache; the other settings
+    /// at their defaults. [`SharedIndexInformer::builder`] chooses them all.
+    pub fn new(
+        lister_watcher: impl ListerWatcher<K>,
+        default_resync: Duration,
+        indexers: Indexers<K>,
+    ) -> Self {
+        Self::builder(lister_watcher)
+            .default_resync(default_resync)
+            .indexers(indexers)
+            .build()
     }
 
-    /// Chooses the queue between reflector and cache ([`QueueKind::RealFifo`] by default);
-    /// before `run` only.
-    pub fn set_queue_kind(&self, kind: QueueKind) -> Result<(), InformerError> {
-        self.before_start()?;
-        *self.inner.queue_kind.lock() = kind;
-        Ok(())
-    }
-
-    /// Transforms every object before it is cached (for example to drop `managedFields`);
-    /// before `run` only.
-    pub fn set_transform(&self, transform: TransformFunc<K>) -> Result<(), InformerError> {
-        self.before_start()?;
-        *self.inner.transform.lock() = Some(transform);
-        Ok(())
-    }
-
-    /// Called with every list/watch error the informer recovers from; before `run` only.
-    pub fn set_watch_error_handler(&self, handler: WatchErrorHandler) -> Result<(), InformerError> {
-        self.before_start()?;
-        *self.inner.error_handler.lock() = Some(handler);
-        Ok(())
-    }
-
-    fn before_start(&self) -> Result<(), InformerError> {
-        if self.inner.state.lock().started {
-            Err(InformerError::AlreadyStarted)
-        } else {
-            Ok(())
+    /// A builder for an informer over `lister_watcher`.
+    pub fn builder(lister_watcher: impl ListerWatcher<K>) -> SharedIndexInformerBuilder<K> {
+        SharedIndexInformerBuilder {
+            lister_watcher: Arc::new(lister_watcher),
+            default_resync: Duration::ZERO,
+            indexers: Indexers::new(),
+            reflector: ReflectorConfig::default(),
+            queue: QueueKind::default(),
+            transform: None,
+            error_handler: None,
         }
     }
 
@@ -300,15 +352,24 @@ impl<K: Object> SharedIndexInformer<K> {
         }
     }
 
-    /// Removes a handler; its buffered notifications are dropped.
-    pub fn remove_event_handler(
+    /// Removes a handler: its buffered notifications are dropped, and this returns once a
+    /// callback in flight has returned (client-go's `ShutDownEventHandler` semantics), so
+    /// afterwards the handler is never called again. Called from the handler's own
+    /// callback it returns at once (it cannot wait for itself).
+    pub async fn remove_event_handler(
         &self,
         registration: &HandlerRegistration,
     ) -> Result<(), InformerError> {
-        if self.inner.processor.lock().remove_listener(registration.id) {
-            Ok(())
-        } else {
-            Err(InformerError::UnknownHandler)
+        let removed = self.inner.processor.lock().remove_listener(registration.id);
+        match removed {
+            None => Err(InformerError::UnknownHandler),
+            Some(done) => {
+                if let Some(done) = done {
+                    // An error means the thread has gone already.
+                    let _ = done.await;
+                }
+                Ok(())
+            }
         }
     }
 
@@ -317,14 +378,14 @@ impl<K: Object> SharedIndexInformer<K> {
         self.inner.processor.lock().is_registered(registration.id)
     }
 
-    /// The informer's cache.
-    pub fn indexer(&self) -> Indexer<K> {
-        self.inner.indexer.clone()
+    /// The informer's cache, read-only: only the informer writes it.
+    pub fn indexer(&self) -> ReadOnlyIndexer<K> {
+        self.inner.indexer.clone().into()
     }
 
     /// A lister over the informer's cache.
     pub fn lister(&self) -> Lister<K> {
-        Lister::new(self.inner.indexer.clone())
+        Lister::new(self.indexer())
     }
 
     /// Adds index functions to the cache, before or after start (not after stop).
@@ -376,14 +437,14 @@ impl<K: Object> SharedIndexInformer<K> {
             state.started = true;
             state.resync_check_period
         };
-        let transform = self.inner.transform.lock().take();
-        let kind = *self.inner.queue_kind.lock();
+        let transform = self.inner.transform.clone();
+        let kind = self.inner.queue_kind;
         let fifo = self
             .inner
             .fifo
             .get_or_init(|| self.new_queue(kind, transform))
             .clone();
-        let mut config = self.inner.reflector_config.lock().clone();
+        let mut config = self.inner.reflector_config.clone();
         config.resync_period = check_period;
         let should_resync = {
             let inner = Arc::downgrade(&self.inner);
@@ -396,7 +457,7 @@ impl<K: Object> SharedIndexInformer<K> {
         let store: Arc<dyn Queue<K>> = fifo.clone();
         let mut reflector = Reflector::new(self.inner.lister_watcher.clone(), store, config)
             .with_should_resync(should_resync);
-        if let Some(handler) = self.inner.error_handler.lock().clone() {
+        if let Some(handler) = self.inner.error_handler.clone() {
             reflector = reflector.with_error_handler(handler);
         }
         let reflector = self
@@ -754,10 +815,14 @@ mod tests {
         }
     }
 
+    fn builder(api: &FakeApi<ConfigMap>) -> SharedIndexInformerBuilder<ConfigMap> {
+        SharedIndexInformer::builder(api.clone())
+            .indexers(namespace_indexers())
+            .reflector(fast_backoff())
+    }
+
     fn informer(api: &FakeApi<ConfigMap>) -> SharedIndexInformer<ConfigMap> {
-        let informer = SharedIndexInformer::new(api.clone(), Duration::ZERO, namespace_indexers());
-        informer.set_reflector_config(fast_backoff()).unwrap();
-        informer
+        builder(api).build()
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -915,16 +980,16 @@ mod tests {
         // repeated failures. The backoff here is long, so a waited relist would time out.
         let api = FakeApi::new();
         api.upsert(cm("ns", "a"));
-        let inf = SharedIndexInformer::new(api.clone(), Duration::ZERO, namespace_indexers());
-        inf.set_reflector_config(ReflectorConfig {
-            backoff: BackoffConfig {
-                initial: Duration::from_secs(60),
-                max: Duration::from_secs(60),
-                ..BackoffConfig::default()
-            },
-            ..ReflectorConfig::default()
-        })
-        .unwrap();
+        let inf = builder(&api)
+            .reflector(ReflectorConfig {
+                backoff: BackoffConfig {
+                    initial: Duration::from_secs(60),
+                    max: Duration::from_secs(60),
+                    ..BackoffConfig::default()
+                },
+                ..ReflectorConfig::default()
+            })
+            .build();
         let run = start(&inf);
         assert!(wait_for_cache_sync(&run.stop, &[&inf]).await);
         let until = |want: usize| {
@@ -967,18 +1032,13 @@ mod tests {
     async fn the_keyed_delta_fifo_is_still_available() {
         let api = FakeApi::new();
         api.upsert(cm("ns", "a"));
-        let inf = informer(&api);
-        inf.set_queue_kind(QueueKind::DeltaFifo).unwrap();
+        let inf = builder(&api).queue(QueueKind::DeltaFifo).build();
         let (h, mut rx) = recorder();
         inf.add_event_handler(h).unwrap();
         let run = start(&inf);
         assert_eq!(next(&mut rx).await, "add ns/a 2 initial");
         api.upsert(cm("ns", "b"));
         assert_eq!(next(&mut rx).await, "add ns/b 3");
-        assert_eq!(
-            inf.set_queue_kind(QueueKind::RealFifo),
-            Err(InformerError::AlreadyStarted)
-        );
         run.shutdown().await;
     }
 
@@ -1041,16 +1101,68 @@ mod tests {
         inf.add_event_handler(keep).unwrap();
         let run = start(&inf);
         assert!(wait_for_cache_sync(&run.stop, &[&inf]).await);
-        inf.remove_event_handler(&reg).unwrap();
+        inf.remove_event_handler(&reg).await.unwrap();
         assert!(!inf.is_registered(&reg));
         assert_eq!(
-            inf.remove_event_handler(&reg),
+            inf.remove_event_handler(&reg).await,
             Err(InformerError::UnknownHandler)
         );
         api.upsert(cm("ns", "a"));
         assert_eq!(next(&mut kept).await, "add ns/a 2");
         run.shutdown().await;
         assert!(rx.try_recv().is_err());
+    }
+
+    /// client-go `ShutDownEventHandler`: once removal returns, the handler is not running
+    /// and never runs again; removal waits for the callback in flight.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn removing_a_handler_waits_for_its_callback_in_flight() {
+        struct Slow {
+            entered: std_mpsc::SyncSender<()>,
+            release: Mutex<std_mpsc::Receiver<()>>,
+            calls: Arc<std::sync::atomic::AtomicUsize>,
+        }
+        impl ResourceEventHandler<ConfigMap> for Slow {
+            fn on_add(&self, _: &Arc<ConfigMap>, _: bool) {
+                let _ = self.entered.send(());
+                let _ = self.release.lock().recv();
+                self.calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            }
+        }
+        let api = FakeApi::new();
+        let inf = informer(&api);
+        let (entered_tx, entered_rx) = std_mpsc::sync_channel(8);
+        let (release_tx, release_rx) = std_mpsc::channel();
+        let calls = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let reg = inf
+            .add_event_handler(Slow {
+                entered: entered_tx,
+                release: Mutex::new(release_rx),
+                calls: calls.clone(),
+            })
+            .unwrap();
+        let run = start(&inf);
+        api.upsert(cm("ns", "a"));
+        api.upsert(cm("ns", "b"));
+        tokio::task::spawn_blocking(move || entered_rx.recv())
+            .await
+            .unwrap()
+            .unwrap();
+        let removing = tokio::spawn({
+            let inf = inf.clone();
+            async move { inf.remove_event_handler(&reg).await }
+        });
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        assert!(!removing.is_finished(), "removal waits for the callback");
+        release_tx.send(()).unwrap();
+        release_tx.send(()).unwrap();
+        removing.await.unwrap().unwrap();
+        let after = calls.load(std::sync::atomic::Ordering::SeqCst);
+        assert_eq!(after, 1, "the buffered add for ns/b was dropped");
+        api.upsert(cm("ns", "c"));
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        assert_eq!(calls.load(std::sync::atomic::Ordering::SeqCst), after);
+        run.shutdown().await;
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1144,13 +1256,13 @@ mod tests {
         let api = FakeApi::new();
         api.fail_next_watch(refused());
         api.fail_next_watch(refused());
-        let inf = informer(&api);
         let errors = Arc::new(Mutex::new(Vec::new()));
-        inf.set_watch_error_handler(Arc::new({
-            let errors = errors.clone();
-            move |e: &ReflectorError| errors.lock().push(e.to_string())
-        }))
-        .unwrap();
+        let inf = builder(&api)
+            .watch_error_handler(Arc::new({
+                let errors = errors.clone();
+                move |e: &ReflectorError| errors.lock().push(e.to_string())
+            }))
+            .build();
         let (h, mut rx) = recorder();
         inf.add_event_handler(h).unwrap();
         let run = start(&inf);
@@ -1198,12 +1310,12 @@ mod tests {
     async fn streaming_list_syncs_from_the_initial_events_and_does_not_resend_them_on_resume() {
         let api = FakeApi::new();
         api.upsert(cm("ns", "a"));
-        let inf = informer(&api);
-        inf.set_reflector_config(ReflectorConfig {
-            initial_list: super::super::InitialListStrategy::StreamingList,
-            ..fast_backoff()
-        })
-        .unwrap();
+        let inf = builder(&api)
+            .reflector(ReflectorConfig {
+                initial_list: super::super::InitialListStrategy::StreamingList,
+                ..fast_backoff()
+            })
+            .build();
         let (h, mut rx) = recorder();
         inf.add_event_handler(h).unwrap();
         let run = start(&inf);
@@ -1229,12 +1341,12 @@ mod tests {
             reason: "BadRequest".into(),
             ..kube_core::Status::default()
         })));
-        let inf = informer(&api);
-        inf.set_reflector_config(ReflectorConfig {
-            initial_list: super::super::InitialListStrategy::StreamingList,
-            ..fast_backoff()
-        })
-        .unwrap();
+        let inf = builder(&api)
+            .reflector(ReflectorConfig {
+                initial_list: super::super::InitialListStrategy::StreamingList,
+                ..fast_backoff()
+            })
+            .build();
         let run = start(&inf);
         assert!(wait_for_cache_sync(&run.stop, &[&inf]).await);
         assert_eq!(api.lists(), 1);
@@ -1246,9 +1358,9 @@ mod tests {
     async fn transform_runs_before_objects_are_cached() {
         let api = FakeApi::new();
         api.upsert(cm_with("ns", "a", "", &[("big", "annotation")]));
-        let inf = informer(&api);
-        inf.set_transform(Arc::new(|o: &mut ConfigMap| o.metadata.labels = None))
-            .unwrap();
+        let inf = builder(&api)
+            .transform(Arc::new(|o: &mut ConfigMap| o.metadata.labels = None))
+            .build();
         let run = start(&inf);
         assert!(wait_for_cache_sync(&run.stop, &[&inf]).await);
         assert!(
@@ -1258,10 +1370,6 @@ mod tests {
                 .metadata
                 .labels
                 .is_none()
-        );
-        assert_eq!(
-            inf.set_transform(Arc::new(|_: &mut ConfigMap| {})),
-            Err(InformerError::AlreadyStarted)
         );
         run.shutdown().await;
     }

@@ -17,8 +17,8 @@ use super::generic::{ErasedInformer, GenericInformer};
 use crate::{
     Object,
     cache::{
-        CacheSynced, ListWatch, Lister, SharedIndexInformer, TransformFunc, TweakListParams,
-        namespace_indexers,
+        CacheSynced, ListWatch, Lister, SharedIndexInformer, SharedIndexInformerBuilder,
+        TransformFunc, TweakListParams, namespace_indexers,
     },
     client::{Client, ResourceClient},
 };
@@ -187,6 +187,18 @@ impl SharedInformerFactory {
 
     /// The shared informer for `K`, created on first request (with a namespace index).
     pub fn informer_for<K: Object>(&self) -> SharedIndexInformer<K> {
+        self.informer_for_with::<K>(|builder| builder)
+    }
+
+    /// The shared informer for `K`; when this request creates it, `customize` adjusts its
+    /// settings first (more indexers, the queue, the reflector). As client-go's
+    /// `InformerFor`, the first request's settings win: a later request gets the existing
+    /// informer and its `customize` is not called. The factory's resync, namespace, list
+    /// tweak and transform for `K` are applied before `customize`.
+    pub fn informer_for_with<K: Object>(
+        &self,
+        customize: impl FnOnce(SharedIndexInformerBuilder<K>) -> SharedIndexInformerBuilder<K>,
+    ) -> SharedIndexInformer<K> {
         let mut informers = self.inner.informers.lock();
         if let Some(existing) = informers
             .iter()
@@ -206,16 +218,18 @@ impl SharedInformerFactory {
             .get(&TypeId::of::<K>())
             .copied()
             .unwrap_or(self.inner.default_resync);
-        let informer = SharedIndexInformer::new(list_watch, resync, namespace_indexers());
+        let mut builder = SharedIndexInformer::builder(list_watch)
+            .default_resync(resync)
+            .indexers(namespace_indexers());
         if let Some(transform) = self
             .inner
             .transforms
             .get(&TypeId::of::<K>())
             .and_then(|t| t.downcast_ref::<TransformFunc<K>>())
         {
-            // A fresh informer has not started, so this cannot fail.
-            let _ = informer.set_transform(transform.clone());
+            builder = builder.transform(transform.clone());
         }
+        let informer = customize(builder).build();
         let runner = informer.clone();
         informers.push(Entry {
             informer: Box::new(informer.clone()),

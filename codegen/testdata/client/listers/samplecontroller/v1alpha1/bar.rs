@@ -11,9 +11,9 @@ pub struct BarLister {
     inner: ::kubegen::cache::Lister<Bar>,
 }
 impl BarLister {
-    /// A lister over `indexer` (an informer's).
+    /// A lister over `indexer` (an informer's cache, or an `Indexer` filled by hand).
     #[inline]
-    pub fn new(indexer: ::kubegen::cache::Indexer<Bar>) -> Self {
+    pub fn new(indexer: impl Into<::kubegen::cache::ReadOnlyIndexer<Bar>>) -> Self {
         Self {
             inner: ::kubegen::cache::Lister::new(indexer),
         }

@@ -11,9 +11,9 @@ pub struct BazLister {
     inner: ::kubegen::cache::Lister<Baz>,
 }
 impl BazLister {
-    /// A lister over `indexer` (an informer's).
+    /// A lister over `indexer` (an informer's cache, or an `Indexer` filled by hand).
     #[inline]
-    pub fn new(indexer: ::kubegen::cache::Indexer<Baz>) -> Self {
+    pub fn new(indexer: impl Into<::kubegen::cache::ReadOnlyIndexer<Baz>>) -> Self {
         Self {
             inner: ::kubegen::cache::Lister::new(indexer),
         }

@@ -11,9 +11,9 @@ pub struct FooLister {
     inner: ::kubegen::cache::Lister<Foo>,
 }
 impl FooLister {
-    /// A lister over `indexer` (an informer's).
+    /// A lister over `indexer` (an informer's cache, or an `Indexer` filled by hand).
     #[inline]
-    pub fn new(indexer: ::kubegen::cache::Indexer<Foo>) -> Self {
+    pub fn new(indexer: impl Into<::kubegen::cache::ReadOnlyIndexer<Foo>>) -> Self {
         Self {
             inner: ::kubegen::cache::Lister::new(indexer),
         }

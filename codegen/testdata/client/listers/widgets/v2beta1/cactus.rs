@@ -11,9 +11,9 @@ pub struct CactusLister {
     inner: ::kubegen::cache::Lister<Cactus>,
 }
 impl CactusLister {
-    /// A lister over `indexer` (an informer's).
+    /// A lister over `indexer` (an informer's cache, or an `Indexer` filled by hand).
     #[inline]
-    pub fn new(indexer: ::kubegen::cache::Indexer<Cactus>) -> Self {
+    pub fn new(indexer: impl Into<::kubegen::cache::ReadOnlyIndexer<Cactus>>) -> Self {
         Self {
             inner: ::kubegen::cache::Lister::new(indexer),
         }

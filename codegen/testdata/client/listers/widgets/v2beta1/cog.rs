@@ -11,9 +11,9 @@ pub struct CogLister {
     inner: ::kubegen::cache::Lister<Cog>,
 }
 impl CogLister {
-    /// A lister over `indexer` (an informer's).
+    /// A lister over `indexer` (an informer's cache, or an `Indexer` filled by hand).
     #[inline]
-    pub fn new(indexer: ::kubegen::cache::Indexer<Cog>) -> Self {
+    pub fn new(indexer: impl Into<::kubegen::cache::ReadOnlyIndexer<Cog>>) -> Self {
         Self {
             inner: ::kubegen::cache::Lister::new(indexer),
         }

@@ -11,9 +11,9 @@ pub struct WidgetLister {
     inner: ::kubegen::cache::Lister<Widget>,
 }
 impl WidgetLister {
-    /// A lister over `indexer` (an informer's).
+    /// A lister over `indexer` (an informer's cache, or an `Indexer` filled by hand).
     #[inline]
-    pub fn new(indexer: ::kubegen::cache::Indexer<Widget>) -> Self {
+    pub fn new(indexer: impl Into<::kubegen::cache::ReadOnlyIndexer<Widget>>) -> Self {
         Self {
             inner: ::kubegen::cache::Lister::new(indexer),
         }

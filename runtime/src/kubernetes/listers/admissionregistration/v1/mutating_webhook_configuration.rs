@@ -11,10 +11,12 @@ pub struct MutatingWebhookConfigurationLister {
     inner: ::kubegen::cache::Lister<MutatingWebhookConfiguration>,
 }
 impl MutatingWebhookConfigurationLister {
-    /// A lister over `indexer` (an informer's).
+    /// A lister over `indexer` (an informer's cache, or an `Indexer` filled by hand).
     #[inline]
     pub fn new(
-        indexer: ::kubegen::cache::Indexer<MutatingWebhookConfiguration>,
+        indexer: impl Into<
+            ::kubegen::cache::ReadOnlyIndexer<MutatingWebhookConfiguration>,
+        >,
     ) -> Self {
         Self {
             inner: ::kubegen::cache::Lister::new(indexer),

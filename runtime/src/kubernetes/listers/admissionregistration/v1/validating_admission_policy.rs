@@ -11,9 +11,11 @@ pub struct ValidatingAdmissionPolicyLister {
     inner: ::kubegen::cache::Lister<ValidatingAdmissionPolicy>,
 }
 impl ValidatingAdmissionPolicyLister {
-    /// A lister over `indexer` (an informer's).
+    /// A lister over `indexer` (an informer's cache, or an `Indexer` filled by hand).
     #[inline]
-    pub fn new(indexer: ::kubegen::cache::Indexer<ValidatingAdmissionPolicy>) -> Self {
+    pub fn new(
+        indexer: impl Into<::kubegen::cache::ReadOnlyIndexer<ValidatingAdmissionPolicy>>,
+    ) -> Self {
         Self {
             inner: ::kubegen::cache::Lister::new(indexer),
         }

@@ -11,10 +11,12 @@ pub struct ValidatingAdmissionPolicyBindingLister {
     inner: ::kubegen::cache::Lister<ValidatingAdmissionPolicyBinding>,
 }
 impl ValidatingAdmissionPolicyBindingLister {
-    /// A lister over `indexer` (an informer's).
+    /// A lister over `indexer` (an informer's cache, or an `Indexer` filled by hand).
     #[inline]
     pub fn new(
-        indexer: ::kubegen::cache::Indexer<ValidatingAdmissionPolicyBinding>,
+        indexer: impl Into<
+            ::kubegen::cache::ReadOnlyIndexer<ValidatingAdmissionPolicyBinding>,
+        >,
     ) -> Self {
         Self {
             inner: ::kubegen::cache::Lister::new(indexer),

@@ -11,10 +11,12 @@ pub struct ValidatingWebhookConfigurationLister {
     inner: ::kubegen::cache::Lister<ValidatingWebhookConfiguration>,
 }
 impl ValidatingWebhookConfigurationLister {
-    /// A lister over `indexer` (an informer's).
+    /// A lister over `indexer` (an informer's cache, or an `Indexer` filled by hand).
     #[inline]
     pub fn new(
-        indexer: ::kubegen::cache::Indexer<ValidatingWebhookConfiguration>,
+        indexer: impl Into<
+            ::kubegen::cache::ReadOnlyIndexer<ValidatingWebhookConfiguration>,
+        >,
     ) -> Self {
         Self {
             inner: ::kubegen::cache::Lister::new(indexer),

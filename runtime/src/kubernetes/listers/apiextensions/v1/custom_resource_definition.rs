@@ -11,9 +11,11 @@ pub struct CustomResourceDefinitionLister {
     inner: ::kubegen::cache::Lister<CustomResourceDefinition>,
 }
 impl CustomResourceDefinitionLister {
-    /// A lister over `indexer` (an informer's).
+    /// A lister over `indexer` (an informer's cache, or an `Indexer` filled by hand).
     #[inline]
-    pub fn new(indexer: ::kubegen::cache::Indexer<CustomResourceDefinition>) -> Self {
+    pub fn new(
+        indexer: impl Into<::kubegen::cache::ReadOnlyIndexer<CustomResourceDefinition>>,
+    ) -> Self {
         Self {
             inner: ::kubegen::cache::Lister::new(indexer),
         }

@@ -11,9 +11,11 @@ pub struct ControllerRevisionLister {
     inner: ::kubegen::cache::Lister<ControllerRevision>,
 }
 impl ControllerRevisionLister {
-    /// A lister over `indexer` (an informer's).
+    /// A lister over `indexer` (an informer's cache, or an `Indexer` filled by hand).
     #[inline]
-    pub fn new(indexer: ::kubegen::cache::Indexer<ControllerRevision>) -> Self {
+    pub fn new(
+        indexer: impl Into<::kubegen::cache::ReadOnlyIndexer<ControllerRevision>>,
+    ) -> Self {
         Self {
             inner: ::kubegen::cache::Lister::new(indexer),
         }

@@ -11,9 +11,11 @@ pub struct DaemonSetLister {
     inner: ::kubegen::cache::Lister<DaemonSet>,
 }
 impl DaemonSetLister {
-    /// A lister over `indexer` (an informer's).
+    /// A lister over `indexer` (an informer's cache, or an `Indexer` filled by hand).
     #[inline]
-    pub fn new(indexer: ::kubegen::cache::Indexer<DaemonSet>) -> Self {
+    pub fn new(
+        indexer: impl Into<::kubegen::cache::ReadOnlyIndexer<DaemonSet>>,
+    ) -> Self {
         Self {
             inner: ::kubegen::cache::Lister::new(indexer),
         }

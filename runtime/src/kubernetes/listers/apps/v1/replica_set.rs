@@ -11,9 +11,11 @@ pub struct ReplicaSetLister {
     inner: ::kubegen::cache::Lister<ReplicaSet>,
 }
 impl ReplicaSetLister {
-    /// A lister over `indexer` (an informer's).
+    /// A lister over `indexer` (an informer's cache, or an `Indexer` filled by hand).
     #[inline]
-    pub fn new(indexer: ::kubegen::cache::Indexer<ReplicaSet>) -> Self {
+    pub fn new(
+        indexer: impl Into<::kubegen::cache::ReadOnlyIndexer<ReplicaSet>>,
+    ) -> Self {
         Self {
             inner: ::kubegen::cache::Lister::new(indexer),
         }

@@ -11,9 +11,11 @@ pub struct StatefulSetLister {
     inner: ::kubegen::cache::Lister<StatefulSet>,
 }
 impl StatefulSetLister {
-    /// A lister over `indexer` (an informer's).
+    /// A lister over `indexer` (an informer's cache, or an `Indexer` filled by hand).
     #[inline]
-    pub fn new(indexer: ::kubegen::cache::Indexer<StatefulSet>) -> Self {
+    pub fn new(
+        indexer: impl Into<::kubegen::cache::ReadOnlyIndexer<StatefulSet>>,
+    ) -> Self {
         Self {
             inner: ::kubegen::cache::Lister::new(indexer),
         }

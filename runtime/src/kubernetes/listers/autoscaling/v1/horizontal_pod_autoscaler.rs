@@ -11,9 +11,11 @@ pub struct HorizontalPodAutoscalerLister {
     inner: ::kubegen::cache::Lister<HorizontalPodAutoscaler>,
 }
 impl HorizontalPodAutoscalerLister {
-    /// A lister over `indexer` (an informer's).
+    /// A lister over `indexer` (an informer's cache, or an `Indexer` filled by hand).
     #[inline]
-    pub fn new(indexer: ::kubegen::cache::Indexer<HorizontalPodAutoscaler>) -> Self {
+    pub fn new(
+        indexer: impl Into<::kubegen::cache::ReadOnlyIndexer<HorizontalPodAutoscaler>>,
+    ) -> Self {
         Self {
             inner: ::kubegen::cache::Lister::new(indexer),
         }

@@ -11,9 +11,9 @@ pub struct CronJobLister {
     inner: ::kubegen::cache::Lister<CronJob>,
 }
 impl CronJobLister {
-    /// A lister over `indexer` (an informer's).
+    /// A lister over `indexer` (an informer's cache, or an `Indexer` filled by hand).
     #[inline]
-    pub fn new(indexer: ::kubegen::cache::Indexer<CronJob>) -> Self {
+    pub fn new(indexer: impl Into<::kubegen::cache::ReadOnlyIndexer<CronJob>>) -> Self {
         Self {
             inner: ::kubegen::cache::Lister::new(indexer),
         }

@@ -11,9 +11,9 @@ pub struct JobLister {
     inner: ::kubegen::cache::Lister<Job>,
 }
 impl JobLister {
-    /// A lister over `indexer` (an informer's).
+    /// A lister over `indexer` (an informer's cache, or an `Indexer` filled by hand).
     #[inline]
-    pub fn new(indexer: ::kubegen::cache::Indexer<Job>) -> Self {
+    pub fn new(indexer: impl Into<::kubegen::cache::ReadOnlyIndexer<Job>>) -> Self {
         Self {
             inner: ::kubegen::cache::Lister::new(indexer),
         }

@@ -11,9 +11,11 @@ pub struct CertificateSigningRequestLister {
     inner: ::kubegen::cache::Lister<CertificateSigningRequest>,
 }
 impl CertificateSigningRequestLister {
-    /// A lister over `indexer` (an informer's).
+    /// A lister over `indexer` (an informer's cache, or an `Indexer` filled by hand).
     #[inline]
-    pub fn new(indexer: ::kubegen::cache::Indexer<CertificateSigningRequest>) -> Self {
+    pub fn new(
+        indexer: impl Into<::kubegen::cache::ReadOnlyIndexer<CertificateSigningRequest>>,
+    ) -> Self {
         Self {
             inner: ::kubegen::cache::Lister::new(indexer),
         }

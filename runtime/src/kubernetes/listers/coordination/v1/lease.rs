@@ -11,9 +11,9 @@ pub struct LeaseLister {
     inner: ::kubegen::cache::Lister<Lease>,
 }
 impl LeaseLister {
-    /// A lister over `indexer` (an informer's).
+    /// A lister over `indexer` (an informer's cache, or an `Indexer` filled by hand).
     #[inline]
-    pub fn new(indexer: ::kubegen::cache::Indexer<Lease>) -> Self {
+    pub fn new(indexer: impl Into<::kubegen::cache::ReadOnlyIndexer<Lease>>) -> Self {
         Self {
             inner: ::kubegen::cache::Lister::new(indexer),
         }

@@ -11,9 +11,11 @@ pub struct ComponentStatusLister {
     inner: ::kubegen::cache::Lister<ComponentStatus>,
 }
 impl ComponentStatusLister {
-    /// A lister over `indexer` (an informer's).
+    /// A lister over `indexer` (an informer's cache, or an `Indexer` filled by hand).
     #[inline]
-    pub fn new(indexer: ::kubegen::cache::Indexer<ComponentStatus>) -> Self {
+    pub fn new(
+        indexer: impl Into<::kubegen::cache::ReadOnlyIndexer<ComponentStatus>>,
+    ) -> Self {
         Self {
             inner: ::kubegen::cache::Lister::new(indexer),
         }

@@ -11,9 +11,11 @@ pub struct ConfigMapLister {
     inner: ::kubegen::cache::Lister<ConfigMap>,
 }
 impl ConfigMapLister {
-    /// A lister over `indexer` (an informer's).
+    /// A lister over `indexer` (an informer's cache, or an `Indexer` filled by hand).
     #[inline]
-    pub fn new(indexer: ::kubegen::cache::Indexer<ConfigMap>) -> Self {
+    pub fn new(
+        indexer: impl Into<::kubegen::cache::ReadOnlyIndexer<ConfigMap>>,
+    ) -> Self {
         Self {
             inner: ::kubegen::cache::Lister::new(indexer),
         }

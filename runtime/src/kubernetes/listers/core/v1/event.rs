@@ -11,9 +11,9 @@ pub struct EventLister {
     inner: ::kubegen::cache::Lister<Event>,
 }
 impl EventLister {
-    /// A lister over `indexer` (an informer's).
+    /// A lister over `indexer` (an informer's cache, or an `Indexer` filled by hand).
     #[inline]
-    pub fn new(indexer: ::kubegen::cache::Indexer<Event>) -> Self {
+    pub fn new(indexer: impl Into<::kubegen::cache::ReadOnlyIndexer<Event>>) -> Self {
         Self {
             inner: ::kubegen::cache::Lister::new(indexer),
         }

@@ -11,9 +11,9 @@ pub struct NodeLister {
     inner: ::kubegen::cache::Lister<Node>,
 }
 impl NodeLister {
-    /// A lister over `indexer` (an informer's).
+    /// A lister over `indexer` (an informer's cache, or an `Indexer` filled by hand).
     #[inline]
-    pub fn new(indexer: ::kubegen::cache::Indexer<Node>) -> Self {
+    pub fn new(indexer: impl Into<::kubegen::cache::ReadOnlyIndexer<Node>>) -> Self {
         Self {
             inner: ::kubegen::cache::Lister::new(indexer),
         }

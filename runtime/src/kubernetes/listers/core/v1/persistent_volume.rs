@@ -11,9 +11,11 @@ pub struct PersistentVolumeLister {
     inner: ::kubegen::cache::Lister<PersistentVolume>,
 }
 impl PersistentVolumeLister {
-    /// A lister over `indexer` (an informer's).
+    /// A lister over `indexer` (an informer's cache, or an `Indexer` filled by hand).
     #[inline]
-    pub fn new(indexer: ::kubegen::cache::Indexer<PersistentVolume>) -> Self {
+    pub fn new(
+        indexer: impl Into<::kubegen::cache::ReadOnlyIndexer<PersistentVolume>>,
+    ) -> Self {
         Self {
             inner: ::kubegen::cache::Lister::new(indexer),
         }

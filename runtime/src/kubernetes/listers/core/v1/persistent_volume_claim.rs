@@ -11,9 +11,11 @@ pub struct PersistentVolumeClaimLister {
     inner: ::kubegen::cache::Lister<PersistentVolumeClaim>,
 }
 impl PersistentVolumeClaimLister {
-    /// A lister over `indexer` (an informer's).
+    /// A lister over `indexer` (an informer's cache, or an `Indexer` filled by hand).
     #[inline]
-    pub fn new(indexer: ::kubegen::cache::Indexer<PersistentVolumeClaim>) -> Self {
+    pub fn new(
+        indexer: impl Into<::kubegen::cache::ReadOnlyIndexer<PersistentVolumeClaim>>,
+    ) -> Self {
         Self {
             inner: ::kubegen::cache::Lister::new(indexer),
         }

@@ -11,9 +11,9 @@ pub struct PodLister {
     inner: ::kubegen::cache::Lister<Pod>,
 }
 impl PodLister {
-    /// A lister over `indexer` (an informer's).
+    /// A lister over `indexer` (an informer's cache, or an `Indexer` filled by hand).
     #[inline]
-    pub fn new(indexer: ::kubegen::cache::Indexer<Pod>) -> Self {
+    pub fn new(indexer: impl Into<::kubegen::cache::ReadOnlyIndexer<Pod>>) -> Self {
         Self {
             inner: ::kubegen::cache::Lister::new(indexer),
         }

@@ -11,9 +11,11 @@ pub struct PodTemplateLister {
     inner: ::kubegen::cache::Lister<PodTemplate>,
 }
 impl PodTemplateLister {
-    /// A lister over `indexer` (an informer's).
+    /// A lister over `indexer` (an informer's cache, or an `Indexer` filled by hand).
     #[inline]
-    pub fn new(indexer: ::kubegen::cache::Indexer<PodTemplate>) -> Self {
+    pub fn new(
+        indexer: impl Into<::kubegen::cache::ReadOnlyIndexer<PodTemplate>>,
+    ) -> Self {
         Self {
             inner: ::kubegen::cache::Lister::new(indexer),
         }

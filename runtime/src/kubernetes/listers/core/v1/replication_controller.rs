@@ -11,9 +11,11 @@ pub struct ReplicationControllerLister {
     inner: ::kubegen::cache::Lister<ReplicationController>,
 }
 impl ReplicationControllerLister {
-    /// A lister over `indexer` (an informer's).
+    /// A lister over `indexer` (an informer's cache, or an `Indexer` filled by hand).
     #[inline]
-    pub fn new(indexer: ::kubegen::cache::Indexer<ReplicationController>) -> Self {
+    pub fn new(
+        indexer: impl Into<::kubegen::cache::ReadOnlyIndexer<ReplicationController>>,
+    ) -> Self {
         Self {
             inner: ::kubegen::cache::Lister::new(indexer),
         }

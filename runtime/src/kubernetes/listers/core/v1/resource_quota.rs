@@ -11,9 +11,11 @@ pub struct ResourceQuotaLister {
     inner: ::kubegen::cache::Lister<ResourceQuota>,
 }
 impl ResourceQuotaLister {
-    /// A lister over `indexer` (an informer's).
+    /// A lister over `indexer` (an informer's cache, or an `Indexer` filled by hand).
     #[inline]
-    pub fn new(indexer: ::kubegen::cache::Indexer<ResourceQuota>) -> Self {
+    pub fn new(
+        indexer: impl Into<::kubegen::cache::ReadOnlyIndexer<ResourceQuota>>,
+    ) -> Self {
         Self {
             inner: ::kubegen::cache::Lister::new(indexer),
         }

@@ -11,9 +11,9 @@ pub struct SecretLister {
     inner: ::kubegen::cache::Lister<Secret>,
 }
 impl SecretLister {
-    /// A lister over `indexer` (an informer's).
+    /// A lister over `indexer` (an informer's cache, or an `Indexer` filled by hand).
     #[inline]
-    pub fn new(indexer: ::kubegen::cache::Indexer<Secret>) -> Self {
+    pub fn new(indexer: impl Into<::kubegen::cache::ReadOnlyIndexer<Secret>>) -> Self {
         Self {
             inner: ::kubegen::cache::Lister::new(indexer),
         }

@@ -11,9 +11,9 @@ pub struct ServiceLister {
     inner: ::kubegen::cache::Lister<Service>,
 }
 impl ServiceLister {
-    /// A lister over `indexer` (an informer's).
+    /// A lister over `indexer` (an informer's cache, or an `Indexer` filled by hand).
     #[inline]
-    pub fn new(indexer: ::kubegen::cache::Indexer<Service>) -> Self {
+    pub fn new(indexer: impl Into<::kubegen::cache::ReadOnlyIndexer<Service>>) -> Self {
         Self {
             inner: ::kubegen::cache::Lister::new(indexer),
         }

@@ -11,9 +11,11 @@ pub struct ServiceAccountLister {
     inner: ::kubegen::cache::Lister<ServiceAccount>,
 }
 impl ServiceAccountLister {
-    /// A lister over `indexer` (an informer's).
+    /// A lister over `indexer` (an informer's cache, or an `Indexer` filled by hand).
     #[inline]
-    pub fn new(indexer: ::kubegen::cache::Indexer<ServiceAccount>) -> Self {
+    pub fn new(
+        indexer: impl Into<::kubegen::cache::ReadOnlyIndexer<ServiceAccount>>,
+    ) -> Self {
         Self {
             inner: ::kubegen::cache::Lister::new(indexer),
         }

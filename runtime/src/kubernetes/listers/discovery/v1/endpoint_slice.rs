@@ -11,9 +11,11 @@ pub struct EndpointSliceLister {
     inner: ::kubegen::cache::Lister<EndpointSlice>,
 }
 impl EndpointSliceLister {
-    /// A lister over `indexer` (an informer's).
+    /// A lister over `indexer` (an informer's cache, or an `Indexer` filled by hand).
     #[inline]
-    pub fn new(indexer: ::kubegen::cache::Indexer<EndpointSlice>) -> Self {
+    pub fn new(
+        indexer: impl Into<::kubegen::cache::ReadOnlyIndexer<EndpointSlice>>,
+    ) -> Self {
         Self {
             inner: ::kubegen::cache::Lister::new(indexer),
         }

@@ -11,9 +11,11 @@ pub struct FlowSchemaLister {
     inner: ::kubegen::cache::Lister<FlowSchema>,
 }
 impl FlowSchemaLister {
-    /// A lister over `indexer` (an informer's).
+    /// A lister over `indexer` (an informer's cache, or an `Indexer` filled by hand).
     #[inline]
-    pub fn new(indexer: ::kubegen::cache::Indexer<FlowSchema>) -> Self {
+    pub fn new(
+        indexer: impl Into<::kubegen::cache::ReadOnlyIndexer<FlowSchema>>,
+    ) -> Self {
         Self {
             inner: ::kubegen::cache::Lister::new(indexer),
         }

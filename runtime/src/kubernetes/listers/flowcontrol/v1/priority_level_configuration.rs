@@ -11,9 +11,11 @@ pub struct PriorityLevelConfigurationLister {
     inner: ::kubegen::cache::Lister<PriorityLevelConfiguration>,
 }
 impl PriorityLevelConfigurationLister {
-    /// A lister over `indexer` (an informer's).
+    /// A lister over `indexer` (an informer's cache, or an `Indexer` filled by hand).
     #[inline]
-    pub fn new(indexer: ::kubegen::cache::Indexer<PriorityLevelConfiguration>) -> Self {
+    pub fn new(
+        indexer: impl Into<::kubegen::cache::ReadOnlyIndexer<PriorityLevelConfiguration>>,
+    ) -> Self {
         Self {
             inner: ::kubegen::cache::Lister::new(indexer),
         }

@@ -11,9 +11,9 @@ pub struct IngressLister {
     inner: ::kubegen::cache::Lister<Ingress>,
 }
 impl IngressLister {
-    /// A lister over `indexer` (an informer's).
+    /// A lister over `indexer` (an informer's cache, or an `Indexer` filled by hand).
     #[inline]
-    pub fn new(indexer: ::kubegen::cache::Indexer<Ingress>) -> Self {
+    pub fn new(indexer: impl Into<::kubegen::cache::ReadOnlyIndexer<Ingress>>) -> Self {
         Self {
             inner: ::kubegen::cache::Lister::new(indexer),
         }

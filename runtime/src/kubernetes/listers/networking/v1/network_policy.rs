@@ -11,9 +11,11 @@ pub struct NetworkPolicyLister {
     inner: ::kubegen::cache::Lister<NetworkPolicy>,
 }
 impl NetworkPolicyLister {
-    /// A lister over `indexer` (an informer's).
+    /// A lister over `indexer` (an informer's cache, or an `Indexer` filled by hand).
     #[inline]
-    pub fn new(indexer: ::kubegen::cache::Indexer<NetworkPolicy>) -> Self {
+    pub fn new(
+        indexer: impl Into<::kubegen::cache::ReadOnlyIndexer<NetworkPolicy>>,
+    ) -> Self {
         Self {
             inner: ::kubegen::cache::Lister::new(indexer),
         }

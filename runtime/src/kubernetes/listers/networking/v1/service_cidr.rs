@@ -11,9 +11,11 @@ pub struct ServiceCIDRLister {
     inner: ::kubegen::cache::Lister<ServiceCIDR>,
 }
 impl ServiceCIDRLister {
-    /// A lister over `indexer` (an informer's).
+    /// A lister over `indexer` (an informer's cache, or an `Indexer` filled by hand).
     #[inline]
-    pub fn new(indexer: ::kubegen::cache::Indexer<ServiceCIDR>) -> Self {
+    pub fn new(
+        indexer: impl Into<::kubegen::cache::ReadOnlyIndexer<ServiceCIDR>>,
+    ) -> Self {
         Self {
             inner: ::kubegen::cache::Lister::new(indexer),
         }

@@ -11,9 +11,11 @@ pub struct RuntimeClassLister {
     inner: ::kubegen::cache::Lister<RuntimeClass>,
 }
 impl RuntimeClassLister {
-    /// A lister over `indexer` (an informer's).
+    /// A lister over `indexer` (an informer's cache, or an `Indexer` filled by hand).
     #[inline]
-    pub fn new(indexer: ::kubegen::cache::Indexer<RuntimeClass>) -> Self {
+    pub fn new(
+        indexer: impl Into<::kubegen::cache::ReadOnlyIndexer<RuntimeClass>>,
+    ) -> Self {
         Self {
             inner: ::kubegen::cache::Lister::new(indexer),
         }

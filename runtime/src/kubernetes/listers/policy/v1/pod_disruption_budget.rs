@@ -11,9 +11,11 @@ pub struct PodDisruptionBudgetLister {
     inner: ::kubegen::cache::Lister<PodDisruptionBudget>,
 }
 impl PodDisruptionBudgetLister {
-    /// A lister over `indexer` (an informer's).
+    /// A lister over `indexer` (an informer's cache, or an `Indexer` filled by hand).
     #[inline]
-    pub fn new(indexer: ::kubegen::cache::Indexer<PodDisruptionBudget>) -> Self {
+    pub fn new(
+        indexer: impl Into<::kubegen::cache::ReadOnlyIndexer<PodDisruptionBudget>>,
+    ) -> Self {
         Self {
             inner: ::kubegen::cache::Lister::new(indexer),
         }

@@ -11,9 +11,11 @@ pub struct ClusterRoleBindingLister {
     inner: ::kubegen::cache::Lister<ClusterRoleBinding>,
 }
 impl ClusterRoleBindingLister {
-    /// A lister over `indexer` (an informer's).
+    /// A lister over `indexer` (an informer's cache, or an `Indexer` filled by hand).
     #[inline]
-    pub fn new(indexer: ::kubegen::cache::Indexer<ClusterRoleBinding>) -> Self {
+    pub fn new(
+        indexer: impl Into<::kubegen::cache::ReadOnlyIndexer<ClusterRoleBinding>>,
+    ) -> Self {
         Self {
             inner: ::kubegen::cache::Lister::new(indexer),
         }

@@ -11,9 +11,9 @@ pub struct RoleLister {
     inner: ::kubegen::cache::Lister<Role>,
 }
 impl RoleLister {
-    /// A lister over `indexer` (an informer's).
+    /// A lister over `indexer` (an informer's cache, or an `Indexer` filled by hand).
     #[inline]
-    pub fn new(indexer: ::kubegen::cache::Indexer<Role>) -> Self {
+    pub fn new(indexer: impl Into<::kubegen::cache::ReadOnlyIndexer<Role>>) -> Self {
         Self {
             inner: ::kubegen::cache::Lister::new(indexer),
         }

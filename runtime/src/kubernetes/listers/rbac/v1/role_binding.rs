@@ -11,9 +11,11 @@ pub struct RoleBindingLister {
     inner: ::kubegen::cache::Lister<RoleBinding>,
 }
 impl RoleBindingLister {
-    /// A lister over `indexer` (an informer's).
+    /// A lister over `indexer` (an informer's cache, or an `Indexer` filled by hand).
     #[inline]
-    pub fn new(indexer: ::kubegen::cache::Indexer<RoleBinding>) -> Self {
+    pub fn new(
+        indexer: impl Into<::kubegen::cache::ReadOnlyIndexer<RoleBinding>>,
+    ) -> Self {
         Self {
             inner: ::kubegen::cache::Lister::new(indexer),
         }

@@ -11,9 +11,11 @@ pub struct PriorityClassLister {
     inner: ::kubegen::cache::Lister<PriorityClass>,
 }
 impl PriorityClassLister {
-    /// A lister over `indexer` (an informer's).
+    /// A lister over `indexer` (an informer's cache, or an `Indexer` filled by hand).
     #[inline]
-    pub fn new(indexer: ::kubegen::cache::Indexer<PriorityClass>) -> Self {
+    pub fn new(
+        indexer: impl Into<::kubegen::cache::ReadOnlyIndexer<PriorityClass>>,
+    ) -> Self {
         Self {
             inner: ::kubegen::cache::Lister::new(indexer),
         }

@@ -11,9 +11,11 @@ pub struct CSIDriverLister {
     inner: ::kubegen::cache::Lister<CSIDriver>,
 }
 impl CSIDriverLister {
-    /// A lister over `indexer` (an informer's).
+    /// A lister over `indexer` (an informer's cache, or an `Indexer` filled by hand).
     #[inline]
-    pub fn new(indexer: ::kubegen::cache::Indexer<CSIDriver>) -> Self {
+    pub fn new(
+        indexer: impl Into<::kubegen::cache::ReadOnlyIndexer<CSIDriver>>,
+    ) -> Self {
         Self {
             inner: ::kubegen::cache::Lister::new(indexer),
         }

@@ -11,9 +11,9 @@ pub struct CSINodeLister {
     inner: ::kubegen::cache::Lister<CSINode>,
 }
 impl CSINodeLister {
-    /// A lister over `indexer` (an informer's).
+    /// A lister over `indexer` (an informer's cache, or an `Indexer` filled by hand).
     #[inline]
-    pub fn new(indexer: ::kubegen::cache::Indexer<CSINode>) -> Self {
+    pub fn new(indexer: impl Into<::kubegen::cache::ReadOnlyIndexer<CSINode>>) -> Self {
         Self {
             inner: ::kubegen::cache::Lister::new(indexer),
         }

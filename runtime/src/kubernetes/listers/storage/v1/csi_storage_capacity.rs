@@ -11,9 +11,11 @@ pub struct CSIStorageCapacityLister {
     inner: ::kubegen::cache::Lister<CSIStorageCapacity>,
 }
 impl CSIStorageCapacityLister {
-    /// A lister over `indexer` (an informer's).
+    /// A lister over `indexer` (an informer's cache, or an `Indexer` filled by hand).
     #[inline]
-    pub fn new(indexer: ::kubegen::cache::Indexer<CSIStorageCapacity>) -> Self {
+    pub fn new(
+        indexer: impl Into<::kubegen::cache::ReadOnlyIndexer<CSIStorageCapacity>>,
+    ) -> Self {
         Self {
             inner: ::kubegen::cache::Lister::new(indexer),
         }

@@ -11,9 +11,11 @@ pub struct StorageClassLister {
     inner: ::kubegen::cache::Lister<StorageClass>,
 }
 impl StorageClassLister {
-    /// A lister over `indexer` (an informer's).
+    /// A lister over `indexer` (an informer's cache, or an `Indexer` filled by hand).
     #[inline]
-    pub fn new(indexer: ::kubegen::cache::Indexer<StorageClass>) -> Self {
+    pub fn new(
+        indexer: impl Into<::kubegen::cache::ReadOnlyIndexer<StorageClass>>,
+    ) -> Self {
         Self {
             inner: ::kubegen::cache::Lister::new(indexer),
         }

@@ -11,9 +11,11 @@ pub struct VolumeAttachmentLister {
     inner: ::kubegen::cache::Lister<VolumeAttachment>,
 }
 impl VolumeAttachmentLister {
-    /// A lister over `indexer` (an informer's).
+    /// A lister over `indexer` (an informer's cache, or an `Indexer` filled by hand).
     #[inline]
-    pub fn new(indexer: ::kubegen::cache::Indexer<VolumeAttachment>) -> Self {
+    pub fn new(
+        indexer: impl Into<::kubegen::cache::ReadOnlyIndexer<VolumeAttachment>>,
+    ) -> Self {
         Self {
             inner: ::kubegen::cache::Lister::new(indexer),
         }

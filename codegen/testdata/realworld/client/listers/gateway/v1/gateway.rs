@@ -11,9 +11,9 @@ pub struct GatewayLister {
     inner: ::kubegen::cache::Lister<Gateway>,
 }
 impl GatewayLister {
-    /// A lister over `indexer` (an informer's).
+    /// A lister over `indexer` (an informer's cache, or an `Indexer` filled by hand).
     #[inline]
-    pub fn new(indexer: ::kubegen::cache::Indexer<Gateway>) -> Self {
+    pub fn new(indexer: impl Into<::kubegen::cache::ReadOnlyIndexer<Gateway>>) -> Self {
         Self {
             inner: ::kubegen::cache::Lister::new(indexer),
         }

@@ -11,9 +11,11 @@ pub struct ServiceMonitorLister {
     inner: ::kubegen::cache::Lister<ServiceMonitor>,
 }
 impl ServiceMonitorLister {
-    /// A lister over `indexer` (an informer's).
+    /// A lister over `indexer` (an informer's cache, or an `Indexer` filled by hand).
     #[inline]
-    pub fn new(indexer: ::kubegen::cache::Indexer<ServiceMonitor>) -> Self {
+    pub fn new(
+        indexer: impl Into<::kubegen::cache::ReadOnlyIndexer<ServiceMonitor>>,
+    ) -> Self {
         Self {
             inner: ::kubegen::cache::Lister::new(indexer),
         }

@@ -11,9 +11,11 @@ pub struct BatchWorkloadLister {
     inner: ::kubegen::cache::Lister<BatchWorkload>,
 }
 impl BatchWorkloadLister {
-    /// A lister over `indexer` (an informer's).
+    /// A lister over `indexer` (an informer's cache, or an `Indexer` filled by hand).
     #[inline]
-    pub fn new(indexer: ::kubegen::cache::Indexer<BatchWorkload>) -> Self {
+    pub fn new(
+        indexer: impl Into<::kubegen::cache::ReadOnlyIndexer<BatchWorkload>>,
+    ) -> Self {
         Self {
             inner: ::kubegen::cache::Lister::new(indexer),
         }

@@ -1,0 +1,240 @@
+//! The shared informer factory's options, each against the test server (client-go
+//! `informers/factory.go`: `WithTweakListOptions`, `WithCustomResyncConfig`,
+//! `WithTransform`, and `InformerFor`'s "the first request creates the informer").
+
+use std::{
+    collections::{BTreeMap, HashMap},
+    sync::{
+        Arc,
+        atomic::{AtomicUsize, Ordering},
+    },
+    time::Duration,
+};
+
+use k8s_openapi::api::core::v1::{ConfigMap, Secret};
+use kube_core::{ObjectMeta, params::PostParams};
+use kubegen::{
+    cache::{IndexFunc, Indexers, QueueKind, ResourceEventHandlerFuncs},
+    client::{Client, ResourceClient},
+    informers::SharedInformerFactory,
+};
+use kubegen_testserver::TestServer;
+use tokio_util::sync::CancellationToken;
+
+async fn server_and_client() -> (TestServer, Client) {
+    let server = TestServer::start().await.expect("server");
+    let client = server.client().expect("client");
+    (server, client)
+}
+
+fn cm(name: &str, app: &str) -> ConfigMap {
+    ConfigMap {
+        metadata: ObjectMeta {
+            name: Some(name.into()),
+            labels: Some(BTreeMap::from([("app".to_owned(), app.to_owned())])),
+            ..ObjectMeta::default()
+        },
+        data: Some(BTreeMap::from([("k".to_owned(), "v".to_owned())])),
+        ..ConfigMap::default()
+    }
+}
+
+async fn synced(factory: &SharedInformerFactory) {
+    factory.start();
+    let stop = CancellationToken::new();
+    let result = tokio::time::timeout(Duration::from_secs(10), factory.wait_for_cache_sync(&stop))
+        .await
+        .expect("synced in time");
+    assert!(result.values().all(|ok| *ok), "{result:?}");
+}
+
+async fn eventually(what: &str, cond: impl Fn() -> bool) {
+    for _ in 0..500 {
+        if cond() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("timed out waiting for {what}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tweak_list_params_filters_every_list_and_watch() {
+    let (_server, client) = server_and_client().await;
+    let api = ResourceClient::<ConfigMap>::namespaced(client.clone(), "default");
+    let pp = PostParams::default();
+    api.create(&pp, &cm("web-1", "web")).await.expect("create");
+    api.create(&pp, &cm("db-1", "db")).await.expect("create");
+    let factory = SharedInformerFactory::builder(client)
+        .tweak_list_params(|lp| lp.label_selector = Some("app=web".into()))
+        .build();
+    let lister = factory.lister_for::<ConfigMap>();
+    synced(&factory).await;
+    let names = |l: &kubegen::cache::Lister<ConfigMap>| {
+        let mut n: Vec<String> = l
+            .list(&Default::default())
+            .iter()
+            .filter_map(|c| c.metadata.name.clone())
+            .collect();
+        n.sort();
+        n
+    };
+    assert_eq!(names(&lister), ["web-1"], "the list was filtered");
+    api.create(&pp, &cm("db-2", "db")).await.expect("create");
+    api.create(&pp, &cm("web-2", "web")).await.expect("create");
+    eventually("web-2", || lister.list(&Default::default()).len() == 2).await;
+    assert_eq!(names(&lister), ["web-1", "web-2"], "the watch was filtered");
+    factory.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resync_for_gives_one_type_its_own_period() {
+    let (_server, client) = server_and_client().await;
+    let pp = PostParams::default();
+    ResourceClient::<ConfigMap>::namespaced(client.clone(), "default")
+        .create(&pp, &cm("a", "web"))
+        .await
+        .expect("create");
+    let secret = Secret {
+        metadata: ObjectMeta {
+            name: Some("s".into()),
+            ..ObjectMeta::default()
+        },
+        ..Secret::default()
+    };
+    ResourceClient::<Secret>::namespaced(client.clone(), "default")
+        .create(&pp, &secret)
+        .await
+        .expect("create");
+    let factory = SharedInformerFactory::builder(client)
+        .resync_for::<ConfigMap>(Duration::from_secs(1))
+        .build();
+    let cm_resyncs = Arc::new(AtomicUsize::new(0));
+    let secret_resyncs = Arc::new(AtomicUsize::new(0));
+    for (counter, is_cm) in [(cm_resyncs.clone(), true), (secret_resyncs.clone(), false)] {
+        // A resync is an update whose old and new resourceVersions are equal.
+        if is_cm {
+            factory
+                .informer_for::<ConfigMap>()
+                .add_event_handler(ResourceEventHandlerFuncs::new().update_func(
+                    move |old: &Arc<ConfigMap>, new: &Arc<ConfigMap>| {
+                        if old.metadata.resource_version == new.metadata.resource_version {
+                            counter.fetch_add(1, Ordering::SeqCst);
+                        }
+                    },
+                ))
+                .expect("handler");
+        } else {
+            factory
+                .informer_for::<Secret>()
+                .add_event_handler(ResourceEventHandlerFuncs::new().update_func(
+                    move |old: &Arc<Secret>, new: &Arc<Secret>| {
+                        if old.metadata.resource_version == new.metadata.resource_version {
+                            counter.fetch_add(1, Ordering::SeqCst);
+                        }
+                    },
+                ))
+                .expect("handler");
+        }
+    }
+    synced(&factory).await;
+    eventually("a ConfigMap resync", || {
+        cm_resyncs.load(Ordering::SeqCst) >= 1
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(1200)).await;
+    assert!(cm_resyncs.load(Ordering::SeqCst) >= 2, "resynced again");
+    assert_eq!(
+        secret_resyncs.load(Ordering::SeqCst),
+        0,
+        "Secrets keep the default (none)"
+    );
+    factory.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn transform_for_changes_only_its_type_before_caching() {
+    let (_server, client) = server_and_client().await;
+    let pp = PostParams::default();
+    ResourceClient::<ConfigMap>::namespaced(client.clone(), "default")
+        .create(&pp, &cm("a", "web"))
+        .await
+        .expect("create");
+    let factory = SharedInformerFactory::builder(client)
+        .transform_for::<ConfigMap>(|c| {
+            c.data = None;
+            c.metadata.managed_fields = None;
+        })
+        .build();
+    let cms = factory.lister_for::<ConfigMap>();
+    let secrets = factory.informer_for::<Secret>();
+    synced(&factory).await;
+    let a = cms.namespaced("default").get("a").expect("cached");
+    assert!(
+        a.data.is_none() && a.metadata.managed_fields.is_none(),
+        "{a:?}"
+    );
+    assert_eq!(
+        a.metadata
+            .labels
+            .as_ref()
+            .and_then(|l| l.get("app"))
+            .map(String::as_str),
+        Some("web"),
+        "the rest is kept"
+    );
+    assert!(secrets.has_synced());
+    factory.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_first_request_for_a_type_sets_its_informer_up() {
+    let (_server, client) = server_and_client().await;
+    let factory = SharedInformerFactory::new(client.clone(), Duration::ZERO);
+    let by_app: IndexFunc<ConfigMap> = Arc::new(|c: &ConfigMap| {
+        Ok(c.metadata
+            .labels
+            .as_ref()
+            .and_then(|l| l.get("app").cloned())
+            .into_iter()
+            .collect())
+    });
+    let first = factory.informer_for_with::<ConfigMap>(|b| {
+        b.indexers(HashMap::from([("by-app".to_owned(), by_app)]))
+            .queue(QueueKind::DeltaFifo)
+    });
+    let called = Arc::new(AtomicUsize::new(0));
+    let second = factory.informer_for_with::<ConfigMap>({
+        let called = called.clone();
+        move |b| {
+            called.fetch_add(1, Ordering::SeqCst);
+            b.indexers(Indexers::new())
+        }
+    });
+    assert_eq!(
+        called.load(Ordering::SeqCst),
+        0,
+        "a later request customizes nothing"
+    );
+    let mut names: Vec<String> = second.indexer().get_indexers().into_keys().collect();
+    names.sort();
+    assert_eq!(
+        names,
+        ["by-app", "namespace"],
+        "the first request's indexers, and the factory's"
+    );
+    synced(&factory).await;
+    assert!(first.has_synced() && second.has_synced());
+    ResourceClient::<ConfigMap>::namespaced(client, "default")
+        .create(&PostParams::default(), &cm("a", "web"))
+        .await
+        .expect("create");
+    eventually("the shared cache", || {
+        second
+            .indexer()
+            .by_index("by-app", "web")
+            .is_ok_and(|v| v.len() == 1)
+    })
+    .await;
+    factory.shutdown().await;
+}

@@ -41,6 +41,7 @@ pub mod informers;
 #[cfg(feature = "kubernetes")]
 #[rustfmt::skip]
 pub mod kubernetes;
+pub mod metrics;
 pub mod record;
 pub mod workqueue;
 

@@ -22,6 +22,8 @@
 //! * `processor`: the per-handler buffers and threads an informer fans out to.
 //! * `reflector`: [`Reflector`] (list, then watch, into a [`Store`]) and [`ListerWatcher`].
 //! * `list_watch`: [`ListWatch`], a [`ListerWatcher`] over a typed `ResourceClient`.
+//! * `metered`: [`MeteredListerWatcher`], the reflector's metrics around any
+//!   [`ListerWatcher`].
 //! * `shared_informer`: [`SharedIndexInformer`], [`HandlerRegistration`],
 //!   [`wait_for_cache_sync`].
 //! * `lister`: [`Lister`] and [`NamespaceLister`], typed read-only views of a cache.
@@ -69,6 +71,7 @@ mod indexer;
 mod keys;
 mod list_watch;
 pub(crate) mod lister;
+mod metered;
 mod processor;
 mod queue;
 mod queue_core;
@@ -100,6 +103,7 @@ pub use keys::{
 pub use kube_core::Selector;
 pub use list_watch::{ListWatch, TweakListParams};
 pub use lister::{Lister, ListerError, NamespaceLister};
+pub use metered::MeteredListerWatcher;
 pub use queue::{ProcessItem, Queue, QueueItem, Relist, Resync};
 pub use queue_core::{PopError, ProcessError};
 pub use read_only::ReadOnlyIndexer;

@@ -17,7 +17,7 @@
 use std::{
     fmt,
     sync::{Arc, OnceLock},
-    time::Duration,
+    time::{Duration, Instant},
 };
 
 use parking_lot::Mutex;
@@ -25,15 +25,18 @@ use tokio_util::sync::CancellationToken;
 
 use super::{
     CacheError, DeletedFinalStateUnknown, DeletedObject, Delta, DeltaFifo, DeltaFifoOptions,
-    Indexer, Indexers, Lister, ListerWatcher, PopError, Queue, QueueItem, ReadOnlyIndexer,
-    RealFifo, RealFifoOptions, Reflector, ReflectorConfig, Relist, ResourceEventHandler, Resync,
-    TransformFunc, WatchErrorHandler,
+    Indexer, Indexers, Lister, ListerWatcher, MeteredListerWatcher, PopError, Queue, QueueItem,
+    ReadOnlyIndexer, RealFifo, RealFifoOptions, Reflector, ReflectorConfig, Relist,
+    ResourceEventHandler, Resync, TransformFunc, WatchErrorHandler,
     index::StoreKey,
     processor::{
         Listener, MINIMUM_RESYNC_PERIOD, Notification, Processor, determine_resync_period,
     },
 };
-use crate::Object;
+use crate::{
+    Object,
+    metrics::{CacheMetricsProvider, InformerMetrics, ReflectorMetrics},
+};
 
 /// How many items the delta loop processes per hold of the queue's lock.
 const POP_BATCH: usize = 64;
@@ -118,6 +121,7 @@ struct Inner<K: Object> {
     error_handler: Option<WatchErrorHandler>,
     reflector_config: ReflectorConfig,
     queue_kind: QueueKind,
+    metrics: Option<InformerMetrics>,
     fifo: OnceLock<Arc<dyn Queue<K>>>,
     reflector: OnceLock<Arc<Reflector<K>>>,
     /// The resourceVersion of the last list, change or bookmark applied to the cache.
@@ -159,6 +163,7 @@ pub struct SharedIndexInformerBuilder<K: Object> {
     queue: QueueKind,
     transform: Option<TransformFunc<K>>,
     error_handler: Option<WatchErrorHandler>,
+    metrics: Option<InformerMetrics>,
 }
 
 impl<K: Object> fmt::Debug for SharedIndexInformerBuilder<K> {
@@ -220,6 +225,18 @@ impl<K: Object> SharedIndexInformerBuilder<K> {
         self
     }
 
+    /// Records client-go's informer and reflector metrics, labelled `name="<name>"`,
+    /// through `provider` (for example a [`PrometheusMetrics`](crate::metrics::PrometheusMetrics)).
+    #[must_use]
+    pub fn metrics(mut self, name: &str, provider: &dyn CacheMetricsProvider) -> Self {
+        self.metrics = Some(InformerMetrics::new(name, provider));
+        self.lister_watcher = Arc::new(MeteredListerWatcher::new(
+            self.lister_watcher,
+            ReflectorMetrics::new(name, provider),
+        ));
+        self
+    }
+
     /// The informer, not yet running.
     pub fn build(self) -> SharedIndexInformer<K> {
         SharedIndexInformer {
@@ -238,6 +255,7 @@ impl<K: Object> SharedIndexInformerBuilder<K> {
                 error_handler: self.error_handler,
                 reflector_config: self.reflector,
                 queue_kind: self.queue,
+                metrics: self.metrics,
                 fifo: OnceLock::new(),
                 reflector: OnceLock::new(),
                 store_resource_version: Mutex::new(String::new()),
@@ -271,6 +289,7 @@ impl<K: Object> SharedIndexInformer<K> {
             queue: QueueKind::default(),
             transform: None,
             error_handler: None,
+            metrics: None,
         }
     }
 
@@ -485,6 +504,9 @@ impl<K: Object> SharedIndexInformer<K> {
                         () = &mut cancelled => break,
                         popped = fifo.pop_batch(POP_BATCH, &mut handle) => popped,
                     };
+                    if let Some(metrics) = &informer.inner.metrics {
+                        metrics.queued(fifo.len());
+                    }
                     match popped {
                         // Counts against tokio's cooperative budget, so a long backlog
                         // yields to the reflector and other tasks now and then.
@@ -537,6 +559,7 @@ impl<K: Object> SharedIndexInformer<K> {
         is_in_initial_list: bool,
     ) -> Result<(), CacheError> {
         let _block = self.inner.block_deltas.lock();
+        let started = self.inner.metrics.as_ref().map(|_| Instant::now());
         let applied_rv = match item {
             QueueItem::Deltas { key, deltas } => {
                 self.handle_deltas(key, deltas, is_in_initial_list);
@@ -557,6 +580,14 @@ impl<K: Object> SharedIndexInformer<K> {
             }
             QueueItem::Bookmark(rv) => Some(rv),
         };
+        // The queue's lock is held here (lock order, `cache/mod.rs`): its length is
+        // recorded by the pop loop instead.
+        if let (Some(metrics), Some(started)) = (&self.inner.metrics, started) {
+            metrics.processed(started.elapsed().as_secs_f64(), self.inner.indexer.len());
+            if let Some(rv) = applied_rv.as_deref() {
+                metrics.store_resource_version(rv);
+            }
+        }
         if let Some(rv) = applied_rv.filter(|rv| !rv.is_empty()) {
             *self.inner.store_resource_version.lock() = rv;
         }

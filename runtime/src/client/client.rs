@@ -4,6 +4,8 @@
 
 use std::{fmt, sync::Arc, time::Duration};
 
+use tokio::time::Instant;
+
 use http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode, header};
 use serde::de::DeserializeOwned;
 
@@ -16,6 +18,7 @@ use super::{
     throttle::TokenBucket,
     transport::{Body, Transport},
 };
+use crate::metrics::RestClientMetrics;
 use futures::stream::BoxStream;
 
 /// The longest wait a `Retry-After` header may impose.
@@ -37,6 +40,9 @@ struct Inner {
     max_retries: u32,
     request_timeout: Option<Duration>,
     headers: HeaderMap,
+    metrics: Option<Arc<dyn RestClientMetrics>>,
+    /// The server's authority, the `host` label of path-only requests' metrics.
+    host: String,
 }
 
 impl fmt::Debug for Client {
@@ -60,6 +66,8 @@ pub struct ClientBuilder {
     max_retries: u32,
     request_timeout: Option<Duration>,
     headers: HeaderMap,
+    metrics: Option<Arc<dyn RestClientMetrics>>,
+    host: String,
 }
 
 impl fmt::Debug for ClientBuilder {
@@ -111,6 +119,20 @@ impl ClientBuilder {
         self
     }
 
+    /// Records client-go's `rest_client_*` metrics for every request through `metrics`
+    /// (for example a [`PrometheusMetrics`](crate::metrics::PrometheusMetrics)).
+    pub fn metrics(mut self, metrics: Arc<dyn RestClientMetrics>) -> Self {
+        self.metrics = Some(metrics);
+        self
+    }
+
+    /// The `host` label of the metrics of path-only requests (set from the cluster URL by
+    /// [`Client::builder_from_config`]; empty for an in-process transport).
+    pub fn metrics_host(mut self, host: impl Into<String>) -> Self {
+        self.host = host.into();
+        self
+    }
+
     /// The client.
     pub fn build(self) -> Client {
         Client {
@@ -122,6 +144,8 @@ impl ClientBuilder {
                 max_retries: self.max_retries,
                 request_timeout: self.request_timeout,
                 headers: self.headers,
+                metrics: self.metrics,
+                host: self.host,
             }),
         }
     }
@@ -150,19 +174,34 @@ impl Client {
             max_retries: DEFAULT_MAX_RETRIES,
             request_timeout: None,
             headers: HeaderMap::new(),
+            metrics: None,
+            host: String::new(),
         }
     }
 
     /// A client for a real API server: reqwest with `config`'s TLS, proxy and timeouts, its
     /// credentials, throttling and impersonation.
     pub fn try_from_config(config: Config) -> Result<Self, ConfigError> {
+        Ok(Self::builder_from_config(config)?.build())
+    }
+
+    /// The builder [`Client::try_from_config`] uses, to add what a `Config` does not carry
+    /// (metrics, more headers) before building.
+    pub fn builder_from_config(config: Config) -> Result<ClientBuilder, ConfigError> {
         let transport = ReqwestTransport::new(&config)?;
         let mut b = Self::builder(transport)
             .credentials(config.credentials)
             .rate_limit(config.qps, config.burst)
             .default_namespace(config.default_namespace)
             .max_retries(config.max_retries)
-            .request_timeout(config.request_timeout);
+            .request_timeout(config.request_timeout)
+            .metrics_host(
+                config
+                    .cluster_url
+                    .authority()
+                    .map(|a| a.as_str().to_owned())
+                    .unwrap_or_default(),
+            );
         if let Some(user) = &config.impersonate_user {
             let v = HeaderValue::from_str(user)
                 .map_err(|_| ConfigError::Http("invalid impersonate user".into()))?;
@@ -176,7 +215,7 @@ impl Client {
         for (k, v) in config.headers {
             b = b.header(k, v);
         }
-        Ok(b.build())
+        Ok(b)
     }
 
     /// `Config::infer()` and a client for it.
@@ -201,9 +240,19 @@ impl Client {
         let timeout = parts.extensions.get::<RequestTimeout>().copied();
         let mut retries = 0u32;
         let mut reauthenticated = false;
+        let metrics = self.inner.metrics.as_deref();
+        let verb = parts.method.as_str();
+        let host = parts
+            .uri
+            .authority()
+            .map_or(self.inner.host.as_str(), |a| a.as_str());
         loop {
             if let Some(t) = &self.inner.throttle {
+                let waited = Instant::now();
                 t.acquire().await;
+                if let Some(m) = metrics {
+                    m.rate_limiter_wait(verb, host, waited.elapsed());
+                }
             }
             let mut req = http::Request::new(body.clone());
             *req.method_mut() = parts.method.clone();
@@ -223,8 +272,12 @@ impl Client {
             if let Some(h) = self.inner.auth.header().await? {
                 req.headers_mut().insert(header::AUTHORIZATION, h);
             }
+            let sent = Instant::now();
             let resp = self.inner.transport.send(req).await?;
             let status = resp.status();
+            if let Some(m) = metrics {
+                m.request(verb, host, status.as_u16(), sent.elapsed());
+            }
             tracing::debug!(method = %parts.method, path = %parts.uri.path(), %status, "api request");
 
             if status == StatusCode::UNAUTHORIZED
@@ -239,6 +292,9 @@ impl Client {
                 || (status == StatusCode::SERVICE_UNAVAILABLE && is_idempotent(&parts.method));
             if retriable && retries < self.inner.max_retries {
                 retries += 1;
+                if let Some(m) = metrics {
+                    m.retry(verb, host, status.as_u16());
+                }
                 let wait = retry_after(resp.headers()).unwrap_or(DEFAULT_RETRY_AFTER);
                 tracing::debug!(%status, ?wait, retries, "retrying after server push-back");
                 drop(resp);

@@ -21,6 +21,7 @@ use crate::{
         TransformFunc, TweakListParams, namespace_indexers,
     },
     client::{Client, ResourceClient},
+    metrics::CacheMetricsProvider,
 };
 
 /// A factory request that cannot be served.
@@ -50,6 +51,7 @@ struct Inner {
     tweak: Option<TweakListParams>,
     resync: HashMap<TypeId, Duration>,
     transforms: PerType,
+    metrics: Option<Arc<dyn CacheMetricsProvider>>,
     informers: Mutex<Vec<Entry>>,
     tasks: Mutex<Vec<JoinHandle<()>>>,
     stop: CancellationToken,
@@ -91,6 +93,7 @@ pub struct SharedInformerFactoryBuilder {
     tweak: Option<TweakListParams>,
     resync: HashMap<TypeId, Duration>,
     transforms: PerType,
+    metrics: Option<Arc<dyn CacheMetricsProvider>>,
 }
 
 impl fmt::Debug for SharedInformerFactoryBuilder {
@@ -145,6 +148,14 @@ impl SharedInformerFactoryBuilder {
         self
     }
 
+    /// Records client-go's informer and reflector metrics for every informer, each labelled
+    /// with its resource (`name="apps/v1/deployments"`, `name="v1/pods"`).
+    #[must_use]
+    pub fn metrics(mut self, provider: Arc<dyn CacheMetricsProvider>) -> Self {
+        self.metrics = Some(provider);
+        self
+    }
+
     /// The factory.
     pub fn build(self) -> SharedInformerFactory {
         SharedInformerFactory {
@@ -155,11 +166,22 @@ impl SharedInformerFactoryBuilder {
                 tweak: self.tweak,
                 resync: self.resync,
                 transforms: self.transforms,
+                metrics: self.metrics,
                 informers: Mutex::new(Vec::new()),
                 tasks: Mutex::new(Vec::new()),
                 stop: CancellationToken::new(),
             }),
         }
+    }
+}
+
+/// The `name` label of a factory informer's metrics: `group/version/resource`, or
+/// `version/resource` for the core group.
+fn informer_name(gvr: &GroupVersionResource) -> String {
+    if gvr.group.is_empty() {
+        format!("{}/{}", gvr.version, gvr.resource)
+    } else {
+        format!("{}/{}/{}", gvr.group, gvr.version, gvr.resource)
     }
 }
 
@@ -182,6 +204,7 @@ impl SharedInformerFactory {
             tweak: None,
             resync: HashMap::new(),
             transforms: HashMap::new(),
+            metrics: None,
         }
     }
 
@@ -228,6 +251,9 @@ impl SharedInformerFactory {
             .and_then(|t| t.downcast_ref::<TransformFunc<K>>())
         {
             builder = builder.transform(transform.clone());
+        }
+        if let Some(provider) = &self.inner.metrics {
+            builder = builder.metrics(&informer_name(&gvr_of::<K>()), provider.as_ref());
         }
         let informer = customize(builder).build();
         let runner = informer.clone();

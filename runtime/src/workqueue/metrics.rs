@@ -13,31 +13,8 @@ use std::sync::Arc;
 
 use tokio::time::Instant;
 
-/// A gauge that moves up and down by one (the queue depth).
-pub trait GaugeMetric: Send + Sync {
-    /// Adds one.
-    fn inc(&self);
-    /// Subtracts one.
-    fn dec(&self);
-}
-
-/// A gauge that is set to an absolute value.
-pub trait SettableGaugeMetric: Send + Sync {
-    /// Sets the gauge to `value`.
-    fn set(&self, value: f64);
-}
-
-/// A monotonically increasing counter.
-pub trait CounterMetric: Send + Sync {
-    /// Adds one.
-    fn inc(&self);
-}
-
-/// A histogram of observations, in seconds.
-pub trait HistogramMetric: Send + Sync {
-    /// Records one observation.
-    fn observe(&self, value: f64);
-}
+use crate::metrics::NoopMetric as Noop;
+pub use crate::metrics::{CounterMetric, GaugeMetric, HistogramMetric, SettableGaugeMetric};
 
 /// Creates the metrics of one named queue (client-go's `workqueue.MetricsProvider`).
 ///
@@ -67,23 +44,6 @@ pub trait MetricsProvider: Send + Sync {
 /// A [`MetricsProvider`] whose metrics discard every value.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct NoopMetricsProvider;
-
-#[derive(Debug, Clone, Copy)]
-struct Noop;
-
-impl GaugeMetric for Noop {
-    fn inc(&self) {}
-    fn dec(&self) {}
-}
-impl SettableGaugeMetric for Noop {
-    fn set(&self, _value: f64) {}
-}
-impl CounterMetric for Noop {
-    fn inc(&self) {}
-}
-impl HistogramMetric for Noop {
-    fn observe(&self, _value: f64) {}
-}
 
 impl MetricsProvider for NoopMetricsProvider {
     fn new_depth_metric(&self, _name: &str) -> Arc<dyn GaugeMetric> {

@@ -9,22 +9,25 @@ use std::sync::Arc;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
-use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
+use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::Registry;
 
 use super::metrics::{
     CounterMetric, GaugeMetric, HistogramMetric, MetricsProvider, SettableGaugeMetric,
 };
+use crate::metrics::{
+    PromCounter, PromFloatGauge, PromGauge, PromHistogram, PrometheusLabels as Labels,
+    workqueue_duration_histogram,
+};
 
-type Labels = Vec<(String, String)>;
 type HistogramFamily = Family<Labels, Histogram, fn() -> Histogram>;
 
 fn duration_histogram() -> Histogram {
-    Histogram::new(exponential_buckets(10e-9, 10.0, 12))
+    workqueue_duration_histogram()
 }
 
 fn labels(name: &str) -> Labels {
-    vec![("name".to_owned(), name.to_owned())]
+    crate::metrics::prometheus_labels(&[("name", name)])
 }
 
 /// Registers and serves the `workqueue_*` metric families.
@@ -104,41 +107,6 @@ impl PrometheusMetricsProvider {
             provider.retries.clone(),
         );
         provider
-    }
-}
-
-#[derive(Debug)]
-struct PromGauge(Gauge);
-impl GaugeMetric for PromGauge {
-    fn inc(&self) {
-        self.0.inc();
-    }
-    fn dec(&self) {
-        self.0.dec();
-    }
-}
-
-#[derive(Debug)]
-struct PromFloatGauge(Gauge<f64, std::sync::atomic::AtomicU64>);
-impl SettableGaugeMetric for PromFloatGauge {
-    fn set(&self, value: f64) {
-        self.0.set(value);
-    }
-}
-
-#[derive(Debug)]
-struct PromCounter(Counter);
-impl CounterMetric for PromCounter {
-    fn inc(&self) {
-        self.0.inc();
-    }
-}
-
-#[derive(Debug)]
-struct PromHistogram(Histogram);
-impl HistogramMetric for PromHistogram {
-    fn observe(&self, value: f64) {
-        self.0.observe(value);
     }
 }
 

@@ -2,20 +2,30 @@
 //!
 //! The state machine, as client-go runs it:
 //!
-//! 1. **List** in pages (500 by default) at resourceVersion `"0"` the first time (any
-//!    cached state will do), at the last synced version afterwards, and at `""` (a fresh,
-//!    consistent read) once the server said that version is gone (410) or too large. An
-//!    expired continue token falls back to one unpaginated list. The store is replaced with
-//!    the result; a [`DeltaFifo`](super::DeltaFifo) takes it page by page, and the next page
-//!    is fetched only once fewer than two pages wait in it (backpressure: a relist holds
-//!    little more than the cache itself).
+//! 1. **List** at resourceVersion `"0"` the first time (any cached state will do), at the
+//!    last synced version afterwards, and at `""` (a fresh, consistent read) once the server
+//!    said that version is gone (410 Expired) or too large. Pages are client-go's: with no
+//!    page size configured, lists at `"0"` or `""` go in pages of 500 and a relist at a
+//!    version goes in one request (a `limit` there would make it an Exact read of that old
+//!    snapshot: API Concepts, "Resource versions"; client-go's reflector avoids it so the
+//!    watch cache answers with current data) unless the server paged the first list; a
+//!    configured page size is always used. An expired continue token falls back to one
+//!    unpaginated list at the same version. The store is replaced with the result; a
+//!    paged store ([`DeltaFifo`](super::DeltaFifo), [`RealFifo`](super::RealFifo)) takes it
+//!    page by page, and the next page is fetched only once fewer than two pages wait in it
+//!    (backpressure: a relist holds little more than the cache itself).
 //! 2. **Watch** from the list's resourceVersion with bookmarks and a random timeout in
 //!    `[min_watch_timeout, 2 × min_watch_timeout)`. Each event moves the store and the last
-//!    synced resourceVersion; a bookmark only moves the resourceVersion.
+//!    synced resourceVersion; a bookmark only moves the resourceVersion. A watch silent for
+//!    longer than its timeout plus `watch_idle_margin` is a dead connection (the server
+//!    would have closed it): it is dropped and re-opened from the last resourceVersion
+//!    (kube-rs #1945).
 //! 3. A watch that closes cleanly is re-opened from the last resourceVersion, **without**
-//!    relisting. Connection refused and 429 retry the watch after a backoff. A 410, an
-//!    `ERROR` event, or a watch that ends within a second without events goes back to 1
-//!    after the backoff (800 ms doubling to 30 s, with jitter, reset after 2 minutes).
+//!    relisting. Connection refused and 429 retry the watch after a backoff (a 429's
+//!    `Retry-After` is waited at least). A 410, an `ERROR` event, or a watch that ends
+//!    within a second without events goes back to 1 after the backoff (800 ms doubling to
+//!    30 s, with jitter, reset after 2 minutes); the first relist after a 410 that followed
+//!    progress goes at once.
 //!
 //! In streaming-list mode, step 1 is a watch with `sendInitialEvents=true`: the initial
 //! `ADDED` events are gathered until the bookmark annotated `k8s.io/initial-events-end`,
@@ -38,7 +48,7 @@ use std::{
 use futures::{StreamExt, future::BoxFuture, stream::BoxStream};
 use kube_core::{
     ObjectList, WatchEvent,
-    params::{ListParams, VersionMatch, WatchParams},
+    params::{ListParams, WatchParams},
 };
 use parking_lot::Mutex;
 use rand::Rng;
@@ -47,6 +57,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::{BackoffConfig, CacheError, Store, backoff::Backoff, meta_namespace_key};
 use crate::{Object, client::Error as ClientError};
+
+/// The page size of a list when none is configured (client-go's pager default).
+pub const DEFAULT_PAGE_SIZE: u32 = 500;
 
 /// The annotation on the bookmark that ends a streaming list's initial events.
 pub const INITIAL_EVENTS_END_ANNOTATION: &str = "k8s.io/initial-events-end";
@@ -80,7 +93,10 @@ pub enum InitialListStrategy {
 /// Reflector settings.
 #[derive(Debug, Clone)]
 pub struct ReflectorConfig {
-    /// Items per list page; 0 lists in one request.
+    /// Items per list page (client-go's `WatchListPageSize`). 0, the default, is
+    /// client-go's policy: pages of [`DEFAULT_PAGE_SIZE`] at resourceVersion `"0"` and `""`,
+    /// one request for a relist at a version unless the server paged before. A non-zero
+    /// size is always used, so a relist at a version is an Exact read of that snapshot.
     pub page_size: u32,
     /// How often the store's `resync` is considered; zero disables resync.
     pub resync_period: Duration,
@@ -91,16 +107,20 @@ pub struct ReflectorConfig {
     pub initial_list: InitialListStrategy,
     /// Backoff between failed list/watch rounds.
     pub backoff: BackoffConfig,
+    /// How much longer than the timeout it asked the server for a watch may stay silent
+    /// before it is taken for a dead connection, dropped and re-opened (kube-rs uses 5 s).
+    pub watch_idle_margin: Duration,
 }
 
 impl Default for ReflectorConfig {
     fn default() -> Self {
         Self {
-            page_size: 500,
+            page_size: 0,
             resync_period: Duration::ZERO,
             min_watch_timeout: Duration::from_secs(300),
             initial_list: InitialListStrategy::ListWatch,
             backoff: BackoffConfig::default(),
+            watch_idle_margin: Duration::from_secs(5),
         }
     }
 }
@@ -117,6 +137,10 @@ pub enum ReflectorError {
     /// A watch closed within a second without delivering anything.
     #[error("very short watch: watch lasted less than a second and no items received")]
     VeryShortWatch,
+    /// A watch stayed silent past its timeout plus the idle margin: the connection is
+    /// taken for dead and the watch re-opened.
+    #[error("watch silent for {0:?}, longer than its timeout: dropping the connection")]
+    WatchIdle(Duration),
     /// One watch event could not be decoded; it was skipped.
     #[error("skipped an undecodable watch event: {0}")]
     Decode(#[source] ClientError),
@@ -139,6 +163,14 @@ impl ReflectorError {
             _ => false,
         }
     }
+
+    /// How long the server asked us to wait (`Retry-After` of a 429 or 503), if it did.
+    pub fn retry_after(&self) -> Option<Duration> {
+        match self {
+            Self::List(e) | Self::Watch(e) => e.retry_after(),
+            _ => None,
+        }
+    }
 }
 
 /// Decides, each resync tick, whether to resync (the informer asks its handlers).
@@ -151,6 +183,9 @@ struct VersionState {
     last_sync: String,
     unavailable: bool,
     streaming_refused: bool,
+    /// The server paged a list at `"0"`: it does not serve lists from a watch cache, so
+    /// relists at a version are paged too (client-go's `paginatedResult`).
+    paginated_result: bool,
 }
 
 /// How one list/watch round ended.
@@ -247,11 +282,13 @@ impl<K: Object> Reflector<K> {
                 return;
             }
             let events_before = self.events_seen.load(Ordering::Relaxed);
+            let mut retry_after = None;
             let gone = match self.list_and_watch(&stop).await {
                 RoundEnd::Stopped => return,
                 RoundEnd::Relist(error) => {
                     let gone = error.as_ref().is_some_and(ReflectorError::is_gone);
                     if let Some(error) = error {
+                        retry_after = error.retry_after();
                         self.report(&error);
                     }
                     gone
@@ -265,7 +302,9 @@ impl<K: Object> Reflector<K> {
                 relisted_at_once = true;
                 continue;
             }
-            let delay = backoff.next_delay();
+            // A server that said when to come back (429/503 `Retry-After`) is not asked
+            // sooner than that.
+            let delay = backoff.next_delay().max(retry_after.unwrap_or_default());
             tokio::select! {
                 () = stop.cancelled() => return,
                 () = tokio::time::sleep(delay) => {}
@@ -289,7 +328,7 @@ impl<K: Object> Reflector<K> {
     async fn list_and_watch(&self, stop: &CancellationToken) -> RoundEnd {
         let streaming = self.config.initial_list == InitialListStrategy::StreamingList
             && !self.versions.lock().streaming_refused;
-        let mut first_watch = None;
+        let mut first_watch: Option<(WatchStream<K>, Duration)> = None;
         if streaming {
             tokio::select! {
                 () = stop.cancelled() => return RoundEnd::Stopped,
@@ -317,15 +356,32 @@ impl<K: Object> Reflector<K> {
         }
     }
 
+    /// The page size of a list at `rv` (client-go's reflector `list`): the configured
+    /// one; else one request for a relist at a version (so the server answers from its
+    /// watch cache, NotOlderThan, rather than an Exact read of an old snapshot) unless the
+    /// server paged a list before; else [`DEFAULT_PAGE_SIZE`].
+    fn page_limit(&self, rv: &str) -> Option<u32> {
+        if self.config.page_size > 0 {
+            Some(self.config.page_size)
+        } else if rv.is_empty() || rv == "0" || self.versions.lock().paginated_result {
+            Some(DEFAULT_PAGE_SIZE)
+        } else {
+            None
+        }
+    }
+
     /// Lists every page into the store and records the list's resourceVersion.
     async fn list(&self) -> Result<(), ReflectorError> {
         let rv = self.relist_resource_version();
-        let list_rv = match self.list_into_store(&rv).await {
+        let limit = self.page_limit(&rv);
+        let list_rv = match self.list_into_store(&rv, limit).await {
             Err(ReflectorError::List(e))
                 if e.is_gone_or_expired() || is_too_large_resource_version(&e) =>
             {
+                // The version is gone or from the future: a fresh, consistent list, with
+                // the same pager (client-go retries `pager.List` at `relistResourceVersion`).
                 self.versions.lock().unavailable = true;
-                self.list_into_store("").await?
+                self.list_into_store("", limit).await?
             }
             other => other?,
         };
@@ -343,7 +399,11 @@ impl<K: Object> Reflector<K> {
     /// pages wait in the store (backpressure: its consumer must be popping); other stores get one `replace` at the end. An expired
     /// continue token falls back to one full list at the same version. Returns the list's
     /// resourceVersion.
-    async fn list_into_store(&self, rv: &str) -> Result<String, ReflectorError> {
+    async fn list_into_store(
+        &self,
+        rv: &str,
+        limit: Option<u32>,
+    ) -> Result<String, ReflectorError> {
         let paged = self.store.paged_replace();
         let mut buffered: Vec<Arc<K>> = Vec::new();
         if let Some(p) = paged {
@@ -361,13 +421,13 @@ impl<K: Object> Reflector<K> {
                 }
             }
         };
+        // As client-go asks: a resourceVersion and a limit, no resourceVersionMatch.
         let first = ListParams {
-            limit: (self.config.page_size > 0).then_some(self.config.page_size),
+            limit,
             resource_version: Some(rv.to_owned()).filter(|r| !r.is_empty()),
-            version_match: (rv == "0").then_some(VersionMatch::NotOlderThan),
             ..ListParams::default()
         };
-        let backlog_limit = 2 * usize::try_from(self.config.page_size)
+        let backlog_limit = 2 * usize::try_from(limit.unwrap_or(DEFAULT_PAGE_SIZE))
             .unwrap_or(usize::MAX)
             .max(1);
         let mut page = self
@@ -375,6 +435,15 @@ impl<K: Object> Reflector<K> {
             .list(first.clone())
             .await
             .map_err(ReflectorError::List)?;
+        if rv == "0"
+            && page
+                .metadata
+                .continue_
+                .as_ref()
+                .is_some_and(|t| !t.is_empty())
+        {
+            self.versions.lock().paginated_result = true;
+        }
         let list_rv = loop {
             let token = page.metadata.continue_.clone().filter(|t| !t.is_empty());
             let page_rv = page.metadata.resource_version.clone().unwrap_or_default();
@@ -422,26 +491,32 @@ impl<K: Object> Reflector<K> {
         Ok(list_rv)
     }
 
-    fn watch_params(&self, send_initial_events: bool) -> WatchParams {
+    /// A watch's parameters and how long it may stay silent: its timeout plus the margin.
+    fn watch_params(&self, send_initial_events: bool) -> (WatchParams, Duration) {
         let min = self.config.min_watch_timeout.as_secs().max(1);
         let timeout = rand::rng().random_range(min..2 * min);
-        WatchParams {
+        let params = WatchParams {
             timeout: Some(u32::try_from(timeout).unwrap_or(u32::MAX)),
             bookmarks: true,
             send_initial_events,
             ..WatchParams::default()
-        }
+        };
+        (
+            params,
+            Duration::from_secs(timeout) + self.config.watch_idle_margin,
+        )
     }
 
     /// A streaming list: gathers the initial events, replaces the store at the end
     /// bookmark, and returns the still-open watch.
-    async fn streaming_list(&self) -> Result<WatchStream<K>, ReflectorError> {
+    async fn streaming_list(&self) -> Result<(WatchStream<K>, Duration), ReflectorError> {
         let rv = if self.versions.lock().unavailable {
             String::new()
         } else {
             self.last_sync_resource_version()
         };
-        let mut stream = match self.lister_watcher.watch(self.watch_params(true), rv).await {
+        let (params, idle) = self.watch_params(true);
+        let mut stream = match self.lister_watcher.watch(params, rv).await {
             Ok(stream) => stream,
             Err(e) => {
                 let mut v = self.versions.lock();
@@ -455,7 +530,11 @@ impl<K: Object> Reflector<K> {
             }
         };
         let mut initial: HashMap<String, Arc<K>> = HashMap::new();
-        while let Some(event) = stream.next().await {
+        loop {
+            let Ok(next) = tokio::time::timeout(idle, stream.next()).await else {
+                return Err(ReflectorError::WatchIdle(idle));
+            };
+            let Some(event) = next else { break };
             match event {
                 Ok(WatchEvent::Added(obj) | WatchEvent::Modified(obj)) => {
                     if let Ok(key) = meta_namespace_key(&obj) {
@@ -483,7 +562,7 @@ impl<K: Object> Reflector<K> {
                         if !rv.is_empty() {
                             v.last_sync = rv;
                         }
-                        return Ok(stream);
+                        return Ok((stream, idle));
                     }
                 }
                 Ok(WatchEvent::Error(status)) => {
@@ -503,7 +582,7 @@ impl<K: Object> Reflector<K> {
     /// relist is needed or `stop` fires.
     async fn watch_loop(
         &self,
-        mut open: Option<WatchStream<K>>,
+        mut open: Option<(WatchStream<K>, Duration)>,
         stop: &CancellationToken,
     ) -> RoundEnd {
         let mut backoff = Backoff::new(self.config.backoff.clone());
@@ -512,41 +591,50 @@ impl<K: Object> Reflector<K> {
                 return RoundEnd::Stopped;
             }
             let started = Instant::now();
-            let stream = match open.take() {
-                Some(stream) => stream,
+            let (stream, idle) = match open.take() {
+                Some(open) => open,
                 None => {
                     let rv = self.last_sync_resource_version();
-                    match self
-                        .lister_watcher
-                        .watch(self.watch_params(false), rv)
-                        .await
-                    {
-                        Ok(stream) => stream,
+                    let (params, idle) = self.watch_params(false);
+                    match self.lister_watcher.watch(params, rv).await {
+                        Ok(stream) => (stream, idle),
                         Err(e) if is_watch_retriable(&e) => {
-                            self.report(&ReflectorError::Watch(e));
+                            let error = ReflectorError::Watch(e);
+                            let delay = backoff
+                                .next_delay()
+                                .max(error.retry_after().unwrap_or_default());
+                            self.report(&error);
                             tokio::select! {
                                 () = stop.cancelled() => return RoundEnd::Stopped,
-                                () = tokio::time::sleep(backoff.next_delay()) => continue,
+                                () = tokio::time::sleep(delay) => continue,
                             }
                         }
                         Err(e) => return RoundEnd::Relist(Some(ReflectorError::Watch(e))),
                     }
                 }
             };
-            match self.handle_watch(stream).await {
+            match self.handle_watch(stream, idle).await {
                 Ok(events) => {
                     if events == 0 && started.elapsed() < Duration::from_secs(1) {
                         return RoundEnd::Relist(Some(ReflectorError::VeryShortWatch));
                     }
                 }
+                Err(error @ ReflectorError::WatchIdle(_)) => {
+                    // A dead connection, not a server verdict: re-watch from where we are.
+                    self.report(&error);
+                }
                 Err(error) => {
                     if let ReflectorError::Watch(e) = &error
                         && e.is_too_many_requests()
                     {
+                        // client-go: a 429 ERROR event backs off and re-watches, no relist.
+                        let delay = backoff
+                            .next_delay()
+                            .max(error.retry_after().unwrap_or_default());
                         self.report(&error);
                         tokio::select! {
                             () = stop.cancelled() => return RoundEnd::Stopped,
-                            () = tokio::time::sleep(backoff.next_delay()) => continue,
+                            () = tokio::time::sleep(delay) => continue,
                         }
                     }
                     return RoundEnd::Relist(Some(error));
@@ -556,10 +644,19 @@ impl<K: Object> Reflector<K> {
     }
 
     /// Applies one watch's events to the store; returns how many arrived once it closes
-    /// cleanly, or the error that ended it.
-    async fn handle_watch(&self, mut stream: WatchStream<K>) -> Result<usize, ReflectorError> {
+    /// cleanly, or the error that ended it ([`ReflectorError::WatchIdle`] once nothing,
+    /// not even a bookmark, arrived for `idle`).
+    async fn handle_watch(
+        &self,
+        mut stream: WatchStream<K>,
+        idle: Duration,
+    ) -> Result<usize, ReflectorError> {
         let mut events = 0;
-        while let Some(event) = stream.next().await {
+        loop {
+            let Ok(next) = tokio::time::timeout(idle, stream.next()).await else {
+                return Err(ReflectorError::WatchIdle(idle));
+            };
+            let Some(event) = next else { break };
             let event = match event {
                 Ok(event) => event,
                 Err(e @ ClientError::Decode(_)) => {
@@ -638,14 +735,17 @@ fn is_watch_retriable(e: &ClientError) -> bool {
     }
 }
 
-/// The server refused a resourceVersion newer than it has.
+/// The server refused a resourceVersion newer than it has (client-go's
+/// `isTooLargeResourceVersionError`): the `ResourceVersionTooLarge` cause, or the cause
+/// message (kube-apiserver 1.17.0–1.18.5) or status message (before 1.17) of the Timeout.
 fn is_too_large_resource_version(e: &ClientError) -> bool {
+    const MESSAGE: &str = "Too large resource version";
     e.status().is_some_and(|s| {
         s.details.as_ref().is_some_and(|d| {
             d.causes
                 .iter()
-                .any(|c| c.reason == "ResourceVersionTooLarge")
-        }) || s.message.contains("Too large resource version")
+                .any(|c| c.reason == "ResourceVersionTooLarge" || c.message == MESSAGE)
+        }) || s.message.contains(MESSAGE)
     })
 }
 

@@ -228,14 +228,16 @@ async fn informer_converges_after_a_fault_schedule() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(6);
-    // KUBEGEN_FAULT_SEED runs that one schedule (to replay a failure).
+    // KUBEGEN_FAULT_SEED replays that one schedule, with debug logs.
     let only: Option<u64> = std::env::var("KUBEGEN_FAULT_SEED")
         .ok()
         .and_then(|v| v.parse().ok());
-    let _ = tracing_subscriber::fmt()
-        .with_max_level(tracing::Level::DEBUG)
-        .with_test_writer()
-        .try_init();
+    if only.is_some() {
+        let _ = tracing_subscriber::fmt()
+            .with_max_level(tracing::Level::DEBUG)
+            .with_test_writer()
+            .try_init();
+    }
     for seed in only.map_or(0..schedules, |s| s..s + 1) {
         run_schedule(seed).await;
     }

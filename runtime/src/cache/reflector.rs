@@ -753,11 +753,464 @@ fn is_too_large_resource_version(e: &ClientError) -> bool {
 mod tests {
     use k8s_openapi::api::core::v1::ConfigMap;
 
+    use std::sync::atomic::{AtomicU32, AtomicUsize};
+
+    use kube_core::{Status, response::StatusCause, response::StatusDetails};
+    use tokio::task::JoinHandle;
+
     use super::*;
     use crate::cache::{
-        DeltaFifo, DeltaFifoOptions, ProcessError,
-        testing::{cm, fake_api::FakeApi},
+        DeltaFifo, DeltaFifoOptions, Indexer, ProcessError,
+        testing::{
+            cm, cm_with,
+            fake_api::{FakeApi, api_error, asked, list_of},
+        },
     };
+
+    struct Running {
+        reflector: Arc<Reflector<ConfigMap>>,
+        stop: CancellationToken,
+        run: JoinHandle<()>,
+        errors: Arc<Mutex<Vec<String>>>,
+    }
+
+    impl Running {
+        async fn stop(self) {
+            self.stop.cancel();
+            self.run.await.unwrap();
+        }
+
+        fn errors(&self) -> Vec<String> {
+            self.errors.lock().clone()
+        }
+    }
+
+    /// Runs a reflector over `api` into `store`, recording every error it reports.
+    fn start(
+        api: &FakeApi<ConfigMap>,
+        store: Arc<dyn Store<ConfigMap>>,
+        config: ReflectorConfig,
+    ) -> Running {
+        let errors = Arc::new(Mutex::new(Vec::new()));
+        let recorded = errors.clone();
+        let reflector = Arc::new(
+            Reflector::new(Arc::new(api.clone()), store, config).with_error_handler(Arc::new(
+                move |e: &ReflectorError| recorded.lock().push(e.to_string()),
+            )),
+        );
+        let stop = CancellationToken::new();
+        let run = tokio::spawn({
+            let (reflector, stop) = (reflector.clone(), stop.clone());
+            async move { reflector.run(stop).await }
+        });
+        Running {
+            reflector,
+            stop,
+            run,
+            errors,
+        }
+    }
+
+    fn internal_error() -> ClientError {
+        api_error(500, "InternalError", "etcdserver: no leader")
+    }
+
+    fn throttled(retry_after_seconds: u32) -> Status {
+        Status {
+            code: 429,
+            reason: "TooManyRequests".into(),
+            message: "too many requests".into(),
+            details: Some(details(Vec::new(), retry_after_seconds)),
+            ..Status::default()
+        }
+    }
+
+    fn details(causes: Vec<StatusCause>, retry_after_seconds: u32) -> StatusDetails {
+        StatusDetails {
+            name: String::new(),
+            group: String::new(),
+            kind: String::new(),
+            uid: String::new(),
+            causes,
+            retry_after_seconds,
+        }
+    }
+
+    fn cause(reason: &str, message: &str) -> StatusCause {
+        StatusCause {
+            reason: reason.into(),
+            message: message.into(),
+            field: String::new(),
+        }
+    }
+
+    fn sleep(secs: u64) -> tokio::time::Sleep {
+        tokio::time::sleep(Duration::from_secs(secs))
+    }
+
+    fn asked_all(api: &FakeApi<ConfigMap>) -> Vec<(String, u32, String)> {
+        api.list_requests().iter().map(|(p, _)| asked(p)).collect()
+    }
+
+    fn ask(rv: &str, limit: u32, continue_: &str) -> (String, u32, String) {
+        (rv.to_owned(), limit, continue_.to_owned())
+    }
+
+    /// client-go reflector_test.go `TestReflectorListAndWatch` ("UseWatchList disabled"),
+    /// `TestReflectorResyncWithResourceVersion` and `TestReflectorNotPaginatingNotConsistentReads`:
+    /// the first list asks resourceVersion "0" in pages of 500 with no resourceVersionMatch;
+    /// the watch asks bookmarks from the list's version; a clean close re-watches from the
+    /// last synced version without listing; a relist asks the last synced version in one
+    /// request (so the server answers NotOlderThan from its watch cache, not an Exact read
+    /// of that old snapshot); a 410 on the watch relists at that version first.
+    #[tokio::test(start_paused = true)]
+    async fn the_list_asks_0_first_then_the_last_synced_version_in_one_request() {
+        let api = FakeApi::new();
+        api.upsert(cm("ns", "a"));
+        api.upsert(cm("ns", "b"));
+        let store = Indexer::<ConfigMap>::default();
+        let r = start(&api, Arc::new(store.clone()), ReflectorConfig::default());
+        sleep(2).await;
+        let lists = api.list_requests();
+        assert_eq!(asked_all(&api), [ask("0", 500, "")]);
+        assert_eq!(lists[0].0.version_match, None);
+        let watches = api.watch_requests();
+        assert_eq!(watches.len(), 1);
+        let (params, rv, _) = &watches[0];
+        assert_eq!(rv, "3", "the watch starts at the list's resourceVersion");
+        assert!(
+            params.bookmarks && !params.send_initial_events,
+            "{params:?}"
+        );
+        assert!(
+            params.timeout.is_some_and(|t| (300..600).contains(&t)),
+            "{params:?}"
+        );
+
+        api.upsert(cm("ns", "c"));
+        sleep(2).await;
+        api.drop_watches();
+        sleep(2).await;
+        assert_eq!(api.lists(), 1, "a clean close does not relist");
+        assert_eq!(
+            api.watch_requests()[1].1,
+            "4",
+            "it re-watches from the last event"
+        );
+
+        // The re-watch fails (500): relist at the last synced version, unpaginated.
+        api.fail_next_watch(internal_error());
+        api.drop_watches();
+        sleep(10).await;
+        assert_eq!(asked_all(&api)[1..], [ask("4", 0, "")]);
+        assert_eq!(store.len(), 3);
+
+        // A 410 ERROR on the watch: reflector.go does not mark the version unavailable
+        // (a LIST at it "already has a semantic that it returns data at least as fresh"),
+        // and the first relist after progress goes at once.
+        api.upsert(cm("ns", "d"));
+        sleep(2).await;
+        let gone_at = Instant::now();
+        api.send_gone();
+        sleep(10).await;
+        let lists = api.list_requests();
+        assert_eq!(asked(&lists[2].0), ask("5", 0, ""));
+        assert_eq!(
+            lists[2].1, gone_at,
+            "no backoff before the first relist after a 410"
+        );
+        r.stop().await;
+    }
+
+    /// client-go `TestReflectorExpiredExactResourceVersion` and
+    /// `TestReflectorFullListIfTooLarge`: a relist refused with 410 Expired or "too large
+    /// resource version" (the `ResourceVersionTooLarge` cause, the cause message of
+    /// kube-apiserver 1.17.0–1.18.5, the status message before 1.17) is retried at once at
+    /// resourceVersion "" (a consistent read), with the same page size.
+    #[tokio::test(start_paused = true)]
+    async fn an_expired_or_too_large_relist_falls_back_to_a_consistent_list() {
+        let api = FakeApi::<ConfigMap>::new();
+        let version = Arc::new(AtomicU32::new(10));
+        let too_large = |cause: Option<StatusCause>, message: &str| {
+            ClientError::Api(Box::new(Status {
+                code: 504,
+                reason: "Timeout".into(),
+                message: message.into(),
+                details: Some(details(cause.into_iter().collect(), 1)),
+                ..Status::default()
+            }))
+        };
+        api.script_lists(move |p| {
+            Some(match p.resource_version.as_deref().unwrap_or_default() {
+                "0" => Ok(list_of("10", vec![], None)),
+                "10" => Err(api_error(410, "Expired", "too old resource version")),
+                "" => {
+                    let v = version.fetch_add(1, Ordering::SeqCst) + 1;
+                    Ok(list_of(&v.to_string(), vec![], None))
+                }
+                "11" => Err(too_large(
+                    Some(cause("ResourceVersionTooLarge", "")),
+                    "Timeout: Too large resource version: 11, current: 10",
+                )),
+                "12" => Err(too_large(
+                    Some(cause("", "Too large resource version")),
+                    "Timeout",
+                )),
+                "13" => Err(too_large(None, "Timeout: Too large resource version")),
+                other => Err(api_error(400, "BadRequest", other)),
+            })
+        });
+        for _ in 0..4 {
+            api.fail_next_watch(internal_error());
+        }
+        let r = start(
+            &api,
+            Arc::new(Indexer::default()),
+            ReflectorConfig::default(),
+        );
+        sleep(120).await;
+        let rvs: Vec<String> = asked_all(&api).into_iter().map(|a| a.0).collect();
+        assert_eq!(rvs, ["0", "10", "", "11", "", "12", "", "13", ""]);
+        assert_eq!(asked_all(&api)[1..3], [ask("10", 0, ""), ask("", 0, "")]);
+        assert_eq!(r.reflector.last_sync_resource_version(), "14");
+        assert_eq!(api.watch_requests().last().unwrap().1, "14");
+        r.stop().await;
+    }
+
+    /// A bookmark moves the resourceVersion and nothing else (client-go `handleWatch`:
+    /// `watch.Bookmark` only calls `setLastSyncResourceVersion`); the next watch starts there.
+    #[tokio::test(start_paused = true)]
+    async fn a_bookmark_only_advances_the_resource_version() {
+        let api = FakeApi::new();
+        api.upsert(cm("ns", "a"));
+        let store = Indexer::<ConfigMap>::default();
+        let r = start(&api, Arc::new(store.clone()), ReflectorConfig::default());
+        sleep(2).await;
+        assert_eq!(r.reflector.last_sync_resource_version(), "2");
+        api.send_bookmark("42");
+        sleep(2).await;
+        assert_eq!(r.reflector.last_sync_resource_version(), "42");
+        assert_eq!(store.len(), 1);
+        let a = store.get_by_key("ns/a").unwrap();
+        assert_eq!(a.metadata.resource_version.as_deref(), Some("2"));
+        api.drop_watches();
+        sleep(2).await;
+        assert_eq!(api.watch_requests().last().unwrap().1, "42");
+        assert_eq!(api.lists(), 1);
+        r.stop().await;
+    }
+
+    /// client-go `TestReflectorHandleWatchResultChanClosedBefore` ("very short watch"): a
+    /// watch that ends within a second without events is an error; the reflector relists,
+    /// after the backoff.
+    #[tokio::test(start_paused = true)]
+    async fn a_very_short_watch_relists_after_the_backoff() {
+        let api = FakeApi::new();
+        api.upsert(cm("ns", "a"));
+        let watches = Arc::new(AtomicUsize::new(0));
+        api.script_watches(move |_, _| {
+            (watches.fetch_add(1, Ordering::SeqCst) == 0).then(|| Ok(vec![]))
+        });
+        let r = start(
+            &api,
+            Arc::new(Indexer::default()),
+            ReflectorConfig::default(),
+        );
+        sleep(10).await;
+        assert_eq!(asked_all(&api), [ask("0", 500, ""), ask("2", 0, "")]);
+        let closed_at = api.watch_requests()[0].2;
+        let relisted_at = api.list_requests()[1].1;
+        assert!(
+            relisted_at - closed_at >= Duration::from_millis(800),
+            "relisted after {:?}",
+            relisted_at - closed_at
+        );
+        assert!(r.errors().iter().any(|e| e.contains("very short watch")));
+        r.stop().await;
+    }
+
+    /// client-go `TestReflectorFullListIfExpired`: the continue token of a paged relist
+    /// expires on the second page; the reflector lists once more, unpaginated, at the same
+    /// resourceVersion, and the store gets the full result.
+    #[tokio::test(start_paused = true)]
+    async fn an_expired_continue_token_falls_back_to_one_full_list() {
+        let api = FakeApi::<ConfigMap>::new();
+        let pods: Vec<ConfigMap> = (0..8)
+            .map(|i| cm_with("ns", &format!("pod-{i}"), &i.to_string(), &[]))
+            .collect();
+        api.script_lists(move |p| {
+            let asked = asked(p);
+            Some(match (asked.0.as_str(), asked.1, asked.2.as_str()) {
+                ("0", 4, "") => Ok(list_of("10", pods[0..4].to_vec(), None)),
+                ("10", 4, "") => Ok(list_of("11", pods[0..4].to_vec(), Some("C1"))),
+                ("", 4, "C1") => Err(api_error(410, "Expired", "continue token expired")),
+                ("10", 0, "") => Ok(list_of("11", pods.clone(), None)),
+                _ => Err(api_error(
+                    400,
+                    "BadRequest",
+                    &format!("unexpected {asked:?}"),
+                )),
+            })
+        });
+        api.fail_next_watch(internal_error());
+        let store = Indexer::<ConfigMap>::default();
+        let config = ReflectorConfig {
+            page_size: 4,
+            ..ReflectorConfig::default()
+        };
+        let r = start(&api, Arc::new(store.clone()), config);
+        sleep(10).await;
+        assert_eq!(
+            asked_all(&api),
+            [
+                ask("0", 4, ""),
+                ask("10", 4, ""),
+                ask("", 4, "C1"),
+                ask("10", 0, "")
+            ]
+        );
+        assert_eq!(store.len(), 8);
+        assert_eq!(r.reflector.last_sync_resource_version(), "11");
+        r.stop().await;
+    }
+
+    /// A paged store gets the full list after an expired continue token too, without the
+    /// pages before the expiry twice.
+    #[tokio::test(start_paused = true)]
+    async fn an_expired_continue_token_restarts_a_paged_replace() {
+        let api = FakeApi::<ConfigMap>::new();
+        let pods: Vec<ConfigMap> = (0..6)
+            .map(|i| cm_with("ns", &format!("pod-{i}"), &i.to_string(), &[]))
+            .collect();
+        api.script_lists(move |p| {
+            let asked = asked(p);
+            Some(match (asked.1, asked.2.as_str()) {
+                (2, "") => Ok(list_of("10", pods[0..2].to_vec(), Some("C1"))),
+                (2, "C1") => Err(api_error(410, "Expired", "continue token expired")),
+                (0, "") => Ok(list_of("12", pods.clone(), None)),
+                _ => Err(api_error(
+                    400,
+                    "BadRequest",
+                    &format!("unexpected {asked:?}"),
+                )),
+            })
+        });
+        let fifo = DeltaFifo::<ConfigMap>::new(DeltaFifoOptions::default());
+        let config = ReflectorConfig {
+            page_size: 2,
+            ..ReflectorConfig::default()
+        };
+        let r = start(&api, Arc::new(fifo.clone()), config);
+        sleep(2).await;
+        assert_eq!(
+            asked_all(&api),
+            [ask("0", 2, ""), ask("", 2, "C1"), ask("0", 0, "")]
+        );
+        let mut keys: Vec<String> = fifo
+            .list()
+            .iter()
+            .map(|o| o.metadata.name.clone().unwrap())
+            .collect();
+        keys.sort();
+        assert_eq!(keys.len(), 6, "{keys:?}");
+        r.stop().await;
+    }
+
+    /// client-go `TestNoRelistOnTooManyRequests` and `TestBackoffOnTooManyRequests`: a 429
+    /// opening a watch, or as its ERROR event, backs off and re-watches without relisting;
+    /// the server's `Retry-After` is waited at least (the first backoff is 0.8–1.6 s).
+    #[tokio::test(start_paused = true)]
+    async fn a_429_watch_waits_for_retry_after_and_rewatches_without_relisting() {
+        let api = FakeApi::new();
+        api.upsert(cm("ns", "a"));
+        for _ in 0..4 {
+            api.fail_next_watch(ClientError::Api(Box::new(throttled(5))));
+        }
+        let r = start(
+            &api,
+            Arc::new(Indexer::default()),
+            ReflectorConfig::default(),
+        );
+        sleep(120).await;
+        let watches = api.watch_requests();
+        assert_eq!(watches.len(), 5);
+        assert_eq!(api.lists(), 1);
+        for pair in watches.windows(2) {
+            assert!(pair[1].2 - pair[0].2 >= Duration::from_secs(5), "{pair:?}");
+        }
+        assert!(watches.iter().all(|w| w.1 == "2"), "{watches:?}");
+
+        let sent = Instant::now();
+        api.send_error(&throttled(7));
+        sleep(60).await;
+        let watches = api.watch_requests();
+        assert_eq!(watches.len(), 6);
+        assert!(watches[5].2 - sent >= Duration::from_secs(7));
+        assert_eq!(api.lists(), 1, "a 429 never relists");
+        r.stop().await;
+    }
+
+    /// A list refused with 429 is retried no sooner than its `Retry-After`.
+    #[tokio::test(start_paused = true)]
+    async fn a_429_list_waits_for_retry_after() {
+        let api = FakeApi::<ConfigMap>::new();
+        api.fail_next_list(ClientError::Api(Box::new(throttled(7))));
+        let r = start(
+            &api,
+            Arc::new(Indexer::default()),
+            ReflectorConfig::default(),
+        );
+        sleep(30).await;
+        let lists = api.list_requests();
+        assert_eq!(lists.len(), 2);
+        assert!(lists[1].1 - lists[0].1 >= Duration::from_secs(7));
+        assert_eq!(asked(&lists[1].0), ask("0", 500, ""));
+        r.stop().await;
+    }
+
+    /// kube-rs #1945: a watch connection that stays open but silent (no events, no
+    /// bookmarks) past the timeout the reflector asked the server for, plus the margin, is
+    /// dead; the reflector drops it and re-watches from the last resourceVersion, without
+    /// relisting, and sees later writes.
+    #[tokio::test(start_paused = true)]
+    async fn a_silent_watch_is_dropped_after_its_timeout_plus_the_margin() {
+        let api = FakeApi::new();
+        api.upsert(cm("ns", "a"));
+        // The first watch is a half-dead connection: open, never a byte, never closed.
+        api.stall_next_watch();
+        let store = Indexer::<ConfigMap>::default();
+        let config = ReflectorConfig {
+            min_watch_timeout: Duration::from_secs(10),
+            watch_idle_margin: Duration::from_secs(5),
+            ..ReflectorConfig::default()
+        };
+        let r = start(&api, Arc::new(store.clone()), config);
+        sleep(2).await;
+        api.upsert(cm("ns", "b"));
+        sleep(60).await;
+        let watches = api.watch_requests();
+        // The resumed watch, silent again after "b", is dropped in turn (the fake's
+        // watches never close by themselves).
+        assert!(watches.len() >= 2, "{watches:?}");
+        let asked = u64::from(watches[0].0.timeout.unwrap());
+        let silent = watches[1].2 - watches[0].2;
+        assert!(
+            silent >= Duration::from_secs(asked + 5) && silent < Duration::from_secs(asked + 6),
+            "re-watched after {silent:?} for a {asked} s watch"
+        );
+        assert_eq!(watches[1].1, "2", "resumed from the last resourceVersion");
+        assert_eq!(api.lists(), 1, "no relist");
+        assert!(
+            store.get_by_key("ns/b").is_some(),
+            "the resumed watch sees later writes"
+        );
+        assert!(
+            r.errors().iter().any(|e| e.contains("watch silent")),
+            "{:?}",
+            r.errors()
+        );
+        r.stop().await;
+    }
 
     #[tokio::test(start_paused = true)]
     async fn a_paged_list_fetches_the_next_page_only_once_the_consumer_catches_up() {

@@ -220,11 +220,13 @@ async fn informer_is_shared_per_type_and_first_settings_win() {
 }
 
 /// Short watches (2–4 s) and a short idle margin, so a stalled watch is given up within
-/// 3–5 s (the default is the server timeout of 5–10 minutes plus 5 s).
+/// 3–5 s (the default is the server timeout of 5–10 minutes plus 5 s); pages of 3, so
+/// relists go through continue tokens (which compaction expires).
 fn short_watches() -> ReflectorConfig {
     ReflectorConfig {
         min_watch_timeout: Duration::from_secs(2),
         watch_idle_margin: Duration::from_secs(1),
+        page_size: 3,
         ..ReflectorConfig::default()
     }
 }
@@ -290,6 +292,50 @@ async fn informer_recovers_from_a_stalled_watch_after_the_idle_timeout() {
         errors.lock().unwrap()
     );
     server.resume_watches();
+    factory.shutdown().await;
+}
+
+/// The test server lists with `limit` and a non-zero resourceVersion and no match as Exact
+/// (API Concepts, "Resource versions": the legacy rule). An informer whose watch keeps
+/// failing relists at its last synced version every backoff; those relists must return
+/// current state (the reflector asks NotOlderThan), not the snapshot at that version again
+/// and again — which froze the cache of `informer_converges_after_a_fault_schedule`
+/// (seed 1) while injected watch failures lasted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn informer_relists_current_state_while_its_watch_keeps_failing() {
+    let (server, client) = server_and_client().await;
+    let factory = SharedInformerFactory::builder(client.clone())
+        .namespace("default")
+        .build();
+    let informer = factory.informer_for::<ConfigMap>();
+    factory.start();
+    let stop = CancellationToken::new();
+    assert!(
+        factory
+            .wait_for_cache_sync(&stop)
+            .await
+            .values()
+            .all(|v| *v)
+    );
+    let api: ResourceClient<ConfigMap> = ResourceClient::namespaced(client.clone(), "default");
+    api.create(&PostParams::default(), &cm("default", "seen", "1"))
+        .await
+        .unwrap();
+    eventually("the first write", || {
+        informer.indexer().get_by_key("default/seen").is_some()
+    })
+    .await;
+    // Every watch from now on fails: only relists can bring news.
+    server.fail_next(Some("watch"), Some("configmaps"), 500, 1000, None);
+    server.drop_watches();
+    api.create(&PostParams::default(), &cm("default", "relisted", "2"))
+        .await
+        .unwrap();
+    eventually("a write seen through a relist", || {
+        informer.indexer().get_by_key("default/relisted").is_some()
+    })
+    .await;
+    server.shared().faults.clear();
     factory.shutdown().await;
 }
 

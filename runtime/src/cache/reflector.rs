@@ -4,16 +4,17 @@
 //!
 //! 1. **List** at resourceVersion `"0"` the first time (any cached state will do), at the
 //!    last synced version afterwards, and at `""` (a fresh, consistent read) once the server
-//!    said that version is gone (410 Expired) or too large. Pages are client-go's: with no
-//!    page size configured, lists at `"0"` or `""` go in pages of 500 and a relist at a
-//!    version goes in one request (a `limit` there would make it an Exact read of that old
-//!    snapshot: API Concepts, "Resource versions"; client-go's reflector avoids it so the
-//!    watch cache answers with current data) unless the server paged the first list; a
-//!    configured page size is always used. An expired continue token falls back to one
-//!    unpaginated list at the same version. The store is replaced with the result; a
-//!    paged store ([`DeltaFifo`](super::DeltaFifo), [`RealFifo`](super::RealFifo)) takes it
-//!    page by page, and the next page is fetched only once fewer than two pages wait in it
-//!    (backpressure: a relist holds little more than the cache itself).
+//!    said that version is gone (410 Expired) or too large; in pages of 500 by default. A
+//!    relist at a version asks `resourceVersionMatch=NotOlderThan`: with a `limit` and no
+//!    match a non-zero resourceVersion is an Exact read of that old snapshot (API Concepts,
+//!    "Resource versions", the legacy rule), and relists while the watch keeps failing
+//!    would keep restoring the same stale state. (client-go's reflector drops the `limit`
+//!    there instead unless given a page size; paging keeps a relist bounded here.) An
+//!    expired continue token falls back to one unpaginated list at the same version. The
+//!    store is replaced with the result; a paged store ([`DeltaFifo`](super::DeltaFifo),
+//!    [`RealFifo`](super::RealFifo)) takes it page by page, and the next page is fetched only
+//!    once fewer than two pages wait in it (backpressure: a relist holds little more than
+//!    the cache itself).
 //! 2. **Watch** from the list's resourceVersion with bookmarks and a random timeout in
 //!    `[min_watch_timeout, 2 × min_watch_timeout)`. Each event moves the store and the last
 //!    synced resourceVersion; a bookmark only moves the resourceVersion. A watch silent for
@@ -48,7 +49,7 @@ use std::{
 use futures::{StreamExt, future::BoxFuture, stream::BoxStream};
 use kube_core::{
     ObjectList, WatchEvent,
-    params::{ListParams, WatchParams},
+    params::{ListParams, VersionMatch, WatchParams},
 };
 use parking_lot::Mutex;
 use rand::Rng;
@@ -57,9 +58,6 @@ use tokio_util::sync::CancellationToken;
 
 use super::{BackoffConfig, CacheError, Store, backoff::Backoff, meta_namespace_key};
 use crate::{Object, client::Error as ClientError};
-
-/// The page size of a list when none is configured (client-go's pager default).
-pub const DEFAULT_PAGE_SIZE: u32 = 500;
 
 /// The annotation on the bookmark that ends a streaming list's initial events.
 pub const INITIAL_EVENTS_END_ANNOTATION: &str = "k8s.io/initial-events-end";
@@ -93,10 +91,7 @@ pub enum InitialListStrategy {
 /// Reflector settings.
 #[derive(Debug, Clone)]
 pub struct ReflectorConfig {
-    /// Items per list page (client-go's `WatchListPageSize`). 0, the default, is
-    /// client-go's policy: pages of [`DEFAULT_PAGE_SIZE`] at resourceVersion `"0"` and `""`,
-    /// one request for a relist at a version unless the server paged before. A non-zero
-    /// size is always used, so a relist at a version is an Exact read of that snapshot.
+    /// Items per list page; 0 lists in one request.
     pub page_size: u32,
     /// How often the store's `resync` is considered; zero disables resync.
     pub resync_period: Duration,
@@ -115,7 +110,7 @@ pub struct ReflectorConfig {
 impl Default for ReflectorConfig {
     fn default() -> Self {
         Self {
-            page_size: 0,
+            page_size: 500,
             resync_period: Duration::ZERO,
             min_watch_timeout: Duration::from_secs(300),
             initial_list: InitialListStrategy::ListWatch,
@@ -183,9 +178,6 @@ struct VersionState {
     last_sync: String,
     unavailable: bool,
     streaming_refused: bool,
-    /// The server paged a list at `"0"`: it does not serve lists from a watch cache, so
-    /// relists at a version are paged too (client-go's `paginatedResult`).
-    paginated_result: bool,
 }
 
 /// How one list/watch round ended.
@@ -356,32 +348,17 @@ impl<K: Object> Reflector<K> {
         }
     }
 
-    /// The page size of a list at `rv` (client-go's reflector `list`): the configured
-    /// one; else one request for a relist at a version (so the server answers from its
-    /// watch cache, NotOlderThan, rather than an Exact read of an old snapshot) unless the
-    /// server paged a list before; else [`DEFAULT_PAGE_SIZE`].
-    fn page_limit(&self, rv: &str) -> Option<u32> {
-        if self.config.page_size > 0 {
-            Some(self.config.page_size)
-        } else if rv.is_empty() || rv == "0" || self.versions.lock().paginated_result {
-            Some(DEFAULT_PAGE_SIZE)
-        } else {
-            None
-        }
-    }
-
     /// Lists every page into the store and records the list's resourceVersion.
     async fn list(&self) -> Result<(), ReflectorError> {
         let rv = self.relist_resource_version();
-        let limit = self.page_limit(&rv);
-        let list_rv = match self.list_into_store(&rv, limit).await {
+        let list_rv = match self.list_into_store(&rv).await {
             Err(ReflectorError::List(e))
                 if e.is_gone_or_expired() || is_too_large_resource_version(&e) =>
             {
-                // The version is gone or from the future: a fresh, consistent list, with
-                // the same pager (client-go retries `pager.List` at `relistResourceVersion`).
+                // The version is gone or from the future: a fresh, consistent list
+                // (client-go retries `pager.List` at `relistResourceVersion`).
                 self.versions.lock().unavailable = true;
-                self.list_into_store("", limit).await?
+                self.list_into_store("").await?
             }
             other => other?,
         };
@@ -399,11 +376,7 @@ impl<K: Object> Reflector<K> {
     /// pages wait in the store (backpressure: its consumer must be popping); other stores get one `replace` at the end. An expired
     /// continue token falls back to one full list at the same version. Returns the list's
     /// resourceVersion.
-    async fn list_into_store(
-        &self,
-        rv: &str,
-        limit: Option<u32>,
-    ) -> Result<String, ReflectorError> {
+    async fn list_into_store(&self, rv: &str) -> Result<String, ReflectorError> {
         let paged = self.store.paged_replace();
         let mut buffered: Vec<Arc<K>> = Vec::new();
         if let Some(p) = paged {
@@ -421,13 +394,15 @@ impl<K: Object> Reflector<K> {
                 }
             }
         };
-        // As client-go asks: a resourceVersion and a limit, no resourceVersionMatch.
+        // "0" and "" as client-go asks them (no resourceVersionMatch); a version with an
+        // explicit NotOlderThan, which the limit would otherwise turn into Exact.
         let first = ListParams {
-            limit,
+            limit: (self.config.page_size > 0).then_some(self.config.page_size),
             resource_version: Some(rv.to_owned()).filter(|r| !r.is_empty()),
+            version_match: (!rv.is_empty() && rv != "0").then_some(VersionMatch::NotOlderThan),
             ..ListParams::default()
         };
-        let backlog_limit = 2 * usize::try_from(limit.unwrap_or(DEFAULT_PAGE_SIZE))
+        let backlog_limit = 2 * usize::try_from(self.config.page_size)
             .unwrap_or(usize::MAX)
             .max(1);
         let mut page = self
@@ -435,15 +410,6 @@ impl<K: Object> Reflector<K> {
             .list(first.clone())
             .await
             .map_err(ReflectorError::List)?;
-        if rv == "0"
-            && page
-                .metadata
-                .continue_
-                .as_ref()
-                .is_some_and(|t| !t.is_empty())
-        {
-            self.versions.lock().paginated_result = true;
-        }
         let list_rv = loop {
             let token = page.metadata.continue_.clone().filter(|t| !t.is_empty());
             let page_rv = page.metadata.resource_version.clone().unwrap_or_default();
@@ -848,23 +814,34 @@ mod tests {
         tokio::time::sleep(Duration::from_secs(secs))
     }
 
-    fn asked_all(api: &FakeApi<ConfigMap>) -> Vec<(String, u32, String)> {
+    type Asked = (String, u32, String, String);
+
+    fn asked_all(api: &FakeApi<ConfigMap>) -> Vec<Asked> {
         api.list_requests().iter().map(|(p, _)| asked(p)).collect()
     }
 
-    fn ask(rv: &str, limit: u32, continue_: &str) -> (String, u32, String) {
-        (rv.to_owned(), limit, continue_.to_owned())
+    /// A list as asked: resourceVersion, limit, continue, resourceVersionMatch.
+    fn ask(rv: &str, limit: u32, continue_: &str, version_match: &str) -> Asked {
+        (
+            rv.to_owned(),
+            limit,
+            continue_.to_owned(),
+            version_match.to_owned(),
+        )
     }
 
-    /// client-go reflector_test.go `TestReflectorListAndWatch` ("UseWatchList disabled"),
-    /// `TestReflectorResyncWithResourceVersion` and `TestReflectorNotPaginatingNotConsistentReads`:
-    /// the first list asks resourceVersion "0" in pages of 500 with no resourceVersionMatch;
-    /// the watch asks bookmarks from the list's version; a clean close re-watches from the
-    /// last synced version without listing; a relist asks the last synced version in one
-    /// request (so the server answers NotOlderThan from its watch cache, not an Exact read
-    /// of that old snapshot); a 410 on the watch relists at that version first.
+    const NOT_OLDER: &str = "NotOlderThan";
+
+    /// client-go reflector_test.go `TestReflectorListAndWatch` ("UseWatchList disabled") and
+    /// `TestReflectorResyncWithResourceVersion`: the first list asks resourceVersion "0" in
+    /// pages of 500 with no resourceVersionMatch; the watch asks bookmarks from the list's
+    /// version; a clean close re-watches from the last synced version without listing; a
+    /// relist asks the last synced version, NotOlderThan (with a limit and no match it
+    /// would be an Exact read of that old snapshot, API Concepts "Resource versions";
+    /// client-go's `TestReflectorNotPaginatingNotConsistentReads` drops the limit instead);
+    /// a 410 on the watch relists at that version first.
     #[tokio::test(start_paused = true)]
-    async fn the_list_asks_0_first_then_the_last_synced_version_in_one_request() {
+    async fn the_list_asks_0_first_then_the_last_synced_version_not_older_than() {
         let api = FakeApi::new();
         api.upsert(cm("ns", "a"));
         api.upsert(cm("ns", "b"));
@@ -872,8 +849,8 @@ mod tests {
         let r = start(&api, Arc::new(store.clone()), ReflectorConfig::default());
         sleep(2).await;
         let lists = api.list_requests();
-        assert_eq!(asked_all(&api), [ask("0", 500, "")]);
-        assert_eq!(lists[0].0.version_match, None);
+        assert_eq!(lists.len(), 1);
+        assert_eq!(asked_all(&api), [ask("0", 500, "", "")]);
         let watches = api.watch_requests();
         assert_eq!(watches.len(), 1);
         let (params, rv, _) = &watches[0];
@@ -898,11 +875,11 @@ mod tests {
             "it re-watches from the last event"
         );
 
-        // The re-watch fails (500): relist at the last synced version, unpaginated.
+        // The re-watch fails (500): relist at the last synced version, NotOlderThan.
         api.fail_next_watch(internal_error());
         api.drop_watches();
         sleep(10).await;
-        assert_eq!(asked_all(&api)[1..], [ask("4", 0, "")]);
+        assert_eq!(asked_all(&api)[1..], [ask("4", 500, "", NOT_OLDER)]);
         assert_eq!(store.len(), 3);
 
         // A 410 ERROR on the watch: reflector.go does not mark the version unavailable
@@ -914,7 +891,7 @@ mod tests {
         api.send_gone();
         sleep(10).await;
         let lists = api.list_requests();
-        assert_eq!(asked(&lists[2].0), ask("5", 0, ""));
+        assert_eq!(asked(&lists[2].0), ask("5", 500, "", NOT_OLDER));
         assert_eq!(
             lists[2].1, gone_at,
             "no backoff before the first relist after a 410"
@@ -926,7 +903,7 @@ mod tests {
     /// `TestReflectorFullListIfTooLarge`: a relist refused with 410 Expired or "too large
     /// resource version" (the `ResourceVersionTooLarge` cause, the cause message of
     /// kube-apiserver 1.17.0–1.18.5, the status message before 1.17) is retried at once at
-    /// resourceVersion "" (a consistent read), with the same page size.
+    /// resourceVersion "" (a consistent read).
     #[tokio::test(start_paused = true)]
     async fn an_expired_or_too_large_relist_falls_back_to_a_consistent_list() {
         let api = FakeApi::<ConfigMap>::new();
@@ -971,7 +948,10 @@ mod tests {
         sleep(120).await;
         let rvs: Vec<String> = asked_all(&api).into_iter().map(|a| a.0).collect();
         assert_eq!(rvs, ["0", "10", "", "11", "", "12", "", "13", ""]);
-        assert_eq!(asked_all(&api)[1..3], [ask("10", 0, ""), ask("", 0, "")]);
+        assert_eq!(
+            asked_all(&api)[1..3],
+            [ask("10", 500, "", NOT_OLDER), ask("", 500, "", "")]
+        );
         assert_eq!(r.reflector.last_sync_resource_version(), "14");
         assert_eq!(api.watch_requests().last().unwrap().1, "14");
         r.stop().await;
@@ -1017,7 +997,10 @@ mod tests {
             ReflectorConfig::default(),
         );
         sleep(10).await;
-        assert_eq!(asked_all(&api), [ask("0", 500, ""), ask("2", 0, "")]);
+        assert_eq!(
+            asked_all(&api),
+            [ask("0", 500, "", ""), ask("2", 500, "", NOT_OLDER)]
+        );
         let closed_at = api.watch_requests()[0].2;
         let relisted_at = api.list_requests()[1].1;
         assert!(
@@ -1063,10 +1046,10 @@ mod tests {
         assert_eq!(
             asked_all(&api),
             [
-                ask("0", 4, ""),
-                ask("10", 4, ""),
-                ask("", 4, "C1"),
-                ask("10", 0, "")
+                ask("0", 4, "", ""),
+                ask("10", 4, "", NOT_OLDER),
+                ask("", 4, "C1", ""),
+                ask("10", 0, "", NOT_OLDER)
             ]
         );
         assert_eq!(store.len(), 8);
@@ -1104,7 +1087,11 @@ mod tests {
         sleep(2).await;
         assert_eq!(
             asked_all(&api),
-            [ask("0", 2, ""), ask("", 2, "C1"), ask("0", 0, "")]
+            [
+                ask("0", 2, "", ""),
+                ask("", 2, "C1", ""),
+                ask("0", 0, "", "")
+            ]
         );
         let mut keys: Vec<String> = fifo
             .list()
@@ -1164,7 +1151,7 @@ mod tests {
         let lists = api.list_requests();
         assert_eq!(lists.len(), 2);
         assert!(lists[1].1 - lists[0].1 >= Duration::from_secs(7));
-        assert_eq!(asked(&lists[1].0), ask("0", 500, ""));
+        assert_eq!(asked(&lists[1].0), ask("0", 500, "", ""));
         r.stop().await;
     }
 

@@ -56,7 +56,7 @@ pub(crate) mod fake_api {
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::ListMeta;
     use kube_core::{
         ObjectList, Status, TypeMeta, WatchEvent,
-        params::{ListParams, WatchParams},
+        params::{ListParams, VersionMatch, WatchParams},
     };
     use parking_lot::Mutex;
     use tokio::{sync::mpsc, time::Instant};
@@ -86,13 +86,20 @@ pub(crate) mod fake_api {
         Watch(WatchParams, String, Instant),
     }
 
-    /// What a list asked, in the terms of the API: `(resourceVersion, limit, continue)`,
-    /// with `""` and 0 for unset (client-go's `ListOptions` zero values).
-    pub(crate) fn asked(p: &ListParams) -> (String, u32, String) {
+    /// What a list asked, in the terms of the API: `(resourceVersion, limit, continue,
+    /// resourceVersionMatch)`, with `""` and 0 for unset (client-go's `ListOptions` zero
+    /// values).
+    pub(crate) fn asked(p: &ListParams) -> (String, u32, String, String) {
+        let version_match = match p.version_match {
+            None => "",
+            Some(VersionMatch::NotOlderThan) => "NotOlderThan",
+            Some(VersionMatch::Exact) => "Exact",
+        };
         (
             p.resource_version.clone().unwrap_or_default(),
             p.limit.unwrap_or(0),
             p.continue_token.clone().unwrap_or_default(),
+            version_match.to_owned(),
         )
     }
 

@@ -729,7 +729,7 @@ mod tests {
         DeltaFifo, DeltaFifoOptions, Indexer, ProcessError,
         testing::{
             cm, cm_with,
-            fake_api::{FakeApi, api_error, asked, list_of},
+            fake_api::{FakeApi, Request, api_error, asked, list_of},
         },
     };
 
@@ -895,6 +895,69 @@ mod tests {
         assert_eq!(
             lists[2].1, gone_at,
             "no backoff before the first relist after a 410"
+        );
+        r.stop().await;
+    }
+
+    /// client-go `TestReflectorListAndWatch` ("UseWatchList enabled"): a streaming list is
+    /// one watch asking `sendInitialEvents` with bookmarks from resourceVersion "" (and no
+    /// list); the watch after it asks no initial events again. A server that refuses
+    /// streaming (an API error) gets a list at "0" in the same round, and lists from then on.
+    #[tokio::test(start_paused = true)]
+    async fn a_streaming_list_asks_initial_events_once_and_falls_back_when_refused() {
+        let streaming = || ReflectorConfig {
+            initial_list: InitialListStrategy::StreamingList,
+            ..ReflectorConfig::default()
+        };
+        let api = FakeApi::new();
+        api.upsert(cm("ns", "a"));
+        let store = Indexer::<ConfigMap>::default();
+        let r = start(&api, Arc::new(store.clone()), streaming());
+        sleep(2).await;
+        let watches = api.watch_requests();
+        assert_eq!(watches.len(), 1);
+        assert!(watches[0].0.send_initial_events && watches[0].0.bookmarks);
+        assert_eq!(watches[0].1, "");
+        assert_eq!(api.lists(), 0);
+        assert!(store.get_by_key("ns/a").is_some());
+        api.drop_watches();
+        sleep(2).await;
+        let watches = api.watch_requests();
+        assert!(!watches[1].0.send_initial_events);
+        assert_eq!(watches[1].1, "2");
+        r.stop().await;
+
+        let api = FakeApi::new();
+        api.upsert(cm("ns", "a"));
+        api.fail_next_watch(api_error(
+            400,
+            "BadRequest",
+            "sendInitialEvents is forbidden",
+        ));
+        let r = start(&api, Arc::new(Indexer::default()), streaming());
+        sleep(2).await;
+        // A failing watch makes it relist: with a list, not a streaming watch.
+        api.fail_next_watch(internal_error());
+        api.drop_watches();
+        sleep(10).await;
+        let asked: Vec<(bool, String)> = api
+            .requests()
+            .into_iter()
+            .map(|r| match r {
+                Request::List(p, _) => (false, asked(&p).0),
+                Request::Watch(p, rv, _) => (p.send_initial_events, format!("watch {rv}")),
+            })
+            .collect();
+        assert_eq!(
+            asked,
+            [
+                (true, "watch ".to_owned()),
+                (false, "0".to_owned()),
+                (false, "watch 2".to_owned()),
+                (false, "watch 2".to_owned()),
+                (false, "2".to_owned()),
+                (false, "watch 2".to_owned()),
+            ]
         );
         r.stop().await;
     }

@@ -343,10 +343,10 @@ pub(crate) mod fake_api {
             s.requests
                 .push(Request::List(params.clone(), Instant::now()));
             let scripted = s.list_script.as_ref().and_then(|script| script(&params));
-            let result = match s.list_failures.pop_front() {
-                Some(e) => Err(e),
-                None if scripted.is_some() => scripted.unwrap_or_else(|| Err(refused())),
-                None => {
+            let result = match (s.list_failures.pop_front(), scripted) {
+                (Some(e), _) => Err(e),
+                (None, Some(answer)) => answer,
+                (None, None) => {
                     // Pages of `limit`, the continue token being the last key sent.
                     let after = params.continue_token.unwrap_or_default();
                     let limit = params.limit.map_or(usize::MAX, |l| l as usize);

@@ -15,7 +15,7 @@ use kube_core::{
 };
 use kubegen::{
     cache::{
-        DeletedObject, ResourceEventHandler, SharedIndexInformer,
+        DeletedObject, ReflectorConfig, ReflectorError, ResourceEventHandler, SharedIndexInformer,
         deletion_handling_meta_namespace_key, meta_namespace_key,
     },
     client::{Client, ResourceClient},
@@ -219,16 +219,147 @@ async fn informer_is_shared_per_type_and_first_settings_win() {
     assert!(second.is_stopped());
 }
 
+/// Short watches (2–4 s) and a short idle margin, so a stalled watch is given up within
+/// 3–5 s (the default is the server timeout of 5–10 minutes plus 5 s); pages of 3, so
+/// relists go through continue tokens (which compaction expires).
+fn short_watches() -> ReflectorConfig {
+    ReflectorConfig {
+        min_watch_timeout: Duration::from_secs(2),
+        watch_idle_margin: Duration::from_secs(1),
+        page_size: 3,
+        ..ReflectorConfig::default()
+    }
+}
+
+/// Issue 18 item 4, kube-rs #1945: the informer's watch connection goes half-dead (the
+/// server's "stall" fault: open, silent, not even closed at its timeout). The reflector
+/// gives it up once it has been silent for its timeout plus the margin, re-watches from
+/// its last resourceVersion, and sees the writes made meanwhile.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn informer_recovers_from_a_stalled_watch_after_the_idle_timeout() {
+    let (server, client) = server_and_client().await;
+    let factory = SharedInformerFactory::builder(client.clone())
+        .namespace("default")
+        .build();
+    let informer = factory.informer_for::<ConfigMap>();
+    informer.set_reflector_config(short_watches()).unwrap();
+    let errors = Arc::new(Mutex::new(Vec::<String>::new()));
+    informer
+        .set_watch_error_handler(Arc::new({
+            let errors = errors.clone();
+            move |e: &ReflectorError| errors.lock().unwrap().push(e.to_string())
+        }))
+        .unwrap();
+    factory.start();
+    let stop = CancellationToken::new();
+    assert!(
+        factory
+            .wait_for_cache_sync(&stop)
+            .await
+            .values()
+            .all(|v| *v)
+    );
+    let api: ResourceClient<ConfigMap> = ResourceClient::namespaced(client.clone(), "default");
+    api.create(&PostParams::default(), &cm("default", "before", "1"))
+        .await
+        .unwrap();
+    eventually("the write before the stall", || {
+        informer.indexer().get_by_key("default/before").is_some()
+    })
+    .await;
+
+    server.stall_watches(None);
+    let stalled = std::time::Instant::now();
+    api.create(&PostParams::default(), &cm("default", "after", "2"))
+        .await
+        .unwrap();
+    eventually("the write after the stall", || {
+        informer.indexer().get_by_key("default/after").is_some()
+    })
+    .await;
+    assert!(
+        stalled.elapsed() >= Duration::from_secs(2),
+        "seen after {:?}: not through the stalled watch",
+        stalled.elapsed()
+    );
+    assert!(
+        errors
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|e| e.contains("watch silent")),
+        "{:?}",
+        errors.lock().unwrap()
+    );
+    server.resume_watches();
+    factory.shutdown().await;
+}
+
+/// The test server lists with `limit` and a non-zero resourceVersion and no match as Exact
+/// (API Concepts, "Resource versions": the legacy rule). An informer whose watch keeps
+/// failing relists at its last synced version every backoff; those relists must return
+/// current state (the reflector asks NotOlderThan), not the snapshot at that version again
+/// and again — which froze the cache of `informer_converges_after_a_fault_schedule`
+/// (seed 1) while injected watch failures lasted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn informer_relists_current_state_while_its_watch_keeps_failing() {
+    let (server, client) = server_and_client().await;
+    let factory = SharedInformerFactory::builder(client.clone())
+        .namespace("default")
+        .build();
+    let informer = factory.informer_for::<ConfigMap>();
+    factory.start();
+    let stop = CancellationToken::new();
+    assert!(
+        factory
+            .wait_for_cache_sync(&stop)
+            .await
+            .values()
+            .all(|v| *v)
+    );
+    let api: ResourceClient<ConfigMap> = ResourceClient::namespaced(client.clone(), "default");
+    api.create(&PostParams::default(), &cm("default", "seen", "1"))
+        .await
+        .unwrap();
+    eventually("the first write", || {
+        informer.indexer().get_by_key("default/seen").is_some()
+    })
+    .await;
+    // Every watch from now on fails: only relists can bring news.
+    server.fail_next(Some("watch"), Some("configmaps"), 500, 1000, None);
+    server.drop_watches();
+    api.create(&PostParams::default(), &cm("default", "relisted", "2"))
+        .await
+        .unwrap();
+    eventually("a write seen through a relist", || {
+        informer.indexer().get_by_key("default/relisted").is_some()
+    })
+    .await;
+    server.shared().faults.clear();
+    factory.shutdown().await;
+}
+
 /// Random creates, updates and deletes interleaved with dropped watches, history
-/// compaction, error bursts and restarts: after quiescence the cache and every handler's
-/// view equal the server, and no handler saw an update or delete for a key it never had.
+/// compaction, error bursts, restarts, stalled watches (given up after the idle timeout)
+/// and late watch delivery: after quiescence the cache and every handler's view equal the
+/// server, and no handler saw an update or delete for a key it never had.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn informer_converges_after_a_fault_schedule() {
     let schedules: u64 = std::env::var("KUBEGEN_FAULT_SCHEDULES")
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(6);
-    for seed in 0..schedules {
+    // KUBEGEN_FAULT_SEED replays that one schedule, with debug logs.
+    let only: Option<u64> = std::env::var("KUBEGEN_FAULT_SEED")
+        .ok()
+        .and_then(|v| v.parse().ok());
+    if only.is_some() {
+        let _ = tracing_subscriber::fmt()
+            .with_max_level(tracing::Level::DEBUG)
+            .with_test_writer()
+            .try_init();
+    }
+    for seed in only.map_or(0..schedules, |s| s..s + 1) {
         run_schedule(seed).await;
     }
 }
@@ -239,6 +370,7 @@ async fn run_schedule(seed: u64) {
     let namespaces = ["default", "kube-public", "kube-node-lease"];
     let factory = SharedInformerFactory::new(client.clone(), Duration::ZERO);
     let informer = factory.informer_for::<ConfigMap>();
+    informer.set_reflector_config(short_watches()).unwrap();
     let views: Vec<View> = (0..2).map(|_| View::default()).collect();
     for v in &views {
         informer.add_event_handler(v.clone()).unwrap();
@@ -281,6 +413,14 @@ async fn run_schedule(seed: u64) {
                 informer.add_event_handler(late.clone()).unwrap();
                 late_added = true;
             }
+            // The open watches hang for up to 6 s (beyond the 3–5 s idle timeout or not).
+            92..95 => {
+                server.stall_watches(Some(Duration::from_millis(rng.random_range(200..6000))));
+            }
+            95..98 => server.set_watch_delivery_delay(
+                Some(Duration::from_millis(rng.random_range(0..300)))
+                    .filter(|_| rng.random_bool(0.7)),
+            ),
             _ => tokio::time::sleep(Duration::from_millis(rng.random_range(0..20))).await,
         }
     }

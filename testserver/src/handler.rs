@@ -655,7 +655,13 @@ async fn dispatch(shared: &Arc<Shared>, req: http::Request<Bytes>) -> ApiResult<
             }
             let mut t = target.clone();
             t.name = None;
-            let stream = crate::watch::watch(engine, &t, &opts, shared.shutdown.child_token())?;
+            let stream = crate::watch::watch(
+                engine,
+                &t,
+                &opts,
+                shared.faults.watch_faults(),
+                shared.shutdown.child_token(),
+            )?;
             let (stream, content_type) = render::watch(engine, &rt, neg, include, stream);
             let mut resp = http::Response::new(ReplyBody::Stream(stream));
             resp.headers_mut()

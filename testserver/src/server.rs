@@ -306,6 +306,25 @@ impl TestServer {
         self.shared.faults.set_delay(delay);
     }
 
+    /// Fault injection: every open watch stays open but sends nothing (no events, no
+    /// bookmarks, no close at its timeout: a half-dead connection) for `duration`, or until
+    /// [`TestServer::resume_watches`] when `None`; then it carries on. Watches opened
+    /// later are served.
+    pub fn stall_watches(&self, duration: Option<std::time::Duration>) {
+        self.shared.faults.stall_watches(duration);
+    }
+
+    /// Fault injection: ends a watch stall.
+    pub fn resume_watches(&self) {
+        self.shared.faults.resume_watches();
+    }
+
+    /// Fault injection: every watch event arrives `delay` after it happened (`None` to
+    /// stop); responses to other requests are not delayed.
+    pub fn set_watch_delivery_delay(&self, delay: Option<std::time::Duration>) {
+        self.shared.faults.set_watch_delivery_delay(delay);
+    }
+
     /// Fault injection: end every open watch.
     pub fn drop_watches(&self) {
         self.shared.engine.store().drop_watchers();

@@ -1,19 +1,22 @@
 //! Watch streams: initial state, resume from a resourceVersion, selector transitions
 //! (an object that stops matching arrives as DELETED, one that starts matching as ADDED),
 //! bookmarks, the initial-events-end bookmark of streaming lists, timeouts, and the 410
-//! ERROR event for a compacted resourceVersion.
+//! ERROR event for a compacted resourceVersion. Watch faults ([`WatchFaults`]) hold events
+//! back here: a stall before anything is sent (and before a close), a delivery delay between
+//! the watch task and the stream.
 
 use std::{pin::Pin, sync::Arc};
 
 use bytes::Bytes;
 use futures::{Stream, StreamExt};
 use serde_json::{Value, json};
-use tokio::sync::mpsc;
+use tokio::{sync::mpsc, time::Instant};
 use tokio_util::sync::CancellationToken;
 
 use crate::{
     engine::{Engine, Target, WatchOptions, parse_rv},
     errors::{ApiError, ApiResult, Cause},
+    faults::WatchFaults,
     meta,
     selectors::{FieldSelector, LabelSelector},
     store::{EventType, StoredEvent},
@@ -63,12 +66,42 @@ impl Filter {
     }
 }
 
+/// The watch task's end of a stream: each line with the time it may be delivered.
+struct Sender {
+    tx: mpsc::Sender<(Instant, Bytes)>,
+    faults: Arc<WatchFaults>,
+    /// This watch's serial number for [`WatchFaults`].
+    serial: u64,
+    cancel: CancellationToken,
+}
+
+impl Sender {
+    /// Waits out a stall, then queues `line` for delivery after the delivery delay;
+    /// `false` once the watch is over (the client went away or the server stops).
+    async fn send(&self, line: Bytes) -> bool {
+        if !self.stall_over().await {
+            return false;
+        }
+        let due = Instant::now() + self.faults.delivery_delay().unwrap_or_default();
+        self.tx.send((due, line)).await.is_ok()
+    }
+
+    /// Waits while watches are stalled; `false` if the watch ended meanwhile.
+    async fn stall_over(&self) -> bool {
+        self.faults
+            .wait_while_stalled(self.serial, &self.cancel, self.tx.closed())
+            .await
+    }
+}
+
 /// Opens a watch. Parameter errors are returned before the stream starts (as HTTP errors);
 /// a compacted resourceVersion yields a stream with one ERROR event, like kube-apiserver.
+/// `faults` may stall the stream or delay its events.
 pub fn watch(
     engine: &Arc<Engine>,
     target: &Target,
     opts: &WatchOptions,
+    faults: Arc<WatchFaults>,
     cancel: CancellationToken,
 ) -> ApiResult<WatchStream> {
     let rt = target.rt.clone();
@@ -133,7 +166,13 @@ pub fn watch(
             None
         },
     };
-    let (tx, rx) = mpsc::channel::<Bytes>(256);
+    let (tx, rx) = mpsc::channel::<(Instant, Bytes)>(256);
+    let out = Sender {
+        tx,
+        serial: faults.register(),
+        faults,
+        cancel: cancel.clone(),
+    };
     let engine = engine.clone();
     let allow_bookmarks = opts.allow_bookmarks;
     let timeout = opts.timeout;
@@ -154,19 +193,19 @@ pub fn watch(
             for obj in initial {
                 if filter.matches(&obj) {
                     let obj = engine.present(&rt, obj);
-                    if tx.send(event_line("ADDED", &obj)).await.is_err() {
+                    if !out.send(event_line("ADDED", &obj)).await {
                         return;
                     }
                 }
             }
-            if streaming && tx.send(bookmark(sub.rv, true)).await.is_err() {
+            if streaming && !out.send(bookmark(sub.rv, true)).await {
                 return;
             }
         }
         for ev in std::mem::take(&mut sub.backlog) {
             last_rv = last_rv.max(ev.rv);
             if let Some(line) = translate(&engine, &rt, &filter, &ev)
-                && tx.send(line).await.is_err()
+                && !out.send(line).await
             {
                 return;
             }
@@ -183,19 +222,26 @@ pub fn watch(
         loop {
             tokio::select! {
                 _ = cancel.cancelled() => break,
-                _ = &mut sleep => break,
-                _ = tx.closed() => break,
+                // A stalled watch does not even close: it ends once the stall is over.
+                _ = &mut sleep => {
+                    out.stall_over().await;
+                    break;
+                }
+                _ = out.tx.closed() => break,
                 _ = ticker.tick(), if allow_bookmarks => {
+                    if !out.stall_over().await {
+                        return;
+                    }
                     let snapshot = engine.store().current_rv();
                     while let Ok(ev) = sub.rx.try_recv() {
                         last_rv = last_rv.max(ev.rv);
                         if let Some(line) = translate(&engine, &rt, &filter, &ev)
-                            && tx.send(line).await.is_err() {
+                            && !out.send(line).await {
                                 return;
                             }
                     }
                     last_rv = last_rv.max(snapshot);
-                    if tx.send(bookmark(last_rv, false)).await.is_err() {
+                    if !out.send(bookmark(last_rv, false)).await {
                         return;
                     }
                 }
@@ -203,19 +249,25 @@ pub fn watch(
                     Some(ev) => {
                         last_rv = last_rv.max(ev.rv);
                         if let Some(line) = translate(&engine, &rt, &filter, &ev)
-                            && tx.send(line).await.is_err() {
+                            && !out.send(line).await {
                                 return;
                             }
                     }
-                    None => break,
+                    None => {
+                        out.stall_over().await;
+                        break;
+                    }
                 },
             }
         }
     });
-    Ok(
-        futures::stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|b| (b, rx)) })
-            .boxed(),
-    )
+    // Each line waits for its delivery time (now, unless a delivery delay is set).
+    Ok(futures::stream::unfold(rx, |mut rx| async move {
+        let (due, line) = rx.recv().await?;
+        tokio::time::sleep_until(due).await;
+        Some((line, rx))
+    })
+    .boxed())
 }
 
 /// Turns a stored event into what this watcher sees, applying selector transitions.

@@ -2,20 +2,31 @@
 //!
 //! The state machine, as client-go runs it:
 //!
-//! 1. **List** in pages (500 by default) at resourceVersion `"0"` the first time (any
-//!    cached state will do), at the last synced version afterwards, and at `""` (a fresh,
-//!    consistent read) once the server said that version is gone (410) or too large. An
-//!    expired continue token falls back to one unpaginated list. The store is replaced with
-//!    the result; a [`DeltaFifo`](super::DeltaFifo) takes it page by page, and the next page
-//!    is fetched only once fewer than two pages wait in it (backpressure: a relist holds
-//!    little more than the cache itself).
+//! 1. **List** at resourceVersion `"0"` the first time (any cached state will do), at the
+//!    last synced version afterwards, and at `""` (a fresh, consistent read) once the server
+//!    said that version is gone (410 Expired) or too large; in pages of 500 by default. A
+//!    relist at a version asks `resourceVersionMatch=NotOlderThan`: with a `limit` and no
+//!    match a non-zero resourceVersion is an Exact read of that old snapshot (API Concepts,
+//!    "Resource versions", the legacy rule), and relists while the watch keeps failing
+//!    would keep restoring the same stale state. (client-go's reflector drops the `limit`
+//!    there instead unless given a page size; paging keeps a relist bounded here.) An
+//!    expired continue token falls back to one unpaginated list at the same version. The
+//!    store is replaced with the result; a paged store ([`DeltaFifo`](super::DeltaFifo),
+//!    [`RealFifo`](super::RealFifo)) takes it page by page, and the next page is fetched only
+//!    once fewer than two pages wait in it (backpressure: a relist holds little more than
+//!    the cache itself).
 //! 2. **Watch** from the list's resourceVersion with bookmarks and a random timeout in
 //!    `[min_watch_timeout, 2 × min_watch_timeout)`. Each event moves the store and the last
-//!    synced resourceVersion; a bookmark only moves the resourceVersion.
+//!    synced resourceVersion; a bookmark only moves the resourceVersion. A watch silent for
+//!    longer than its timeout plus `watch_idle_margin` is a dead connection (the server
+//!    would have closed it): it is dropped and re-opened from the last resourceVersion
+//!    (kube-rs #1945).
 //! 3. A watch that closes cleanly is re-opened from the last resourceVersion, **without**
-//!    relisting. Connection refused and 429 retry the watch after a backoff. A 410, an
-//!    `ERROR` event, or a watch that ends within a second without events goes back to 1
-//!    after the backoff (800 ms doubling to 30 s, with jitter, reset after 2 minutes).
+//!    relisting. Connection refused and 429 retry the watch after a backoff (a 429's
+//!    `Retry-After` is waited at least). A 410, an `ERROR` event, or a watch that ends
+//!    within a second without events goes back to 1 after the backoff (800 ms doubling to
+//!    30 s, with jitter, reset after 2 minutes); the first relist after a 410 that followed
+//!    progress goes at once.
 //!
 //! In streaming-list mode, step 1 is a watch with `sendInitialEvents=true`: the initial
 //! `ADDED` events are gathered until the bookmark annotated `k8s.io/initial-events-end`,
@@ -91,6 +102,9 @@ pub struct ReflectorConfig {
     pub initial_list: InitialListStrategy,
     /// Backoff between failed list/watch rounds.
     pub backoff: BackoffConfig,
+    /// How much longer than the timeout it asked the server for a watch may stay silent
+    /// before it is taken for a dead connection, dropped and re-opened (kube-rs uses 5 s).
+    pub watch_idle_margin: Duration,
 }
 
 impl Default for ReflectorConfig {
@@ -101,6 +115,7 @@ impl Default for ReflectorConfig {
             min_watch_timeout: Duration::from_secs(300),
             initial_list: InitialListStrategy::ListWatch,
             backoff: BackoffConfig::default(),
+            watch_idle_margin: Duration::from_secs(5),
         }
     }
 }
@@ -117,6 +132,10 @@ pub enum ReflectorError {
     /// A watch closed within a second without delivering anything.
     #[error("very short watch: watch lasted less than a second and no items received")]
     VeryShortWatch,
+    /// A watch stayed silent past its timeout plus the idle margin: the connection is
+    /// taken for dead and the watch re-opened.
+    #[error("watch silent for {0:?}, longer than its timeout: dropping the connection")]
+    WatchIdle(Duration),
     /// One watch event could not be decoded; it was skipped.
     #[error("skipped an undecodable watch event: {0}")]
     Decode(#[source] ClientError),
@@ -137,6 +156,14 @@ impl ReflectorError {
         match self {
             Self::List(e) | Self::Watch(e) => e.is_gone_or_expired(),
             _ => false,
+        }
+    }
+
+    /// How long the server asked us to wait (`Retry-After` of a 429 or 503), if it did.
+    pub fn retry_after(&self) -> Option<Duration> {
+        match self {
+            Self::List(e) | Self::Watch(e) => e.retry_after(),
+            _ => None,
         }
     }
 }
@@ -247,11 +274,13 @@ impl<K: Object> Reflector<K> {
                 return;
             }
             let events_before = self.events_seen.load(Ordering::Relaxed);
+            let mut retry_after = None;
             let gone = match self.list_and_watch(&stop).await {
                 RoundEnd::Stopped => return,
                 RoundEnd::Relist(error) => {
                     let gone = error.as_ref().is_some_and(ReflectorError::is_gone);
                     if let Some(error) = error {
+                        retry_after = error.retry_after();
                         self.report(&error);
                     }
                     gone
@@ -265,7 +294,9 @@ impl<K: Object> Reflector<K> {
                 relisted_at_once = true;
                 continue;
             }
-            let delay = backoff.next_delay();
+            // A server that said when to come back (429/503 `Retry-After`) is not asked
+            // sooner than that.
+            let delay = backoff.next_delay().max(retry_after.unwrap_or_default());
             tokio::select! {
                 () = stop.cancelled() => return,
                 () = tokio::time::sleep(delay) => {}
@@ -289,7 +320,7 @@ impl<K: Object> Reflector<K> {
     async fn list_and_watch(&self, stop: &CancellationToken) -> RoundEnd {
         let streaming = self.config.initial_list == InitialListStrategy::StreamingList
             && !self.versions.lock().streaming_refused;
-        let mut first_watch = None;
+        let mut first_watch: Option<(WatchStream<K>, Duration)> = None;
         if streaming {
             tokio::select! {
                 () = stop.cancelled() => return RoundEnd::Stopped,
@@ -324,6 +355,8 @@ impl<K: Object> Reflector<K> {
             Err(ReflectorError::List(e))
                 if e.is_gone_or_expired() || is_too_large_resource_version(&e) =>
             {
+                // The version is gone or from the future: a fresh, consistent list
+                // (client-go retries `pager.List` at `relistResourceVersion`).
                 self.versions.lock().unavailable = true;
                 self.list_into_store("").await?
             }
@@ -361,10 +394,12 @@ impl<K: Object> Reflector<K> {
                 }
             }
         };
+        // "0" and "" as client-go asks them (no resourceVersionMatch); a version with an
+        // explicit NotOlderThan, which the limit would otherwise turn into Exact.
         let first = ListParams {
             limit: (self.config.page_size > 0).then_some(self.config.page_size),
             resource_version: Some(rv.to_owned()).filter(|r| !r.is_empty()),
-            version_match: (rv == "0").then_some(VersionMatch::NotOlderThan),
+            version_match: (!rv.is_empty() && rv != "0").then_some(VersionMatch::NotOlderThan),
             ..ListParams::default()
         };
         let backlog_limit = 2 * usize::try_from(self.config.page_size)
@@ -422,26 +457,32 @@ impl<K: Object> Reflector<K> {
         Ok(list_rv)
     }
 
-    fn watch_params(&self, send_initial_events: bool) -> WatchParams {
+    /// A watch's parameters and how long it may stay silent: its timeout plus the margin.
+    fn watch_params(&self, send_initial_events: bool) -> (WatchParams, Duration) {
         let min = self.config.min_watch_timeout.as_secs().max(1);
         let timeout = rand::rng().random_range(min..2 * min);
-        WatchParams {
+        let params = WatchParams {
             timeout: Some(u32::try_from(timeout).unwrap_or(u32::MAX)),
             bookmarks: true,
             send_initial_events,
             ..WatchParams::default()
-        }
+        };
+        (
+            params,
+            Duration::from_secs(timeout) + self.config.watch_idle_margin,
+        )
     }
 
     /// A streaming list: gathers the initial events, replaces the store at the end
     /// bookmark, and returns the still-open watch.
-    async fn streaming_list(&self) -> Result<WatchStream<K>, ReflectorError> {
+    async fn streaming_list(&self) -> Result<(WatchStream<K>, Duration), ReflectorError> {
         let rv = if self.versions.lock().unavailable {
             String::new()
         } else {
             self.last_sync_resource_version()
         };
-        let mut stream = match self.lister_watcher.watch(self.watch_params(true), rv).await {
+        let (params, idle) = self.watch_params(true);
+        let mut stream = match self.lister_watcher.watch(params, rv).await {
             Ok(stream) => stream,
             Err(e) => {
                 let mut v = self.versions.lock();
@@ -455,7 +496,11 @@ impl<K: Object> Reflector<K> {
             }
         };
         let mut initial: HashMap<String, Arc<K>> = HashMap::new();
-        while let Some(event) = stream.next().await {
+        loop {
+            let Ok(next) = tokio::time::timeout(idle, stream.next()).await else {
+                return Err(ReflectorError::WatchIdle(idle));
+            };
+            let Some(event) = next else { break };
             match event {
                 Ok(WatchEvent::Added(obj) | WatchEvent::Modified(obj)) => {
                     if let Ok(key) = meta_namespace_key(&obj) {
@@ -483,7 +528,7 @@ impl<K: Object> Reflector<K> {
                         if !rv.is_empty() {
                             v.last_sync = rv;
                         }
-                        return Ok(stream);
+                        return Ok((stream, idle));
                     }
                 }
                 Ok(WatchEvent::Error(status)) => {
@@ -503,7 +548,7 @@ impl<K: Object> Reflector<K> {
     /// relist is needed or `stop` fires.
     async fn watch_loop(
         &self,
-        mut open: Option<WatchStream<K>>,
+        mut open: Option<(WatchStream<K>, Duration)>,
         stop: &CancellationToken,
     ) -> RoundEnd {
         let mut backoff = Backoff::new(self.config.backoff.clone());
@@ -512,41 +557,50 @@ impl<K: Object> Reflector<K> {
                 return RoundEnd::Stopped;
             }
             let started = Instant::now();
-            let stream = match open.take() {
-                Some(stream) => stream,
+            let (stream, idle) = match open.take() {
+                Some(open) => open,
                 None => {
                     let rv = self.last_sync_resource_version();
-                    match self
-                        .lister_watcher
-                        .watch(self.watch_params(false), rv)
-                        .await
-                    {
-                        Ok(stream) => stream,
+                    let (params, idle) = self.watch_params(false);
+                    match self.lister_watcher.watch(params, rv).await {
+                        Ok(stream) => (stream, idle),
                         Err(e) if is_watch_retriable(&e) => {
-                            self.report(&ReflectorError::Watch(e));
+                            let error = ReflectorError::Watch(e);
+                            let delay = backoff
+                                .next_delay()
+                                .max(error.retry_after().unwrap_or_default());
+                            self.report(&error);
                             tokio::select! {
                                 () = stop.cancelled() => return RoundEnd::Stopped,
-                                () = tokio::time::sleep(backoff.next_delay()) => continue,
+                                () = tokio::time::sleep(delay) => continue,
                             }
                         }
                         Err(e) => return RoundEnd::Relist(Some(ReflectorError::Watch(e))),
                     }
                 }
             };
-            match self.handle_watch(stream).await {
+            match self.handle_watch(stream, idle).await {
                 Ok(events) => {
                     if events == 0 && started.elapsed() < Duration::from_secs(1) {
                         return RoundEnd::Relist(Some(ReflectorError::VeryShortWatch));
                     }
                 }
+                Err(error @ ReflectorError::WatchIdle(_)) => {
+                    // A dead connection, not a server verdict: re-watch from where we are.
+                    self.report(&error);
+                }
                 Err(error) => {
                     if let ReflectorError::Watch(e) = &error
                         && e.is_too_many_requests()
                     {
+                        // client-go: a 429 ERROR event backs off and re-watches, no relist.
+                        let delay = backoff
+                            .next_delay()
+                            .max(error.retry_after().unwrap_or_default());
                         self.report(&error);
                         tokio::select! {
                             () = stop.cancelled() => return RoundEnd::Stopped,
-                            () = tokio::time::sleep(backoff.next_delay()) => continue,
+                            () = tokio::time::sleep(delay) => continue,
                         }
                     }
                     return RoundEnd::Relist(Some(error));
@@ -556,10 +610,19 @@ impl<K: Object> Reflector<K> {
     }
 
     /// Applies one watch's events to the store; returns how many arrived once it closes
-    /// cleanly, or the error that ended it.
-    async fn handle_watch(&self, mut stream: WatchStream<K>) -> Result<usize, ReflectorError> {
+    /// cleanly, or the error that ended it ([`ReflectorError::WatchIdle`] once nothing,
+    /// not even a bookmark, arrived for `idle`).
+    async fn handle_watch(
+        &self,
+        mut stream: WatchStream<K>,
+        idle: Duration,
+    ) -> Result<usize, ReflectorError> {
         let mut events = 0;
-        while let Some(event) = stream.next().await {
+        loop {
+            let Ok(next) = tokio::time::timeout(idle, stream.next()).await else {
+                return Err(ReflectorError::WatchIdle(idle));
+            };
+            let Some(event) = next else { break };
             let event = match event {
                 Ok(event) => event,
                 Err(e @ ClientError::Decode(_)) => {
@@ -638,14 +701,17 @@ fn is_watch_retriable(e: &ClientError) -> bool {
     }
 }
 
-/// The server refused a resourceVersion newer than it has.
+/// The server refused a resourceVersion newer than it has (client-go's
+/// `isTooLargeResourceVersionError`): the `ResourceVersionTooLarge` cause, or the cause
+/// message (kube-apiserver 1.17.0–1.18.5) or status message (before 1.17) of the Timeout.
 fn is_too_large_resource_version(e: &ClientError) -> bool {
+    const MESSAGE: &str = "Too large resource version";
     e.status().is_some_and(|s| {
         s.details.as_ref().is_some_and(|d| {
             d.causes
                 .iter()
-                .any(|c| c.reason == "ResourceVersionTooLarge")
-        }) || s.message.contains("Too large resource version")
+                .any(|c| c.reason == "ResourceVersionTooLarge" || c.message == MESSAGE)
+        }) || s.message.contains(MESSAGE)
     })
 }
 
@@ -653,11 +719,548 @@ fn is_too_large_resource_version(e: &ClientError) -> bool {
 mod tests {
     use k8s_openapi::api::core::v1::ConfigMap;
 
+    use std::sync::atomic::{AtomicU32, AtomicUsize};
+
+    use kube_core::{Status, response::StatusCause, response::StatusDetails};
+    use tokio::task::JoinHandle;
+
     use super::*;
     use crate::cache::{
-        DeltaFifo, DeltaFifoOptions, ProcessError,
-        testing::{cm, fake_api::FakeApi},
+        DeltaFifo, DeltaFifoOptions, Indexer, ProcessError,
+        testing::{
+            cm, cm_with,
+            fake_api::{FakeApi, Request, api_error, asked, list_of},
+        },
     };
+
+    struct Running {
+        reflector: Arc<Reflector<ConfigMap>>,
+        stop: CancellationToken,
+        run: JoinHandle<()>,
+        errors: Arc<Mutex<Vec<String>>>,
+    }
+
+    impl Running {
+        async fn stop(self) {
+            self.stop.cancel();
+            self.run.await.unwrap();
+        }
+
+        fn errors(&self) -> Vec<String> {
+            self.errors.lock().clone()
+        }
+    }
+
+    /// Runs a reflector over `api` into `store`, recording every error it reports.
+    fn start(
+        api: &FakeApi<ConfigMap>,
+        store: Arc<dyn Store<ConfigMap>>,
+        config: ReflectorConfig,
+    ) -> Running {
+        let errors = Arc::new(Mutex::new(Vec::new()));
+        let recorded = errors.clone();
+        let reflector = Arc::new(
+            Reflector::new(Arc::new(api.clone()), store, config).with_error_handler(Arc::new(
+                move |e: &ReflectorError| recorded.lock().push(e.to_string()),
+            )),
+        );
+        let stop = CancellationToken::new();
+        let run = tokio::spawn({
+            let (reflector, stop) = (reflector.clone(), stop.clone());
+            async move { reflector.run(stop).await }
+        });
+        Running {
+            reflector,
+            stop,
+            run,
+            errors,
+        }
+    }
+
+    fn internal_error() -> ClientError {
+        api_error(500, "InternalError", "etcdserver: no leader")
+    }
+
+    fn throttled(retry_after_seconds: u32) -> Status {
+        Status {
+            code: 429,
+            reason: "TooManyRequests".into(),
+            message: "too many requests".into(),
+            details: Some(details(Vec::new(), retry_after_seconds)),
+            ..Status::default()
+        }
+    }
+
+    fn details(causes: Vec<StatusCause>, retry_after_seconds: u32) -> StatusDetails {
+        StatusDetails {
+            name: String::new(),
+            group: String::new(),
+            kind: String::new(),
+            uid: String::new(),
+            causes,
+            retry_after_seconds,
+        }
+    }
+
+    fn cause(reason: &str, message: &str) -> StatusCause {
+        StatusCause {
+            reason: reason.into(),
+            message: message.into(),
+            field: String::new(),
+        }
+    }
+
+    fn sleep(secs: u64) -> tokio::time::Sleep {
+        tokio::time::sleep(Duration::from_secs(secs))
+    }
+
+    type Asked = (String, u32, String, String);
+
+    fn asked_all(api: &FakeApi<ConfigMap>) -> Vec<Asked> {
+        api.list_requests().iter().map(|(p, _)| asked(p)).collect()
+    }
+
+    /// A list as asked: resourceVersion, limit, continue, resourceVersionMatch.
+    fn ask(rv: &str, limit: u32, continue_: &str, version_match: &str) -> Asked {
+        (
+            rv.to_owned(),
+            limit,
+            continue_.to_owned(),
+            version_match.to_owned(),
+        )
+    }
+
+    const NOT_OLDER: &str = "NotOlderThan";
+
+    /// client-go reflector_test.go `TestReflectorListAndWatch` ("UseWatchList disabled") and
+    /// `TestReflectorResyncWithResourceVersion`: the first list asks resourceVersion "0" in
+    /// pages of 500 with no resourceVersionMatch; the watch asks bookmarks from the list's
+    /// version; a clean close re-watches from the last synced version without listing; a
+    /// relist asks the last synced version, NotOlderThan (with a limit and no match it
+    /// would be an Exact read of that old snapshot, API Concepts "Resource versions";
+    /// client-go's `TestReflectorNotPaginatingNotConsistentReads` drops the limit instead);
+    /// a 410 on the watch relists at that version first.
+    #[tokio::test(start_paused = true)]
+    async fn the_list_asks_0_first_then_the_last_synced_version_not_older_than() {
+        let api = FakeApi::new();
+        api.upsert(cm("ns", "a"));
+        api.upsert(cm("ns", "b"));
+        let store = Indexer::<ConfigMap>::default();
+        let r = start(&api, Arc::new(store.clone()), ReflectorConfig::default());
+        sleep(2).await;
+        let lists = api.list_requests();
+        assert_eq!(lists.len(), 1);
+        assert_eq!(asked_all(&api), [ask("0", 500, "", "")]);
+        let watches = api.watch_requests();
+        assert_eq!(watches.len(), 1);
+        let (params, rv, _) = &watches[0];
+        assert_eq!(rv, "3", "the watch starts at the list's resourceVersion");
+        assert!(
+            params.bookmarks && !params.send_initial_events,
+            "{params:?}"
+        );
+        assert!(
+            params.timeout.is_some_and(|t| (300..600).contains(&t)),
+            "{params:?}"
+        );
+
+        api.upsert(cm("ns", "c"));
+        sleep(2).await;
+        api.drop_watches();
+        sleep(2).await;
+        assert_eq!(api.lists(), 1, "a clean close does not relist");
+        assert_eq!(
+            api.watch_requests()[1].1,
+            "4",
+            "it re-watches from the last event"
+        );
+
+        // The re-watch fails (500): relist at the last synced version, NotOlderThan.
+        api.fail_next_watch(internal_error());
+        api.drop_watches();
+        sleep(10).await;
+        assert_eq!(asked_all(&api)[1..], [ask("4", 500, "", NOT_OLDER)]);
+        assert_eq!(store.len(), 3);
+
+        // A 410 ERROR on the watch: reflector.go does not mark the version unavailable
+        // (a LIST at it "already has a semantic that it returns data at least as fresh"),
+        // and the first relist after progress goes at once.
+        api.upsert(cm("ns", "d"));
+        sleep(2).await;
+        let gone_at = Instant::now();
+        api.send_gone();
+        sleep(10).await;
+        let lists = api.list_requests();
+        assert_eq!(asked(&lists[2].0), ask("5", 500, "", NOT_OLDER));
+        assert_eq!(
+            lists[2].1, gone_at,
+            "no backoff before the first relist after a 410"
+        );
+        r.stop().await;
+    }
+
+    /// client-go `TestReflectorListAndWatch` ("UseWatchList enabled"): a streaming list is
+    /// one watch asking `sendInitialEvents` with bookmarks from resourceVersion "" (and no
+    /// list); the watch after it asks no initial events again. A server that refuses
+    /// streaming (an API error) gets a list at "0" in the same round, and lists from then on.
+    #[tokio::test(start_paused = true)]
+    async fn a_streaming_list_asks_initial_events_once_and_falls_back_when_refused() {
+        let streaming = || ReflectorConfig {
+            initial_list: InitialListStrategy::StreamingList,
+            ..ReflectorConfig::default()
+        };
+        let api = FakeApi::new();
+        api.upsert(cm("ns", "a"));
+        let store = Indexer::<ConfigMap>::default();
+        let r = start(&api, Arc::new(store.clone()), streaming());
+        sleep(2).await;
+        let watches = api.watch_requests();
+        assert_eq!(watches.len(), 1);
+        assert!(watches[0].0.send_initial_events && watches[0].0.bookmarks);
+        assert_eq!(watches[0].1, "");
+        assert_eq!(api.lists(), 0);
+        assert!(store.get_by_key("ns/a").is_some());
+        api.drop_watches();
+        sleep(2).await;
+        let watches = api.watch_requests();
+        assert!(!watches[1].0.send_initial_events);
+        assert_eq!(watches[1].1, "2");
+        r.stop().await;
+
+        let api = FakeApi::new();
+        api.upsert(cm("ns", "a"));
+        api.fail_next_watch(api_error(
+            400,
+            "BadRequest",
+            "sendInitialEvents is forbidden",
+        ));
+        let r = start(&api, Arc::new(Indexer::default()), streaming());
+        sleep(2).await;
+        // A failing watch makes it relist: with a list, not a streaming watch.
+        api.fail_next_watch(internal_error());
+        api.drop_watches();
+        sleep(10).await;
+        let asked: Vec<(bool, String)> = api
+            .requests()
+            .into_iter()
+            .map(|r| match r {
+                Request::List(p, _) => (false, asked(&p).0),
+                Request::Watch(p, rv, _) => (p.send_initial_events, format!("watch {rv}")),
+            })
+            .collect();
+        assert_eq!(
+            asked,
+            [
+                (true, "watch ".to_owned()),
+                (false, "0".to_owned()),
+                (false, "watch 2".to_owned()),
+                (false, "watch 2".to_owned()),
+                (false, "2".to_owned()),
+                (false, "watch 2".to_owned()),
+            ]
+        );
+        r.stop().await;
+    }
+
+    /// client-go `TestReflectorExpiredExactResourceVersion` and
+    /// `TestReflectorFullListIfTooLarge`: a relist refused with 410 Expired or "too large
+    /// resource version" (the `ResourceVersionTooLarge` cause, the cause message of
+    /// kube-apiserver 1.17.0–1.18.5, the status message before 1.17) is retried at once at
+    /// resourceVersion "" (a consistent read).
+    #[tokio::test(start_paused = true)]
+    async fn an_expired_or_too_large_relist_falls_back_to_a_consistent_list() {
+        let api = FakeApi::<ConfigMap>::new();
+        let version = Arc::new(AtomicU32::new(10));
+        let too_large = |cause: Option<StatusCause>, message: &str| {
+            ClientError::Api(Box::new(Status {
+                code: 504,
+                reason: "Timeout".into(),
+                message: message.into(),
+                details: Some(details(cause.into_iter().collect(), 1)),
+                ..Status::default()
+            }))
+        };
+        api.script_lists(move |p| {
+            Some(match p.resource_version.as_deref().unwrap_or_default() {
+                "0" => Ok(list_of("10", vec![], None)),
+                "10" => Err(api_error(410, "Expired", "too old resource version")),
+                "" => {
+                    let v = version.fetch_add(1, Ordering::SeqCst) + 1;
+                    Ok(list_of(&v.to_string(), vec![], None))
+                }
+                "11" => Err(too_large(
+                    Some(cause("ResourceVersionTooLarge", "")),
+                    "Timeout: Too large resource version: 11, current: 10",
+                )),
+                "12" => Err(too_large(
+                    Some(cause("", "Too large resource version")),
+                    "Timeout",
+                )),
+                "13" => Err(too_large(None, "Timeout: Too large resource version")),
+                other => Err(api_error(400, "BadRequest", other)),
+            })
+        });
+        for _ in 0..4 {
+            api.fail_next_watch(internal_error());
+        }
+        let r = start(
+            &api,
+            Arc::new(Indexer::default()),
+            ReflectorConfig::default(),
+        );
+        sleep(120).await;
+        let rvs: Vec<String> = asked_all(&api).into_iter().map(|a| a.0).collect();
+        assert_eq!(rvs, ["0", "10", "", "11", "", "12", "", "13", ""]);
+        assert_eq!(
+            asked_all(&api)[1..3],
+            [ask("10", 500, "", NOT_OLDER), ask("", 500, "", "")]
+        );
+        assert_eq!(r.reflector.last_sync_resource_version(), "14");
+        assert_eq!(api.watch_requests().last().unwrap().1, "14");
+        r.stop().await;
+    }
+
+    /// A bookmark moves the resourceVersion and nothing else (client-go `handleWatch`:
+    /// `watch.Bookmark` only calls `setLastSyncResourceVersion`); the next watch starts there.
+    #[tokio::test(start_paused = true)]
+    async fn a_bookmark_only_advances_the_resource_version() {
+        let api = FakeApi::new();
+        api.upsert(cm("ns", "a"));
+        let store = Indexer::<ConfigMap>::default();
+        let r = start(&api, Arc::new(store.clone()), ReflectorConfig::default());
+        sleep(2).await;
+        assert_eq!(r.reflector.last_sync_resource_version(), "2");
+        api.send_bookmark("42");
+        sleep(2).await;
+        assert_eq!(r.reflector.last_sync_resource_version(), "42");
+        assert_eq!(store.len(), 1);
+        let a = store.get_by_key("ns/a").unwrap();
+        assert_eq!(a.metadata.resource_version.as_deref(), Some("2"));
+        api.drop_watches();
+        sleep(2).await;
+        assert_eq!(api.watch_requests().last().unwrap().1, "42");
+        assert_eq!(api.lists(), 1);
+        r.stop().await;
+    }
+
+    /// client-go `TestReflectorHandleWatchResultChanClosedBefore` ("very short watch"): a
+    /// watch that ends within a second without events is an error; the reflector relists,
+    /// after the backoff.
+    #[tokio::test(start_paused = true)]
+    async fn a_very_short_watch_relists_after_the_backoff() {
+        let api = FakeApi::new();
+        api.upsert(cm("ns", "a"));
+        let watches = Arc::new(AtomicUsize::new(0));
+        api.script_watches(move |_, _| {
+            (watches.fetch_add(1, Ordering::SeqCst) == 0).then(|| Ok(vec![]))
+        });
+        let r = start(
+            &api,
+            Arc::new(Indexer::default()),
+            ReflectorConfig::default(),
+        );
+        sleep(10).await;
+        assert_eq!(
+            asked_all(&api),
+            [ask("0", 500, "", ""), ask("2", 500, "", NOT_OLDER)]
+        );
+        let closed_at = api.watch_requests()[0].2;
+        let relisted_at = api.list_requests()[1].1;
+        assert!(
+            relisted_at - closed_at >= Duration::from_millis(800),
+            "relisted after {:?}",
+            relisted_at - closed_at
+        );
+        assert!(r.errors().iter().any(|e| e.contains("very short watch")));
+        r.stop().await;
+    }
+
+    /// client-go `TestReflectorFullListIfExpired`: the continue token of a paged relist
+    /// expires on the second page; the reflector lists once more, unpaginated, at the same
+    /// resourceVersion, and the store gets the full result.
+    #[tokio::test(start_paused = true)]
+    async fn an_expired_continue_token_falls_back_to_one_full_list() {
+        let api = FakeApi::<ConfigMap>::new();
+        let pods: Vec<ConfigMap> = (0..8)
+            .map(|i| cm_with("ns", &format!("pod-{i}"), &i.to_string(), &[]))
+            .collect();
+        api.script_lists(move |p| {
+            let asked = asked(p);
+            Some(match (asked.0.as_str(), asked.1, asked.2.as_str()) {
+                ("0", 4, "") => Ok(list_of("10", pods[0..4].to_vec(), None)),
+                ("10", 4, "") => Ok(list_of("11", pods[0..4].to_vec(), Some("C1"))),
+                ("", 4, "C1") => Err(api_error(410, "Expired", "continue token expired")),
+                ("10", 0, "") => Ok(list_of("11", pods.clone(), None)),
+                _ => Err(api_error(
+                    400,
+                    "BadRequest",
+                    &format!("unexpected {asked:?}"),
+                )),
+            })
+        });
+        api.fail_next_watch(internal_error());
+        let store = Indexer::<ConfigMap>::default();
+        let config = ReflectorConfig {
+            page_size: 4,
+            ..ReflectorConfig::default()
+        };
+        let r = start(&api, Arc::new(store.clone()), config);
+        sleep(10).await;
+        assert_eq!(
+            asked_all(&api),
+            [
+                ask("0", 4, "", ""),
+                ask("10", 4, "", NOT_OLDER),
+                ask("", 4, "C1", ""),
+                ask("10", 0, "", NOT_OLDER)
+            ]
+        );
+        assert_eq!(store.len(), 8);
+        assert_eq!(r.reflector.last_sync_resource_version(), "11");
+        r.stop().await;
+    }
+
+    /// A paged store gets the full list after an expired continue token too, without the
+    /// pages before the expiry twice.
+    #[tokio::test(start_paused = true)]
+    async fn an_expired_continue_token_restarts_a_paged_replace() {
+        let api = FakeApi::<ConfigMap>::new();
+        let pods: Vec<ConfigMap> = (0..6)
+            .map(|i| cm_with("ns", &format!("pod-{i}"), &i.to_string(), &[]))
+            .collect();
+        api.script_lists(move |p| {
+            let asked = asked(p);
+            Some(match (asked.1, asked.2.as_str()) {
+                (2, "") => Ok(list_of("10", pods[0..2].to_vec(), Some("C1"))),
+                (2, "C1") => Err(api_error(410, "Expired", "continue token expired")),
+                (0, "") => Ok(list_of("12", pods.clone(), None)),
+                _ => Err(api_error(
+                    400,
+                    "BadRequest",
+                    &format!("unexpected {asked:?}"),
+                )),
+            })
+        });
+        let fifo = DeltaFifo::<ConfigMap>::new(DeltaFifoOptions::default());
+        let config = ReflectorConfig {
+            page_size: 2,
+            ..ReflectorConfig::default()
+        };
+        let r = start(&api, Arc::new(fifo.clone()), config);
+        sleep(2).await;
+        assert_eq!(
+            asked_all(&api),
+            [
+                ask("0", 2, "", ""),
+                ask("", 2, "C1", ""),
+                ask("0", 0, "", "")
+            ]
+        );
+        let mut keys: Vec<String> = fifo
+            .list()
+            .iter()
+            .map(|o| o.metadata.name.clone().unwrap())
+            .collect();
+        keys.sort();
+        assert_eq!(keys.len(), 6, "{keys:?}");
+        r.stop().await;
+    }
+
+    /// client-go `TestNoRelistOnTooManyRequests` and `TestBackoffOnTooManyRequests`: a 429
+    /// opening a watch, or as its ERROR event, backs off and re-watches without relisting;
+    /// the server's `Retry-After` is waited at least (the first backoff is 0.8–1.6 s).
+    #[tokio::test(start_paused = true)]
+    async fn a_429_watch_waits_for_retry_after_and_rewatches_without_relisting() {
+        let api = FakeApi::new();
+        api.upsert(cm("ns", "a"));
+        for _ in 0..4 {
+            api.fail_next_watch(ClientError::Api(Box::new(throttled(5))));
+        }
+        let r = start(
+            &api,
+            Arc::new(Indexer::default()),
+            ReflectorConfig::default(),
+        );
+        sleep(120).await;
+        let watches = api.watch_requests();
+        assert_eq!(watches.len(), 5);
+        assert_eq!(api.lists(), 1);
+        for pair in watches.windows(2) {
+            assert!(pair[1].2 - pair[0].2 >= Duration::from_secs(5), "{pair:?}");
+        }
+        assert!(watches.iter().all(|w| w.1 == "2"), "{watches:?}");
+
+        let sent = Instant::now();
+        api.send_error(&throttled(7));
+        sleep(60).await;
+        let watches = api.watch_requests();
+        assert_eq!(watches.len(), 6);
+        assert!(watches[5].2 - sent >= Duration::from_secs(7));
+        assert_eq!(api.lists(), 1, "a 429 never relists");
+        r.stop().await;
+    }
+
+    /// A list refused with 429 is retried no sooner than its `Retry-After`.
+    #[tokio::test(start_paused = true)]
+    async fn a_429_list_waits_for_retry_after() {
+        let api = FakeApi::<ConfigMap>::new();
+        api.fail_next_list(ClientError::Api(Box::new(throttled(7))));
+        let r = start(
+            &api,
+            Arc::new(Indexer::default()),
+            ReflectorConfig::default(),
+        );
+        sleep(30).await;
+        let lists = api.list_requests();
+        assert_eq!(lists.len(), 2);
+        assert!(lists[1].1 - lists[0].1 >= Duration::from_secs(7));
+        assert_eq!(asked(&lists[1].0), ask("0", 500, "", ""));
+        r.stop().await;
+    }
+
+    /// kube-rs #1945: a watch connection that stays open but silent (no events, no
+    /// bookmarks) past the timeout the reflector asked the server for, plus the margin, is
+    /// dead; the reflector drops it and re-watches from the last resourceVersion, without
+    /// relisting, and sees later writes.
+    #[tokio::test(start_paused = true)]
+    async fn a_silent_watch_is_dropped_after_its_timeout_plus_the_margin() {
+        let api = FakeApi::new();
+        api.upsert(cm("ns", "a"));
+        // The first watch is a half-dead connection: open, never a byte, never closed.
+        api.stall_next_watch();
+        let store = Indexer::<ConfigMap>::default();
+        let config = ReflectorConfig {
+            min_watch_timeout: Duration::from_secs(10),
+            watch_idle_margin: Duration::from_secs(5),
+            ..ReflectorConfig::default()
+        };
+        let r = start(&api, Arc::new(store.clone()), config);
+        sleep(2).await;
+        api.upsert(cm("ns", "b"));
+        sleep(60).await;
+        let watches = api.watch_requests();
+        // The resumed watch, silent again after "b", is dropped in turn (the fake's
+        // watches never close by themselves).
+        assert!(watches.len() >= 2, "{watches:?}");
+        let asked = u64::from(watches[0].0.timeout.unwrap());
+        let silent = watches[1].2 - watches[0].2;
+        assert!(
+            silent >= Duration::from_secs(asked + 5) && silent < Duration::from_secs(asked + 6),
+            "re-watched after {silent:?} for a {asked} s watch"
+        );
+        assert_eq!(watches[1].1, "2", "resumed from the last resourceVersion");
+        assert_eq!(api.lists(), 1, "no relist");
+        assert!(
+            store.get_by_key("ns/b").is_some(),
+            "the resumed watch sees later writes"
+        );
+        assert!(
+            r.errors().iter().any(|e| e.contains("watch silent")),
+            "{:?}",
+            r.errors()
+        );
+        r.stop().await;
+    }
 
     #[tokio::test(start_paused = true)]
     async fn a_paged_list_fetches_the_next_page_only_once_the_consumer_catches_up() {

@@ -96,9 +96,19 @@ impl Engine {
                     (None, _) | (Some("0"), _) => None,
                     (Some(r), m) => {
                         let n = parse_rv(r)?;
-                        match m.unwrap_or("NotOlderThan") {
+                        // The legacy rule (API Concepts, "Resource versions": with `limit`
+                        // set, no `continue` and no match, a non-zero resourceVersion means
+                        // Exact; the cacher's delegator.go `shouldDelegateList` calls it the
+                        // "legacy exact match").
+                        let legacy_exact = opts.limit.is_some_and(|l| l > 0);
+                        let default_match = if legacy_exact {
+                            "Exact"
+                        } else {
+                            "NotOlderThan"
+                        };
+                        match m.filter(|m| !m.is_empty()).unwrap_or(default_match) {
                             "Exact" => Some(n),
-                            "NotOlderThan" | "" => {
+                            "NotOlderThan" => {
                                 if n > current {
                                     return Err(too_large_rv(n));
                                 }

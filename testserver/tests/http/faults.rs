@@ -100,3 +100,42 @@ async fn kubeconfig_file_points_at_the_server() {
     assert!(text.contains(&format!("server: {}", s.url())));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Over HTTP too: with a watch delivery delay, a watch event arrives late while the create
+/// and get responses do not wait.
+#[tokio::test]
+async fn watch_delivery_delay_holds_events_over_http_but_not_responses() {
+    let (s, api) = server().await;
+    let mut w = api.watch(&format!("{CMS}?watch=1")).await;
+    s.set_watch_delivery_delay(Some(Duration::from_millis(600)));
+    let start = std::time::Instant::now();
+    assert_eq!(api.post(CMS, &cm("a", json!({}))).await.0, 201);
+    assert_eq!(api.get(&format!("{CMS}/a")).await.0, 200);
+    assert!(
+        start.elapsed() < Duration::from_millis(500),
+        "{:?}",
+        start.elapsed()
+    );
+    let ev = w.next_change().await.unwrap();
+    assert_eq!(ev["object"]["metadata"]["name"], "a");
+    assert!(
+        start.elapsed() >= Duration::from_millis(600),
+        "{:?}",
+        start.elapsed()
+    );
+}
+
+/// Over HTTP: a stalled watch sends nothing past its timeoutSeconds; once the stall is
+/// cleared it closes.
+#[tokio::test]
+async fn a_stalled_watch_stays_silent_over_http() {
+    let (s, api) = server().await;
+    let mut w = api.watch(&format!("{CMS}?watch=1&timeoutSeconds=1")).await;
+    s.stall_watches(None);
+    api.post(CMS, &cm("a", json!({}))).await;
+    let silent = tokio::time::timeout(Duration::from_millis(1500), w.next()).await;
+    assert!(silent.is_err(), "sent {silent:?} while stalled");
+    s.resume_watches();
+    assert_eq!(w.next_change().await.unwrap()["type"], "ADDED");
+    assert!(w.next().await.is_none(), "closed after its timeout");
+}

@@ -193,3 +193,101 @@ async fn injected_delay_holds_the_response_for_the_configured_time() {
     assert_eq!(send(&t, "GET", CMS, None).await.0, 200);
     assert_eq!(start.elapsed().as_secs(), 5);
 }
+
+async fn open_watch(
+    t: &InProcess,
+    query: &str,
+) -> futures::stream::BoxStream<'static, Result<bytes::Bytes, kubegen::client::TransportError>> {
+    let resp = t
+        .send(request("GET", &format!("{CMS}?watch=true&{query}"), None))
+        .await
+        .unwrap();
+    assert_eq!(resp.status().as_u16(), 200);
+    resp.into_body().into_stream()
+}
+
+/// The "stall" fault: a watch that stays open and sends nothing — no events, no
+/// bookmarks, not even its close at `timeoutSeconds` — as a client behind a half-dead
+/// connection sees it (kube-rs #1945). Other requests and new watches are served; when the
+/// stall is cleared the watch delivers what it held back and then closes (its timeout has
+/// passed).
+#[tokio::test(start_paused = true)]
+async fn a_stalled_watch_sends_nothing_not_even_its_close_until_cleared() {
+    use std::time::Duration;
+    let t = InProcess::with_config(
+        kubegen_testserver::EngineConfig::default().bookmark_interval(Duration::from_secs(10)),
+    );
+    let mut body = open_watch(&t, "allowWatchBookmarks=true&timeoutSeconds=30").await;
+    t.shared().faults.stall_watches(None);
+    assert_eq!(send(&t, "POST", CMS, Some(cm("a", json!({})))).await.0, 201);
+    assert_eq!(send(&t, "GET", &format!("{CMS}/a"), None).await.0, 200);
+    assert!(
+        tokio::time::timeout(Duration::from_secs(3600), body.next())
+            .await
+            .is_err(),
+        "a stalled watch sent something"
+    );
+    // A watch opened during the stall is served (only the open connections hang).
+    let mut late = open_watch(&t, "resourceVersion=0").await;
+    let ev = next_event(&mut late).await.unwrap();
+    assert_eq!(
+        (
+            ev["type"].as_str(),
+            ev["object"]["metadata"]["name"].as_str()
+        ),
+        (Some("ADDED"), Some("a"))
+    );
+    t.shared().faults.resume_watches();
+    let mut types = Vec::new();
+    while let Some(ev) = next_event(&mut body).await {
+        types.push(ev["type"].as_str().unwrap().to_string());
+    }
+    assert!(types.contains(&"ADDED".to_string()), "{types:?}");
+}
+
+/// A stall for a duration ends by itself: the held event arrives when it is over.
+#[tokio::test(start_paused = true)]
+async fn a_timed_stall_delivers_when_it_ends() {
+    use std::time::Duration;
+    let t = InProcess::new();
+    let mut body = open_watch(&t, "").await;
+    t.shared()
+        .faults
+        .stall_watches(Some(Duration::from_secs(5)));
+    let start = tokio::time::Instant::now();
+    send(&t, "POST", CMS, Some(cm("a", json!({})))).await;
+    assert_eq!(next_event(&mut body).await.unwrap()["type"], "ADDED");
+    assert_eq!(start.elapsed(), Duration::from_secs(5));
+}
+
+/// The "delay delivery" fault: watch events arrive late by the delay, in order; the
+/// responses to creates and gets are not delayed.
+#[tokio::test(start_paused = true)]
+async fn delayed_delivery_holds_watch_events_but_not_responses() {
+    use std::time::Duration;
+    let t = InProcess::new();
+    let mut body = open_watch(&t, "").await;
+    t.shared()
+        .faults
+        .set_watch_delivery_delay(Some(Duration::from_secs(2)));
+    let start = tokio::time::Instant::now();
+    assert_eq!(send(&t, "POST", CMS, Some(cm("a", json!({})))).await.0, 201);
+    assert_eq!(send(&t, "POST", CMS, Some(cm("b", json!({})))).await.0, 201);
+    assert_eq!(send(&t, "GET", &format!("{CMS}/a"), None).await.0, 200);
+    assert_eq!(send(&t, "GET", CMS, None).await.0, 200);
+    assert_eq!(start.elapsed(), Duration::ZERO, "responses are not delayed");
+    let a = next_event(&mut body).await.unwrap();
+    assert_eq!(a["object"]["metadata"]["name"], "a");
+    assert_eq!(start.elapsed(), Duration::from_secs(2));
+    let b = next_event(&mut body).await.unwrap();
+    assert_eq!(b["object"]["metadata"]["name"], "b");
+    assert_eq!(start.elapsed(), Duration::from_secs(2));
+    t.shared().faults.set_watch_delivery_delay(None);
+    let later = tokio::time::Instant::now();
+    send(&t, "POST", CMS, Some(cm("c", json!({})))).await;
+    assert_eq!(
+        next_event(&mut body).await.unwrap()["object"]["metadata"]["name"],
+        "c"
+    );
+    assert_eq!(later.elapsed(), Duration::ZERO);
+}

@@ -241,15 +241,13 @@ async fn informer_recovers_from_a_stalled_watch_after_the_idle_timeout() {
     let factory = SharedInformerFactory::builder(client.clone())
         .namespace("default")
         .build();
-    let informer = factory.informer_for::<ConfigMap>();
-    informer.set_reflector_config(short_watches()).unwrap();
     let errors = Arc::new(Mutex::new(Vec::<String>::new()));
-    informer
-        .set_watch_error_handler(Arc::new({
+    let informer = factory.informer_for_with::<ConfigMap>(|b| {
+        b.reflector(short_watches()).watch_error_handler(Arc::new({
             let errors = errors.clone();
             move |e: &ReflectorError| errors.lock().unwrap().push(e.to_string())
         }))
-        .unwrap();
+    });
     factory.start();
     let stop = CancellationToken::new();
     assert!(
@@ -369,8 +367,7 @@ async fn run_schedule(seed: u64) {
     let (server, client) = server_and_client().await;
     let namespaces = ["default", "kube-public", "kube-node-lease"];
     let factory = SharedInformerFactory::new(client.clone(), Duration::ZERO);
-    let informer = factory.informer_for::<ConfigMap>();
-    informer.set_reflector_config(short_watches()).unwrap();
+    let informer = factory.informer_for_with::<ConfigMap>(|b| b.reflector(short_watches()));
     let views: Vec<View> = (0..2).map(|_| View::default()).collect();
     for v in &views {
         informer.add_event_handler(v.clone()).unwrap();

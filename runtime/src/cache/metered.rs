@@ -243,6 +243,10 @@ mod tests {
             "a watch with events is not short"
         );
         assert_eq!(sums.value("items_in_watch"), 1);
-        assert_eq!(sums.value("last_rv"), 2, "the streaming list's first event: ns/a");
+        assert_eq!(
+            sums.value("last_rv"),
+            2,
+            "the streaming list's first event: ns/a"
+        );
     }
 }

@@ -12,6 +12,8 @@
 //!   dropped, history compacted: the resume gets 410), then a stream of N updates (one per
 //!   object) through the open watch — the relist and stream peaks are measured separately
 //!   (VmHWM reset through /proc/self/clear_refs before each phase).
+//! * `kubegen-list` (on request): the same informer with a paged LIST for its initial
+//!   state instead of the default streaming list (`sendInitialEvents`).
 //! * `kubegen-noindex` (on request, see below): the same informer without the namespace
 //!   index, which kube-rs's store does not keep.
 //! * `kube-rs`: kube-runtime's `watcher` + `reflector` store, the same three phases.
@@ -49,7 +51,10 @@ use kube_core::{
     params::{ListParams, WatchParams},
 };
 use kubegen::{
-    cache::{Indexers, ListWatch, QueueKind, SharedIndexInformer, namespace_indexers},
+    cache::{
+        Indexers, InitialListStrategy, ListWatch, QueueKind, ReflectorConfig, SharedIndexInformer,
+        namespace_indexers,
+    },
     client::{Client, Config, ResourceClient},
 };
 use kubegen_testserver::{
@@ -135,11 +140,16 @@ async fn kubegen_sync(
     n: usize,
     indexers: Indexers<ConfigMap>,
     queue: QueueKind,
+    initial_list: InitialListStrategy,
 ) -> (SharedIndexInformer<ConfigMap>, CancellationToken, f64) {
     let lw = ListWatch::new(ResourceClient::<ConfigMap>::all(kubegen_client(url)));
     let informer = SharedIndexInformer::builder(lw)
         .indexers(indexers)
         .queue(queue)
+        .reflector(ReflectorConfig {
+            initial_list,
+            ..ReflectorConfig::default()
+        })
         .build();
     let stop = CancellationToken::new();
     let start = Instant::now();
@@ -203,7 +213,7 @@ where
 
 async fn child(workload: &str, url: &str, n: usize) {
     match workload {
-        "kubegen" | "kubegen-noindex" | "kubegen-deltafifo" => {
+        "kubegen" | "kubegen-list" | "kubegen-noindex" | "kubegen-deltafifo" => {
             // client-go's informers keep a namespace index; kube-rs's store has none.
             let indexers = if workload == "kubegen-noindex" {
                 Indexers::default()
@@ -216,7 +226,13 @@ async fn child(workload: &str, url: &str, n: usize) {
             } else {
                 QueueKind::RealFifo
             };
-            let (informer, stop, secs) = kubegen_sync(url, n, indexers, queue).await;
+            // The default initial list is a streaming list; `kubegen-list` pages a LIST.
+            let initial_list = if workload == "kubegen-list" {
+                InitialListStrategy::ListWatch
+            } else {
+                InitialListStrategy::StreamingList
+            };
+            let (informer, stop, secs) = kubegen_sync(url, n, indexers, queue, initial_list).await;
             report("synced", secs);
             reset_peak();
             println!("ready");
@@ -621,14 +637,38 @@ fn profile_sync(workload: &str) {
                     secs
                 }
                 "kubegen-deltafifo" => {
-                    let (_, stop, secs) =
-                        kubegen_sync(&url, n, namespace_indexers(), QueueKind::DeltaFifo).await;
+                    let (_, stop, secs) = kubegen_sync(
+                        &url,
+                        n,
+                        namespace_indexers(),
+                        QueueKind::DeltaFifo,
+                        InitialListStrategy::default(),
+                    )
+                    .await;
+                    stop.cancel();
+                    secs
+                }
+                "kubegen-list" => {
+                    let (_, stop, secs) = kubegen_sync(
+                        &url,
+                        n,
+                        namespace_indexers(),
+                        QueueKind::RealFifo,
+                        InitialListStrategy::ListWatch,
+                    )
+                    .await;
                     stop.cancel();
                     secs
                 }
                 _ => {
-                    let (_, stop, secs) =
-                        kubegen_sync(&url, n, namespace_indexers(), QueueKind::RealFifo).await;
+                    let (_, stop, secs) = kubegen_sync(
+                        &url,
+                        n,
+                        namespace_indexers(),
+                        QueueKind::RealFifo,
+                        InitialListStrategy::default(),
+                    )
+                    .await;
                     stop.cancel();
                     secs
                 }

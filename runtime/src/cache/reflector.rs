@@ -81,10 +81,12 @@ pub trait ListerWatcher<K: Clone>: Send + Sync + 'static {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum InitialListStrategy {
     /// A paginated LIST, then a WATCH.
-    #[default]
     ListWatch,
-    /// A WATCH with `sendInitialEvents=true` (falls back to [`InitialListStrategy::ListWatch`]
-    /// when the server refuses it).
+    /// A WATCH with `sendInitialEvents=true`, the default as client-go's `WatchListClient`
+    /// is since 1.35 (falls back to [`InitialListStrategy::ListWatch`] when the server
+    /// refuses it, for good, or when a streaming list fails, for that round). A store
+    /// that takes pages gets the initial events page by page, as a paged list does.
+    #[default]
     StreamingList,
 }
 
@@ -113,7 +115,7 @@ impl Default for ReflectorConfig {
             page_size: 500,
             resync_period: Duration::ZERO,
             min_watch_timeout: Duration::from_secs(300),
-            initial_list: InitialListStrategy::ListWatch,
+            initial_list: InitialListStrategy::default(),
             backoff: BackoffConfig::default(),
             watch_idle_margin: Duration::from_secs(5),
         }
@@ -148,6 +150,10 @@ pub enum ReflectorError {
     /// A streaming list ended before its initial events were complete.
     #[error("streaming list ended before the initial-events-end bookmark")]
     StreamingListIncomplete,
+    /// A streaming list sent a delete among its initial events (kube-apiserver sends only
+    /// ADDED events before the end bookmark); the reflector relists.
+    #[error("streaming list sent a delete before the initial-events-end bookmark")]
+    UnexpectedInitialEvent,
 }
 
 impl ReflectorError {
@@ -495,19 +501,44 @@ impl<K: Object> Reflector<K> {
                 return Err(ReflectorError::Watch(e));
             }
         };
+        // A store that takes pages gets the initial events page by page, paced to its
+        // consumer, so the initial state is never held here in full; others get one
+        // `replace` of the gathered objects at the end bookmark.
+        let paged = self.store.paged_replace();
+        let page_size = usize::try_from(self.config.page_size.max(1)).unwrap_or(usize::MAX);
+        let mut page: Vec<Arc<K>> = Vec::new();
         let mut initial: HashMap<String, Arc<K>> = HashMap::new();
+        if let Some(p) = paged {
+            p.replace_begin();
+        }
         loop {
             let Ok(next) = tokio::time::timeout(idle, stream.next()).await else {
                 return Err(ReflectorError::WatchIdle(idle));
             };
             let Some(event) = next else { break };
             match event {
-                Ok(WatchEvent::Added(obj) | WatchEvent::Modified(obj)) => {
-                    if let Ok(key) = meta_namespace_key(&obj) {
-                        initial.insert(key, Arc::new(obj));
+                Ok(WatchEvent::Added(obj) | WatchEvent::Modified(obj)) => match paged {
+                    Some(p) => {
+                        page.push(Arc::new(obj));
+                        if page.len() >= page_size {
+                            p.replace_page(std::mem::take(&mut page))
+                                .map_err(ReflectorError::Store)?;
+                            p.wait_for_backlog_below(2 * page_size).await;
+                        }
                     }
-                }
+                    None => {
+                        if let Ok(key) = meta_namespace_key(&obj) {
+                            initial.insert(key, Arc::new(obj));
+                        }
+                    }
+                },
                 Ok(WatchEvent::Deleted(obj)) => {
+                    if paged.is_some() {
+                        // kube-apiserver sends the initial state as ADDED events only
+                        // (a snapshot); a delete before the end bookmark cannot be applied
+                        // to pages already handed over.
+                        return Err(ReflectorError::UnexpectedInitialEvent);
+                    }
                     if let Ok(key) = meta_namespace_key(&obj) {
                         initial.remove(&key);
                     }
@@ -520,9 +551,19 @@ impl<K: Object> Reflector<K> {
                         .is_some_and(|v| v == "true");
                     if end {
                         let rv = bookmark.metadata.resource_version;
-                        self.store
-                            .replace(initial.into_values().collect(), &rv)
-                            .map_err(ReflectorError::Store)?;
+                        match paged {
+                            Some(p) => {
+                                if !page.is_empty() {
+                                    p.replace_page(std::mem::take(&mut page))
+                                        .map_err(ReflectorError::Store)?;
+                                }
+                                p.replace_finish(&rv)
+                            }
+                            None => self
+                                .store
+                                .replace(std::mem::take(&mut initial).into_values().collect(), &rv),
+                        }
+                        .map_err(ReflectorError::Store)?;
                         let mut v = self.versions.lock();
                         v.unavailable = false;
                         if !rv.is_empty() {
@@ -733,6 +774,15 @@ mod tests {
         },
     };
 
+    /// The reflector's settings with a paged LIST for the initial state (the default is a
+    /// streaming list): the list/watch behaviours client-go's tests pin down.
+    fn listing() -> ReflectorConfig {
+        ReflectorConfig {
+            initial_list: InitialListStrategy::ListWatch,
+            ..ReflectorConfig::default()
+        }
+    }
+
     struct Running {
         reflector: Arc<Reflector<ConfigMap>>,
         stop: CancellationToken,
@@ -846,7 +896,7 @@ mod tests {
         api.upsert(cm("ns", "a"));
         api.upsert(cm("ns", "b"));
         let store = Indexer::<ConfigMap>::default();
-        let r = start(&api, Arc::new(store.clone()), ReflectorConfig::default());
+        let r = start(&api, Arc::new(store.clone()), listing());
         sleep(2).await;
         let lists = api.list_requests();
         assert_eq!(lists.len(), 1);
@@ -899,6 +949,70 @@ mod tests {
         r.stop().await;
     }
 
+    /// A store that takes pages and records their sizes and the list's resourceVersion.
+    #[derive(Default)]
+    struct Pages {
+        pages: Mutex<Vec<usize>>,
+        finished: Mutex<Option<String>>,
+    }
+
+    impl Store<ConfigMap> for Pages {
+        fn add(&self, _: Arc<ConfigMap>) -> Result<(), CacheError> {
+            Ok(())
+        }
+        fn update(&self, _: Arc<ConfigMap>) -> Result<(), CacheError> {
+            Ok(())
+        }
+        fn delete(&self, _: &Arc<ConfigMap>) -> Result<(), CacheError> {
+            Ok(())
+        }
+        fn replace(&self, _: Vec<Arc<ConfigMap>>, _: &str) -> Result<(), CacheError> {
+            panic!("a paged store gets pages");
+        }
+        fn resync(&self) -> Result<(), CacheError> {
+            Ok(())
+        }
+        fn paged_replace(&self) -> Option<&dyn super::super::PagedReplace<ConfigMap>> {
+            Some(self)
+        }
+    }
+
+    impl super::super::PagedReplace<ConfigMap> for Pages {
+        fn replace_begin(&self) {
+            self.pages.lock().clear();
+        }
+        fn replace_page(&self, objs: Vec<Arc<ConfigMap>>) -> Result<(), CacheError> {
+            self.pages.lock().push(objs.len());
+            Ok(())
+        }
+        fn replace_finish(&self, rv: &str) -> Result<(), CacheError> {
+            *self.finished.lock() = Some(rv.to_owned());
+            Ok(())
+        }
+    }
+
+    /// Issue 18 item 3: a streaming list (the default) hands a paged store its initial
+    /// events page by page, as a paged LIST does, so the reflector never holds them all.
+    #[tokio::test(start_paused = true)]
+    async fn a_streaming_list_hands_a_paged_store_its_initial_events_in_pages() {
+        let api = FakeApi::new();
+        for i in 0..7 {
+            api.upsert(cm("ns", &format!("o{i}")));
+        }
+        let store = Arc::new(Pages::default());
+        let config = ReflectorConfig {
+            page_size: 3,
+            ..ReflectorConfig::default()
+        };
+        assert_eq!(config.initial_list, InitialListStrategy::StreamingList);
+        let r = start(&api, store.clone(), config);
+        sleep(2).await;
+        assert_eq!(api.lists(), 0);
+        assert_eq!(*store.pages.lock(), [3, 3, 1]);
+        assert_eq!(store.finished.lock().as_deref(), Some("8"));
+        r.stop().await;
+    }
+
     /// client-go `TestReflectorListAndWatch` ("UseWatchList enabled"): a streaming list is
     /// one watch asking `sendInitialEvents` with bookmarks from resourceVersion "" (and no
     /// list); the watch after it asks no initial events again. A server that refuses
@@ -907,7 +1021,7 @@ mod tests {
     async fn a_streaming_list_asks_initial_events_once_and_falls_back_when_refused() {
         let streaming = || ReflectorConfig {
             initial_list: InitialListStrategy::StreamingList,
-            ..ReflectorConfig::default()
+            ..listing()
         };
         let api = FakeApi::new();
         api.upsert(cm("ns", "a"));
@@ -1003,11 +1117,7 @@ mod tests {
         for _ in 0..4 {
             api.fail_next_watch(internal_error());
         }
-        let r = start(
-            &api,
-            Arc::new(Indexer::default()),
-            ReflectorConfig::default(),
-        );
+        let r = start(&api, Arc::new(Indexer::default()), listing());
         sleep(120).await;
         let rvs: Vec<String> = asked_all(&api).into_iter().map(|a| a.0).collect();
         assert_eq!(rvs, ["0", "10", "", "11", "", "12", "", "13", ""]);
@@ -1027,7 +1137,7 @@ mod tests {
         let api = FakeApi::new();
         api.upsert(cm("ns", "a"));
         let store = Indexer::<ConfigMap>::default();
-        let r = start(&api, Arc::new(store.clone()), ReflectorConfig::default());
+        let r = start(&api, Arc::new(store.clone()), listing());
         sleep(2).await;
         assert_eq!(r.reflector.last_sync_resource_version(), "2");
         api.send_bookmark("42");
@@ -1054,11 +1164,7 @@ mod tests {
         api.script_watches(move |_, _| {
             (watches.fetch_add(1, Ordering::SeqCst) == 0).then(|| Ok(vec![]))
         });
-        let r = start(
-            &api,
-            Arc::new(Indexer::default()),
-            ReflectorConfig::default(),
-        );
+        let r = start(&api, Arc::new(Indexer::default()), listing());
         sleep(10).await;
         assert_eq!(
             asked_all(&api),
@@ -1102,7 +1208,7 @@ mod tests {
         let store = Indexer::<ConfigMap>::default();
         let config = ReflectorConfig {
             page_size: 4,
-            ..ReflectorConfig::default()
+            ..listing()
         };
         let r = start(&api, Arc::new(store.clone()), config);
         sleep(10).await;
@@ -1144,7 +1250,7 @@ mod tests {
         let fifo = DeltaFifo::<ConfigMap>::new(DeltaFifoOptions::default());
         let config = ReflectorConfig {
             page_size: 2,
-            ..ReflectorConfig::default()
+            ..listing()
         };
         let r = start(&api, Arc::new(fifo.clone()), config);
         sleep(2).await;
@@ -1176,11 +1282,7 @@ mod tests {
         for _ in 0..4 {
             api.fail_next_watch(ClientError::Api(Box::new(throttled(5))));
         }
-        let r = start(
-            &api,
-            Arc::new(Indexer::default()),
-            ReflectorConfig::default(),
-        );
+        let r = start(&api, Arc::new(Indexer::default()), listing());
         sleep(120).await;
         let watches = api.watch_requests();
         assert_eq!(watches.len(), 5);
@@ -1205,11 +1307,7 @@ mod tests {
     async fn a_429_list_waits_for_retry_after() {
         let api = FakeApi::<ConfigMap>::new();
         api.fail_next_list(ClientError::Api(Box::new(throttled(7))));
-        let r = start(
-            &api,
-            Arc::new(Indexer::default()),
-            ReflectorConfig::default(),
-        );
+        let r = start(&api, Arc::new(Indexer::default()), listing());
         sleep(30).await;
         let lists = api.list_requests();
         assert_eq!(lists.len(), 2);
@@ -1232,7 +1330,7 @@ mod tests {
         let config = ReflectorConfig {
             min_watch_timeout: Duration::from_secs(10),
             watch_idle_margin: Duration::from_secs(5),
-            ..ReflectorConfig::default()
+            ..listing()
         };
         let r = start(&api, Arc::new(store.clone()), config);
         sleep(2).await;
@@ -1274,7 +1372,7 @@ mod tests {
             Arc::new(fifo.clone()),
             ReflectorConfig {
                 page_size: 100,
-                ..ReflectorConfig::default()
+                ..listing()
             },
         ));
         let stop = CancellationToken::new();

@@ -815,6 +815,7 @@ mod tests {
                 max: Duration::from_millis(20),
                 ..BackoffConfig::default()
             },
+            initial_list: super::super::InitialListStrategy::ListWatch,
             ..ReflectorConfig::default()
         }
     }
@@ -1018,6 +1019,7 @@ mod tests {
                     max: Duration::from_secs(60),
                     ..BackoffConfig::default()
                 },
+                initial_list: super::super::InitialListStrategy::ListWatch,
                 ..ReflectorConfig::default()
             })
             .build();

@@ -238,3 +238,40 @@ async fn the_first_request_for_a_type_sets_its_informer_up() {
     .await;
     factory.shutdown().await;
 }
+
+/// client-go `metadatainformer` / controller-runtime `WatchesMetadata`: the informer lists
+/// and watches with `as=PartialObjectMetadata` (API Concepts, "Retrieving metadata only"),
+/// so what it caches came from the server as `PartialObjectMetadata`, without data.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_metadata_informer_caches_partial_object_metadata() {
+    let (_server, client) = server_and_client().await;
+    let api = ResourceClient::<ConfigMap>::namespaced(client.clone(), "default");
+    let pp = PostParams::default();
+    api.create(&pp, &cm("a", "web")).await.expect("create");
+    let factory = SharedInformerFactory::new(client, Duration::ZERO);
+    let metadata = factory.metadata_informer_for::<ConfigMap>();
+    let lister = factory.metadata_lister_for::<ConfigMap>();
+    synced(&factory).await;
+    api.create(&pp, &cm("b", "db")).await.expect("create");
+    eventually("the watched object", || {
+        metadata.indexer().get_by_key("default/b").is_some()
+    })
+    .await;
+    for name in ["a", "b"] {
+        let meta = lister.namespaced("default").get(name).expect("cached");
+        let kind = meta.types.as_ref().map(|t| t.kind.as_str());
+        assert_eq!(kind, Some("PartialObjectMetadata"), "{name}: {meta:?}");
+        assert!(
+            meta.metadata
+                .labels
+                .as_ref()
+                .is_some_and(|l| l.contains_key("app"))
+        );
+    }
+    let gvr = kube_core::GroupVersionResource::gvr("", "v1", "configmaps");
+    assert!(
+        factory.for_resource(&gvr).is_err(),
+        "a metadata informer is not the resource's informer"
+    );
+    factory.shutdown().await;
+}

@@ -1,10 +1,11 @@
-//! [`ListWatch`]: a [`ListerWatcher`] over a typed [`ResourceClient`].
+//! [`ListWatch`]: a [`ListerWatcher`] over a typed [`ResourceClient`], and
+//! [`MetadataListWatch`], the same for metadata only.
 
 use std::{fmt, sync::Arc};
 
 use futures::{FutureExt, StreamExt, future::BoxFuture};
 use kube_core::{
-    ObjectList,
+    ObjectList, PartialObjectMeta,
     params::{ListParams, WatchParams},
 };
 
@@ -117,5 +118,45 @@ impl<K: Object> ListerWatcher<K> for ListWatch<K> {
     ) -> BoxFuture<'static, Result<WatchStream<K>, ClientError>> {
         let (client, params) = (self.client.clone(), self.watch_params(params));
         async move { Ok(client.watch(&params, &resource_version).await?.boxed()) }.boxed()
+    }
+}
+
+/// Lists and watches only the metadata of `K` (client-go's `metadatainformer`,
+/// controller-runtime's `WatchesMetadata`): the server answers with
+/// `PartialObjectMetadataList` and `PartialObjectMetadata` watch events
+/// (`as=PartialObjectMetadata`), so neither the wire nor the cache carries specs and
+/// statuses. An informer over it is a `SharedIndexInformer<PartialObjectMeta<K>>`.
+#[derive(Clone, Debug)]
+pub struct MetadataListWatch<K>(ListWatch<K>);
+
+impl<K> MetadataListWatch<K> {
+    /// Metadata of what `list_watch` would list and watch (its selectors and tweak).
+    pub fn new(list_watch: ListWatch<K>) -> Self {
+        Self(list_watch)
+    }
+}
+
+impl<K: Object> ListerWatcher<PartialObjectMeta<K>> for MetadataListWatch<K> {
+    fn list(
+        &self,
+        params: ListParams,
+    ) -> BoxFuture<'static, Result<ObjectList<PartialObjectMeta<K>>, ClientError>> {
+        let (client, params) = (self.0.client.clone(), self.0.list_params(params));
+        async move { client.list_metadata(&params).await }.boxed()
+    }
+
+    fn watch(
+        &self,
+        params: WatchParams,
+        resource_version: String,
+    ) -> BoxFuture<'static, Result<WatchStream<PartialObjectMeta<K>>, ClientError>> {
+        let (client, params) = (self.0.client.clone(), self.0.watch_params(params));
+        async move {
+            Ok(client
+                .watch_metadata(&params, &resource_version)
+                .await?
+                .boxed())
+        }
+        .boxed()
     }
 }

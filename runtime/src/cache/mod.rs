@@ -21,7 +21,8 @@
 //! * `handler`: [`ResourceEventHandler`] and its closure / filtering helpers.
 //! * `processor`: the per-handler buffers and threads an informer fans out to.
 //! * `reflector`: [`Reflector`] (list, then watch, into a [`Store`]) and [`ListerWatcher`].
-//! * `list_watch`: [`ListWatch`], a [`ListerWatcher`] over a typed `ResourceClient`.
+//! * `list_watch`: [`ListWatch`], a [`ListerWatcher`] over a typed `ResourceClient`, and
+//!   [`MetadataListWatch`] for metadata-only informers.
 //! * `metered`: [`MeteredListerWatcher`], the reflector's metrics around any
 //!   [`ListerWatcher`].
 //! * `shared_informer`: [`SharedIndexInformer`], [`HandlerRegistration`],
@@ -101,7 +102,7 @@ pub use keys::{
 };
 /// kube-core's label selector, as listers take it.
 pub use kube_core::Selector;
-pub use list_watch::{ListWatch, TweakListParams};
+pub use list_watch::{ListWatch, MetadataListWatch, TweakListParams};
 pub use lister::{Lister, ListerError, NamespaceLister};
 pub use metered::MeteredListerWatcher;
 pub use queue::{ProcessItem, Queue, QueueItem, Relist, Resync};

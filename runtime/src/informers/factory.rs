@@ -8,7 +8,7 @@ use std::{
     time::Duration,
 };
 
-use kube_core::GroupVersionResource;
+use kube_core::{GroupVersionResource, PartialObjectMeta};
 use parking_lot::Mutex;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
@@ -17,8 +17,8 @@ use super::generic::{ErasedInformer, GenericInformer};
 use crate::{
     Object,
     cache::{
-        CacheSynced, ListWatch, Lister, SharedIndexInformer, SharedIndexInformerBuilder,
-        TransformFunc, TweakListParams, namespace_indexers,
+        CacheSynced, ListWatch, Lister, MetadataListWatch, SharedIndexInformer,
+        SharedIndexInformerBuilder, TransformFunc, TweakListParams, namespace_indexers,
     },
     client::{Client, ResourceClient},
     metrics::CacheMetricsProvider,
@@ -39,6 +39,8 @@ struct Entry {
     informer: Box<dyn Any + Send + Sync>,
     erased: Arc<dyn ErasedInformer>,
     gvr: GroupVersionResource,
+    /// A metadata-only informer (never what `for_resource` returns).
+    metadata_only: bool,
     type_name: &'static str,
     run: Box<dyn Fn(CancellationToken) -> JoinHandle<()> + Send + Sync>,
     started: bool,
@@ -222,10 +224,44 @@ impl SharedInformerFactory {
         &self,
         customize: impl FnOnce(SharedIndexInformerBuilder<K>) -> SharedIndexInformerBuilder<K>,
     ) -> SharedIndexInformer<K> {
+        self.shared::<K, K>(
+            |list_watch| SharedIndexInformer::builder(list_watch),
+            "",
+            customize,
+        )
+    }
+
+    /// The shared metadata-only informer for `K` (client-go's `metadatainformer`,
+    /// controller-runtime's `WatchesMetadata`): it lists and watches with
+    /// `as=PartialObjectMetadata`, so it caches `PartialObjectMeta<K>`, names, labels,
+    /// annotations, owners and versions, and neither fetches nor keeps specs or statuses.
+    /// It is a separate informer from [`informer_for`](Self::informer_for)'s; the factory's
+    /// namespace, list tweak, resync for `PartialObjectMeta<K>` and metrics apply to it.
+    pub fn metadata_informer_for<K: Object>(&self) -> SharedIndexInformer<PartialObjectMeta<K>> {
+        self.shared::<K, PartialObjectMeta<K>>(
+            |list_watch| SharedIndexInformer::builder(MetadataListWatch::new(list_watch)),
+            "metadata/",
+            |builder| builder,
+        )
+    }
+
+    /// A lister over `K`'s shared metadata-only informer.
+    pub fn metadata_lister_for<K: Object>(&self) -> Lister<PartialObjectMeta<K>> {
+        self.metadata_informer_for::<K>().lister()
+    }
+
+    /// The shared informer of `T` (`K`, or `K`'s metadata), created on first request from a
+    /// [`ListWatch`] over `K` by `builder` and adjusted by `customize`.
+    fn shared<K: Object, T: Object>(
+        &self,
+        builder: impl FnOnce(ListWatch<K>) -> SharedIndexInformerBuilder<T>,
+        name_prefix: &str,
+        customize: impl FnOnce(SharedIndexInformerBuilder<T>) -> SharedIndexInformerBuilder<T>,
+    ) -> SharedIndexInformer<T> {
         let mut informers = self.inner.informers.lock();
         if let Some(existing) = informers
             .iter()
-            .find_map(|e| e.informer.downcast_ref::<SharedIndexInformer<K>>())
+            .find_map(|e| e.informer.downcast_ref::<SharedIndexInformer<T>>())
         {
             return existing.clone();
         }
@@ -238,30 +274,33 @@ impl SharedInformerFactory {
         let resync = self
             .inner
             .resync
-            .get(&TypeId::of::<K>())
+            .get(&TypeId::of::<T>())
             .copied()
             .unwrap_or(self.inner.default_resync);
-        let mut builder = SharedIndexInformer::builder(list_watch)
+        let mut builder = builder(list_watch)
             .default_resync(resync)
             .indexers(namespace_indexers());
         if let Some(transform) = self
             .inner
             .transforms
-            .get(&TypeId::of::<K>())
-            .and_then(|t| t.downcast_ref::<TransformFunc<K>>())
+            .get(&TypeId::of::<T>())
+            .and_then(|t| t.downcast_ref::<TransformFunc<T>>())
         {
             builder = builder.transform(transform.clone());
         }
+        let gvr = gvr_of::<K>();
         if let Some(provider) = &self.inner.metrics {
-            builder = builder.metrics(&informer_name(&gvr_of::<K>()), provider.as_ref());
+            let name = format!("{name_prefix}{}", informer_name(&gvr));
+            builder = builder.metrics(&name, provider.as_ref());
         }
         let informer = customize(builder).build();
         let runner = informer.clone();
         informers.push(Entry {
             informer: Box::new(informer.clone()),
             erased: Arc::new(informer.clone()),
-            gvr: gvr_of::<K>(),
-            type_name: type_name::<K>(),
+            gvr,
+            metadata_only: !name_prefix.is_empty(),
+            type_name: type_name::<T>(),
             run: Box::new(move |stop| {
                 let informer = runner.clone();
                 tokio::spawn(async move { informer.run(stop).await })
@@ -285,7 +324,7 @@ impl SharedInformerFactory {
             .informers
             .lock()
             .iter()
-            .find(|e| &e.gvr == gvr)
+            .find(|e| &e.gvr == gvr && !e.metadata_only)
             .map(|e| GenericInformer {
                 gvr: e.gvr.clone(),
                 inner: e.erased.clone(),

@@ -152,13 +152,6 @@ fn reshape_event(
         Encoding::Protobuf => crate::protobuf::watch_frame(&event_type, &reshaped)
             .map(Bytes::from)
             .map_err(|e| ApiError::internal(format!("encoding protobuf: {e}"))),
-        Encoding::Json | Encoding::Yaml => {
-            let mut out = serde_json::to_vec(&serde_json::json!({
-                "type": event_type, "object": reshaped,
-            }))
-            .map_err(|e| ApiError::internal(e.to_string()))?;
-            out.push(b'\n');
-            Ok(Bytes::from(out))
-        }
+        Encoding::Json | Encoding::Yaml => Ok(crate::watch::event_line(&event_type, &reshaped)),
     }
 }

@@ -197,12 +197,31 @@ pub(crate) async fn serve(
     into_hyper(handle(shared, http::Request::from_parts(parts, bytes)).await)
 }
 
+/// The most watch events one write of a watch body carries.
+const COALESCED_EVENTS: usize = 256;
+
+/// One buffer of the events that were ready together.
+fn coalesce(mut chunk: Vec<Bytes>) -> Bytes {
+    if chunk.len() == 1 {
+        return chunk.pop().unwrap_or_default();
+    }
+    let mut out = Vec::with_capacity(chunk.iter().map(Bytes::len).sum());
+    for part in &chunk {
+        out.extend_from_slice(part);
+    }
+    Bytes::from(out)
+}
+
 fn into_hyper(reply: crate::handler::Reply) -> http::Response<HttpBody> {
     let (parts, body) = reply.into_parts();
     let body: HttpBody = match body {
         ReplyBody::Full(b) => Full::new(b).boxed_unsync(),
+        // Events that are ready together go out in one write, as kube-apiserver's watch
+        // server flushes only once its result channel is empty (`serveWatch`): a burst such
+        // as a streaming list's initial events is not a frame per event.
         ReplyBody::Stream(s) => BodyExt::boxed_unsync(StreamBody::new(
-            s.map(|b| Ok::<_, Infallible>(Frame::data(b))),
+            s.ready_chunks(COALESCED_EVENTS)
+                .map(|chunk| Ok::<_, Infallible>(Frame::data(coalesce(chunk)))),
         )),
     };
     http::Response::from_parts(parts, body)

@@ -28,7 +28,9 @@ pub type WatchStream = Pin<Box<dyn Stream<Item = Bytes> + Send>>;
 /// The annotation that marks the end of a streaming list's initial events.
 pub const INITIAL_EVENTS_END: &str = "k8s.io/initial-events-end";
 
-fn event_line(kind: &str, obj: &Value) -> Bytes {
+/// One JSON watch event line, `type` first as kube-apiserver writes it (a client decoding
+/// the adjacently tagged event need not buffer the object).
+pub(crate) fn event_line(kind: &str, obj: &Value) -> Bytes {
     let mut out = Vec::with_capacity(256);
     out.extend_from_slice(b"{\"type\":\"");
     out.extend_from_slice(kind.as_bytes());

@@ -1188,7 +1188,9 @@ mod tests {
         tokio::time::sleep(Duration::from_millis(100)).await;
         assert!(!removing.is_finished(), "removal waits for the callback");
         release_tx.send(()).unwrap();
-        release_tx.send(()).unwrap();
+        // Were the buffered add for ns/b delivered, it would wait for this; the handler's
+        // thread may also have exited already, dropping the receiver.
+        let _ = release_tx.send(());
         removing.await.unwrap().unwrap();
         let after = calls.load(std::sync::atomic::Ordering::SeqCst);
         assert_eq!(after, 1, "the buffered add for ns/b was dropped");

@@ -12,6 +12,8 @@
 //!   dropped, history compacted: the resume gets 410), then a stream of N updates (one per
 //!   object) through the open watch — the relist and stream peaks are measured separately
 //!   (VmHWM reset through /proc/self/clear_refs before each phase).
+//! * `kubegen-metadata` (on request): a metadata-only informer (`MetadataListWatch`,
+//!   `as=PartialObjectMetadata`) over the same objects.
 //! * `kubegen-list` (on request): the same informer with a paged LIST for its initial
 //!   state instead of the default streaming list (`sendInitialEvents`).
 //! * `kubegen-noindex` (on request, see below): the same informer without the namespace
@@ -52,8 +54,8 @@ use kube_core::{
 };
 use kubegen::{
     cache::{
-        Indexers, InitialListStrategy, ListWatch, QueueKind, ReflectorConfig, SharedIndexInformer,
-        namespace_indexers,
+        Indexers, InitialListStrategy, ListWatch, MetadataListWatch, QueueKind, ReflectorConfig,
+        SharedIndexInformer, namespace_indexers,
     },
     client::{Client, Config, ResourceClient},
 };
@@ -96,8 +98,8 @@ fn wait_for_parent() -> String {
 }
 
 /// Whether `cm` carries the label `stream=<done>` the parent sets once all updates are in.
-fn stream_done(cm: &ConfigMap, done: &str) -> bool {
-    cm.metadata
+fn stream_done<T: kube_core::Resource>(cm: &T, done: &str) -> bool {
+    cm.meta()
         .labels
         .as_ref()
         .and_then(|l| l.get("stream"))
@@ -151,6 +153,15 @@ async fn kubegen_sync(
             ..ReflectorConfig::default()
         })
         .build();
+    run_until_synced(informer, n).await
+}
+
+/// Runs `informer` and waits until it has synced `n` objects; returns it, its stop token
+/// and the seconds the sync took.
+async fn run_until_synced<T: kubegen::Object>(
+    informer: SharedIndexInformer<T>,
+    n: usize,
+) -> (SharedIndexInformer<T>, CancellationToken, f64) {
     let stop = CancellationToken::new();
     let start = Instant::now();
     tokio::spawn({
@@ -163,6 +174,37 @@ async fn kubegen_sync(
     let secs = start.elapsed().as_secs_f64();
     assert_eq!(informer.indexer().len(), n);
     (informer, stop, secs)
+}
+
+/// The relist and stream phases of a kubegen informer (full or metadata-only), after its
+/// sync took `secs`.
+async fn kubegen_phases<T: kubegen::Object>(
+    informer: SharedIndexInformer<T>,
+    stop: CancellationToken,
+    secs: f64,
+) {
+    report("synced", secs);
+    reset_peak();
+    println!("ready");
+    wait_for_parent();
+    let start = Instant::now();
+    while informer.indexer().get_by_key("default/marker").is_none() {
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+    report("relisted", start.elapsed().as_secs_f64());
+    reset_peak();
+    println!("ready");
+    let done = wait_for_parent();
+    let start = Instant::now();
+    while !informer
+        .indexer()
+        .get_by_key("default/marker")
+        .is_some_and(|m| stream_done(m.as_ref(), &done))
+    {
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+    report("streamed", start.elapsed().as_secs_f64());
+    stop.cancel();
 }
 
 /// Starts kube-runtime's watcher + reflector and waits until its store is ready with `n`
@@ -233,28 +275,17 @@ async fn child(workload: &str, url: &str, n: usize) {
                 InitialListStrategy::StreamingList
             };
             let (informer, stop, secs) = kubegen_sync(url, n, indexers, queue, initial_list).await;
-            report("synced", secs);
-            reset_peak();
-            println!("ready");
-            wait_for_parent();
-            let start = Instant::now();
-            while informer.indexer().get_by_key("default/marker").is_none() {
-                tokio::time::sleep(Duration::from_millis(2)).await;
-            }
-            report("relisted", start.elapsed().as_secs_f64());
-            reset_peak();
-            println!("ready");
-            let done = wait_for_parent();
-            let start = Instant::now();
-            while !informer
-                .indexer()
-                .get_by_key("default/marker")
-                .is_some_and(|m| stream_done(&m, &done))
-            {
-                tokio::time::sleep(Duration::from_millis(2)).await;
-            }
-            report("streamed", start.elapsed().as_secs_f64());
-            stop.cancel();
+            kubegen_phases(informer, stop, secs).await;
+        }
+        "kubegen-metadata" => {
+            // Metadata only (`as=PartialObjectMetadata`): what a controller that only needs
+            // names, labels and owners keeps.
+            let lw = ListWatch::new(ResourceClient::<ConfigMap>::all(kubegen_client(url)));
+            let informer = SharedIndexInformer::builder(MetadataListWatch::new(lw))
+                .indexers(namespace_indexers())
+                .build();
+            let (informer, stop, secs) = run_until_synced(informer, n).await;
+            kubegen_phases(informer, stop, secs).await;
         }
         "kube-rs" => {
             use kube::runtime::reflector;
@@ -273,7 +304,10 @@ async fn child(workload: &str, url: &str, n: usize) {
             println!("ready");
             let done = wait_for_parent();
             let start = Instant::now();
-            while !store.get(&marker).is_some_and(|m| stream_done(&m, &done)) {
+            while !store
+                .get(&marker)
+                .is_some_and(|m| stream_done(m.as_ref(), &done))
+            {
                 tokio::time::sleep(Duration::from_millis(2)).await;
             }
             report("streamed", start.elapsed().as_secs_f64());

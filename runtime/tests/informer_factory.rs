@@ -15,17 +15,16 @@ use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use kube_core::{ObjectMeta, params::PostParams};
 use kubegen::{
     cache::{IndexFunc, Indexers, QueueKind, ResourceEventHandlerFuncs},
-    client::{Client, ResourceClient},
+    client::ResourceClient,
     informers::SharedInformerFactory,
 };
-use kubegen_testserver::TestServer;
-use tokio_util::sync::CancellationToken;
 
-async fn server_and_client() -> (TestServer, Client) {
-    let server = TestServer::start().await.expect("server");
-    let client = server.client().expect("client");
-    (server, client)
-}
+mod informer_support;
+
+use informer_support::{eventually, server_and_client, start_and_sync};
+
+/// How long a condition may take to hold.
+const WAIT: Duration = Duration::from_secs(5);
 
 fn cm(name: &str, app: &str) -> ConfigMap {
     ConfigMap {
@@ -39,25 +38,6 @@ fn cm(name: &str, app: &str) -> ConfigMap {
     }
 }
 
-async fn synced(factory: &SharedInformerFactory) {
-    factory.start();
-    let stop = CancellationToken::new();
-    let result = tokio::time::timeout(Duration::from_secs(10), factory.wait_for_cache_sync(&stop))
-        .await
-        .expect("synced in time");
-    assert!(result.values().all(|ok| *ok), "{result:?}");
-}
-
-async fn eventually(what: &str, cond: impl Fn() -> bool) {
-    for _ in 0..500 {
-        if cond() {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    panic!("timed out waiting for {what}");
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tweak_list_params_filters_every_list_and_watch() {
     let (_server, client) = server_and_client().await;
@@ -69,7 +49,7 @@ async fn tweak_list_params_filters_every_list_and_watch() {
         .tweak_list_params(|lp| lp.label_selector = Some("app=web".into()))
         .build();
     let lister = factory.lister_for::<ConfigMap>();
-    synced(&factory).await;
+    start_and_sync(&factory).await;
     let names = |l: &kubegen::cache::Lister<ConfigMap>| {
         let mut n: Vec<String> = l
             .list(&Default::default())
@@ -82,9 +62,30 @@ async fn tweak_list_params_filters_every_list_and_watch() {
     assert_eq!(names(&lister), ["web-1"], "the list was filtered");
     api.create(&pp, &cm("db-2", "db")).await.expect("create");
     api.create(&pp, &cm("web-2", "web")).await.expect("create");
-    eventually("web-2", || lister.list(&Default::default()).len() == 2).await;
+    eventually("web-2", WAIT, || {
+        lister.list(&Default::default()).len() == 2
+    })
+    .await;
     assert_eq!(names(&lister), ["web-1", "web-2"], "the watch was filtered");
     factory.shutdown().await;
+}
+
+/// Counts the resyncs `K`'s informer delivers: updates whose old and new resourceVersions
+/// are equal.
+fn resyncs_of<K: kubegen::Object>(factory: &SharedInformerFactory) -> Arc<AtomicUsize> {
+    let counter = Arc::new(AtomicUsize::new(0));
+    let count = counter.clone();
+    factory
+        .informer_for::<K>()
+        .add_event_handler(ResourceEventHandlerFuncs::new().update_func(
+            move |old: &Arc<K>, new: &Arc<K>| {
+                if old.meta().resource_version == new.meta().resource_version {
+                    count.fetch_add(1, Ordering::SeqCst);
+                }
+            },
+        ))
+        .expect("handler");
+    counter
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -109,36 +110,10 @@ async fn resync_for_gives_one_type_its_own_period() {
     let factory = SharedInformerFactory::builder(client)
         .resync_for::<ConfigMap>(Duration::from_secs(1))
         .build();
-    let cm_resyncs = Arc::new(AtomicUsize::new(0));
-    let secret_resyncs = Arc::new(AtomicUsize::new(0));
-    for (counter, is_cm) in [(cm_resyncs.clone(), true), (secret_resyncs.clone(), false)] {
-        // A resync is an update whose old and new resourceVersions are equal.
-        if is_cm {
-            factory
-                .informer_for::<ConfigMap>()
-                .add_event_handler(ResourceEventHandlerFuncs::new().update_func(
-                    move |old: &Arc<ConfigMap>, new: &Arc<ConfigMap>| {
-                        if old.metadata.resource_version == new.metadata.resource_version {
-                            counter.fetch_add(1, Ordering::SeqCst);
-                        }
-                    },
-                ))
-                .expect("handler");
-        } else {
-            factory
-                .informer_for::<Secret>()
-                .add_event_handler(ResourceEventHandlerFuncs::new().update_func(
-                    move |old: &Arc<Secret>, new: &Arc<Secret>| {
-                        if old.metadata.resource_version == new.metadata.resource_version {
-                            counter.fetch_add(1, Ordering::SeqCst);
-                        }
-                    },
-                ))
-                .expect("handler");
-        }
-    }
-    synced(&factory).await;
-    eventually("a ConfigMap resync", || {
+    let cm_resyncs = resyncs_of::<ConfigMap>(&factory);
+    let secret_resyncs = resyncs_of::<Secret>(&factory);
+    start_and_sync(&factory).await;
+    eventually("a ConfigMap resync", WAIT, || {
         cm_resyncs.load(Ordering::SeqCst) >= 1
     })
     .await;
@@ -168,7 +143,7 @@ async fn transform_for_changes_only_its_type_before_caching() {
         .build();
     let cms = factory.lister_for::<ConfigMap>();
     let secrets = factory.informer_for::<Secret>();
-    synced(&factory).await;
+    start_and_sync(&factory).await;
     let a = cms.namespaced("default").get("a").expect("cached");
     assert!(
         a.data.is_none() && a.metadata.managed_fields.is_none(),
@@ -223,13 +198,13 @@ async fn the_first_request_for_a_type_sets_its_informer_up() {
         ["by-app", "namespace"],
         "the first request's indexers, and the factory's"
     );
-    synced(&factory).await;
+    start_and_sync(&factory).await;
     assert!(first.has_synced() && second.has_synced());
     ResourceClient::<ConfigMap>::namespaced(client, "default")
         .create(&PostParams::default(), &cm("a", "web"))
         .await
         .expect("create");
-    eventually("the shared cache", || {
+    eventually("the shared cache", WAIT, || {
         second
             .indexer()
             .by_index("by-app", "web")
@@ -251,9 +226,9 @@ async fn a_metadata_informer_caches_partial_object_metadata() {
     let factory = SharedInformerFactory::new(client, Duration::ZERO);
     let metadata = factory.metadata_informer_for::<ConfigMap>();
     let lister = factory.metadata_lister_for::<ConfigMap>();
-    synced(&factory).await;
+    start_and_sync(&factory).await;
     api.create(&pp, &cm("b", "db")).await.expect("create");
-    eventually("the watched object", || {
+    eventually("the watched object", WAIT, || {
         metadata.indexer().get_by_key("default/b").is_some()
     })
     .await;

@@ -25,6 +25,10 @@ use kubegen::{
 use kubegen_testserver::{TestServer, engine::Target};
 use tokio_util::sync::CancellationToken;
 
+mod informer_support;
+
+use informer_support::eventually;
+
 /// Forwards to the real transport and records the path and query of every GET (lists and
 /// watches).
 struct Recording {
@@ -133,15 +137,8 @@ fn streaming_config() -> ReflectorConfig {
     }
 }
 
-async fn eventually(what: &str, mut check: impl FnMut() -> bool) {
-    let ok = tokio::time::timeout(Duration::from_secs(10), async {
-        while !check() {
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
-    })
-    .await;
-    assert!(ok.is_ok(), "timed out waiting for {what}");
-}
+/// How long a condition may take to hold.
+const WAIT: Duration = Duration::from_secs(10);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn streaming_list_syncs_from_initial_events_and_resumes_without_resending_them() {
@@ -189,7 +186,7 @@ async fn streaming_list_syncs_from_initial_events_and_resumes_without_resending_
     log.wait_for("add default/d").await;
     let watches_before = uris.lock().unwrap().len();
     server.drop_watches();
-    eventually("a resumed watch", || {
+    eventually("a resumed watch", WAIT, || {
         uris.lock().unwrap().len() > watches_before
     })
     .await;

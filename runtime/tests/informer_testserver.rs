@@ -21,15 +21,15 @@ use kubegen::{
     client::{Client, ResourceClient},
     informers::{FactoryError, SharedInformerFactory},
 };
-use kubegen_testserver::TestServer;
 use rand::{Rng, SeedableRng, rngs::StdRng};
 use tokio_util::sync::CancellationToken;
 
-async fn server_and_client() -> (TestServer, Client) {
-    let server = TestServer::start().await.unwrap();
-    let client = server.client().unwrap();
-    (server, client)
-}
+mod informer_support;
+
+use informer_support::{eventually, server_and_client, start_and_sync};
+
+/// How long a condition may take to hold.
+const WAIT: Duration = Duration::from_secs(10);
 
 fn cm(ns: &str, name: &str, value: &str) -> ConfigMap {
     ConfigMap {
@@ -109,16 +109,6 @@ async fn server_state(client: &Client) -> BTreeMap<String, String> {
         .collect()
 }
 
-async fn eventually(what: &str, mut check: impl FnMut() -> bool) {
-    for _ in 0..400 {
-        if check() {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
-    panic!("timed out waiting for {what}");
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn factory_informer_syncs_lists_and_follows_a_namespace() {
     let (_server, client) = server_and_client().await;
@@ -172,7 +162,7 @@ async fn factory_informer_syncs_lists_and_follows_a_namespace() {
     a.create(&PostParams::default(), &cm("default", "two", "2"))
         .await
         .unwrap();
-    eventually("live add", || {
+    eventually("live add", WAIT, || {
         view.objects.lock().unwrap().contains_key("default/two")
     })
     .await;
@@ -202,15 +192,7 @@ async fn informer_is_shared_per_type_and_first_settings_win() {
     first.add_event_handler(view.clone()).unwrap();
     // Both handles are the same informer: a handler on one shows on the other.
     assert!(second.indexer().is_empty());
-    factory.start();
-    let stop = CancellationToken::new();
-    assert!(
-        factory
-            .wait_for_cache_sync(&stop)
-            .await
-            .values()
-            .all(|v| *v)
-    );
+    start_and_sync(&factory).await;
     assert_eq!(
         first.last_sync_resource_version(),
         second.last_sync_resource_version()
@@ -248,20 +230,12 @@ async fn informer_recovers_from_a_stalled_watch_after_the_idle_timeout() {
             move |e: &ReflectorError| errors.lock().unwrap().push(e.to_string())
         }))
     });
-    factory.start();
-    let stop = CancellationToken::new();
-    assert!(
-        factory
-            .wait_for_cache_sync(&stop)
-            .await
-            .values()
-            .all(|v| *v)
-    );
+    start_and_sync(&factory).await;
     let api: ResourceClient<ConfigMap> = ResourceClient::namespaced(client.clone(), "default");
     api.create(&PostParams::default(), &cm("default", "before", "1"))
         .await
         .unwrap();
-    eventually("the write before the stall", || {
+    eventually("the write before the stall", WAIT, || {
         informer.indexer().get_by_key("default/before").is_some()
     })
     .await;
@@ -271,7 +245,7 @@ async fn informer_recovers_from_a_stalled_watch_after_the_idle_timeout() {
     api.create(&PostParams::default(), &cm("default", "after", "2"))
         .await
         .unwrap();
-    eventually("the write after the stall", || {
+    eventually("the write after the stall", WAIT, || {
         informer.indexer().get_by_key("default/after").is_some()
     })
     .await;
@@ -306,20 +280,12 @@ async fn informer_relists_current_state_while_its_watch_keeps_failing() {
         .namespace("default")
         .build();
     let informer = factory.informer_for::<ConfigMap>();
-    factory.start();
-    let stop = CancellationToken::new();
-    assert!(
-        factory
-            .wait_for_cache_sync(&stop)
-            .await
-            .values()
-            .all(|v| *v)
-    );
+    start_and_sync(&factory).await;
     let api: ResourceClient<ConfigMap> = ResourceClient::namespaced(client.clone(), "default");
     api.create(&PostParams::default(), &cm("default", "seen", "1"))
         .await
         .unwrap();
-    eventually("the first write", || {
+    eventually("the first write", WAIT, || {
         informer.indexer().get_by_key("default/seen").is_some()
     })
     .await;
@@ -329,7 +295,7 @@ async fn informer_relists_current_state_while_its_watch_keeps_failing() {
     api.create(&PostParams::default(), &cm("default", "relisted", "2"))
         .await
         .unwrap();
-    eventually("a write seen through a relist", || {
+    eventually("a write seen through a relist", WAIT, || {
         informer.indexer().get_by_key("default/relisted").is_some()
     })
     .await;
@@ -372,15 +338,7 @@ async fn run_schedule(seed: u64) {
     for v in &views {
         informer.add_event_handler(v.clone()).unwrap();
     }
-    factory.start();
-    let stop = CancellationToken::new();
-    assert!(
-        factory
-            .wait_for_cache_sync(&stop)
-            .await
-            .values()
-            .all(|v| *v)
-    );
+    start_and_sync(&factory).await;
     let late = View::default();
     let mut late_added = false;
 

@@ -15,7 +15,10 @@ use kubegen::{
 };
 use kubegen_testserver::TestServer;
 use prometheus_client::registry::Registry;
-use tokio_util::sync::CancellationToken;
+
+mod informer_support;
+
+use informer_support::{eventually, start_and_sync};
 
 fn encode(registry: &Registry) -> String {
     let mut text = String::new();
@@ -59,22 +62,12 @@ async fn informer_reflector_and_rest_client_series_carry_client_go_names() {
         .metrics(Arc::new(metrics))
         .build();
     let informer = factory.informer_for::<ConfigMap>();
-    factory.start();
-    let stop = CancellationToken::new();
-    assert!(
-        factory
-            .wait_for_cache_sync(&stop)
-            .await
-            .values()
-            .all(|ok| *ok)
-    );
+    start_and_sync(&factory).await;
     api.create(&pp, &cm("d")).await.expect("create");
-    for _ in 0..500 {
-        if informer.indexer().len() == 4 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    eventually("the fourth ConfigMap", Duration::from_secs(5), || {
+        informer.indexer().len() == 4
+    })
+    .await;
     assert_eq!(informer.indexer().len(), 4);
     let store_rv: f64 = informer
         .last_store_sync_resource_version()

@@ -1,0 +1,38 @@
+//! Helpers the informer tests against the test server share: a server with a client,
+//! starting a factory until its caches have synced, and waiting for a condition.
+#![allow(dead_code, clippy::unwrap_used)]
+
+use std::time::Duration;
+
+use kubegen::{client::Client, informers::SharedInformerFactory};
+use kubegen_testserver::TestServer;
+use tokio_util::sync::CancellationToken;
+
+/// A running test server and a client for it.
+pub async fn server_and_client() -> (TestServer, Client) {
+    let server = TestServer::start().await.unwrap();
+    let client = server.client().unwrap();
+    (server, client)
+}
+
+/// Starts every informer requested from `factory` and waits (10 s at most) until each has
+/// synced.
+pub async fn start_and_sync(factory: &SharedInformerFactory) {
+    factory.start();
+    let stop = CancellationToken::new();
+    let result = tokio::time::timeout(Duration::from_secs(10), factory.wait_for_cache_sync(&stop))
+        .await
+        .expect("synced in time");
+    assert!(result.values().all(|ok| *ok), "{result:?}");
+}
+
+/// Polls `check` until it holds; panics naming `what` after `within`.
+pub async fn eventually(what: &str, within: Duration, mut check: impl FnMut() -> bool) {
+    let held = tokio::time::timeout(within, async {
+        while !check() {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    })
+    .await;
+    assert!(held.is_ok(), "timed out waiting for {what}");
+}

@@ -176,19 +176,18 @@ async fn run_until_synced<T: kubegen::Object>(
     (informer, stop, secs)
 }
 
-/// The relist and stream phases of a kubegen informer (full or metadata-only), after its
-/// sync took `secs`.
-async fn kubegen_phases<T: kubegen::Object>(
-    informer: SharedIndexInformer<T>,
-    stop: CancellationToken,
+/// The relist and stream phases of a cache (a kubegen informer, full or metadata-only, or
+/// kube-rs's store) whose sync took `secs`: `marker` reads the marker object from it.
+async fn cache_phases<M: kube_core::Resource>(
     secs: f64,
+    marker: impl Fn() -> Option<std::sync::Arc<M>>,
 ) {
     report("synced", secs);
     reset_peak();
     println!("ready");
     wait_for_parent();
     let start = Instant::now();
-    while informer.indexer().get_by_key("default/marker").is_none() {
+    while marker().is_none() {
         tokio::time::sleep(Duration::from_millis(2)).await;
     }
     report("relisted", start.elapsed().as_secs_f64());
@@ -196,14 +195,19 @@ async fn kubegen_phases<T: kubegen::Object>(
     println!("ready");
     let done = wait_for_parent();
     let start = Instant::now();
-    while !informer
-        .indexer()
-        .get_by_key("default/marker")
-        .is_some_and(|m| stream_done(m.as_ref(), &done))
-    {
+    while !marker().is_some_and(|m| stream_done(m.as_ref(), &done)) {
         tokio::time::sleep(Duration::from_millis(2)).await;
     }
     report("streamed", start.elapsed().as_secs_f64());
+}
+
+/// [`cache_phases`] of a kubegen informer, which is stopped after them.
+async fn kubegen_phases<T: kubegen::Object>(
+    informer: SharedIndexInformer<T>,
+    stop: CancellationToken,
+    secs: f64,
+) {
+    cache_phases(secs, || informer.indexer().get_by_key("default/marker")).await;
     stop.cancel();
 }
 
@@ -290,27 +294,8 @@ async fn child(workload: &str, url: &str, n: usize) {
         "kube-rs" => {
             use kube::runtime::reflector;
             let (store, task, secs) = kube_rs_sync(url, n).await;
-            report("synced", secs);
-            reset_peak();
-            println!("ready");
-            wait_for_parent();
-            let start = Instant::now();
             let marker = reflector::ObjectRef::<ConfigMap>::new("marker").within("default");
-            while store.get(&marker).is_none() {
-                tokio::time::sleep(Duration::from_millis(2)).await;
-            }
-            report("relisted", start.elapsed().as_secs_f64());
-            reset_peak();
-            println!("ready");
-            let done = wait_for_parent();
-            let start = Instant::now();
-            while !store
-                .get(&marker)
-                .is_some_and(|m| stream_done(m.as_ref(), &done))
-            {
-                tokio::time::sleep(Duration::from_millis(2)).await;
-            }
-            report("streamed", start.elapsed().as_secs_f64());
+            cache_phases(secs, || store.get(&marker)).await;
             task.abort();
         }
         "floor" => {

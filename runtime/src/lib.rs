@@ -47,7 +47,7 @@ pub mod workqueue;
 
 mod object;
 
-pub use object::{Object, ResourceScope};
+pub use object::{Cacheable, Object, ResourceScope};
 
 /// `#[derive(kubegen::Resource)]`: implements `kube_core::Resource` and
 /// [`deepcopy::DeepCopy`] for a struct from `#[resource(...)]` keys and client-go markers

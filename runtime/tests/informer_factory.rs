@@ -1,6 +1,7 @@
 //! The shared informer factory's options, each against the test server (client-go
 //! `informers/factory.go`: `WithTweakListOptions`, `WithCustomResyncConfig`,
-//! `WithTransform`, and `InformerFor`'s "the first request creates the informer").
+//! `WithTransform`, and `InformerFor`'s "the first request creates the informer"), and
+//! the metadata-only and dynamic informers it shares the same way.
 
 use std::{
     collections::{BTreeMap, HashMap},
@@ -12,10 +13,13 @@ use std::{
 };
 
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
-use kube_core::{ObjectMeta, params::PostParams};
+use kube_core::{
+    DynamicObject, GroupVersionKind, GroupVersionResource, ObjectMeta, discovery::Scope,
+    params::PostParams,
+};
 use kubegen::{
-    cache::{IndexFunc, Indexers, QueueKind, ResourceEventHandlerFuncs},
-    client::ResourceClient,
+    cache::{IndexFunc, Indexers, ListerError, QueueKind, ResourceEventHandlerFuncs},
+    client::{Discovery, DynamicClient, ResourceClient},
     informers::SharedInformerFactory,
 };
 
@@ -248,5 +252,139 @@ async fn a_metadata_informer_caches_partial_object_metadata() {
         factory.for_resource(&gvr).is_err(),
         "a metadata informer is not the resource's informer"
     );
+    factory.shutdown().await;
+}
+
+fn dynamic(value: serde_json::Value) -> DynamicObject {
+    serde_json::from_value(value).expect("a DynamicObject")
+}
+
+/// client-go `dynamicinformer`: informers over resources known only at run time (here two
+/// real CRDs, cert-manager's namespaced Certificate and Gateway API's cluster-scoped
+/// GatewayClass, resolved through discovery), caching `DynamicObject`s, shared per
+/// group-version-resource, found by `ForResource`, and scoped by the factory's namespace
+/// only where the resource is namespaced.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dynamic_informers_cache_resources_known_at_run_time() {
+    let (server, client) = server_and_client().await;
+    for crd in [
+        include_str!("../../testserver/testdata/crds/cert-manager.io_certificates.yaml"),
+        include_str!(
+            "../../testserver/testdata/crds/gateway.networking.k8s.io_gatewayclasses.yaml"
+        ),
+    ] {
+        server.load_crd_yaml(crd).expect("CRD");
+    }
+    let discovery = Discovery::new(client.clone());
+    let (certificates, cert_scope) = discovery
+        .resolve_gvk(&GroupVersionKind::gvk(
+            "cert-manager.io",
+            "v1",
+            "Certificate",
+        ))
+        .await
+        .expect("discovered");
+    let (classes, class_scope) = discovery
+        .resolve_gvk(&GroupVersionKind::gvk(
+            "gateway.networking.k8s.io",
+            "v1",
+            "GatewayClass",
+        ))
+        .await
+        .expect("discovered");
+    assert_eq!(
+        (cert_scope.clone(), class_scope.clone()),
+        (Scope::Namespaced, Scope::Cluster)
+    );
+
+    let certificate = |namespace: &str, name: &str| {
+        dynamic(serde_json::json!({
+            "apiVersion": "cert-manager.io/v1",
+            "kind": "Certificate",
+            "metadata": {"name": name, "namespace": namespace, "labels": {"team": "web"}},
+            "spec": {
+                "secretName": format!("{name}-tls"),
+                "dnsNames": ["example.com"],
+                "issuerRef": {"name": "letsencrypt", "kind": "ClusterIssuer"}
+            }
+        }))
+    };
+    let pp = PostParams::default();
+    let in_ns = |ns: &str| DynamicClient::namespaced(client.clone(), &certificates, ns);
+    in_ns("default")
+        .create(&pp, &certificate("default", "web"))
+        .await
+        .expect("create");
+    in_ns("kube-system")
+        .create(&pp, &certificate("kube-system", "other-namespace"))
+        .await
+        .expect("create");
+
+    let factory = SharedInformerFactory::builder(client.clone())
+        .namespace("default")
+        .build();
+    let informer = factory.dynamic_informer_for(&certificates, cert_scope.clone());
+    let again = factory.dynamic_informer_for_with(&certificates, cert_scope.clone(), |_| {
+        panic!("a later request customizes nothing")
+    });
+    let class_lister = factory.dynamic_lister_for(&classes, class_scope);
+    let lister = factory.dynamic_lister_for(&certificates, cert_scope);
+    start_and_sync(&factory).await;
+    let synced = factory.wait_for_cache_sync(&Default::default()).await;
+    assert_eq!(synced.len(), 2, "one informer per resource: {synced:?}");
+
+    // Created after the sync: arrives through the watch.
+    DynamicClient::all(client.clone(), &classes)
+        .create(
+            &pp,
+            &dynamic(serde_json::json!({
+                "apiVersion": "gateway.networking.k8s.io/v1",
+                "kind": "GatewayClass",
+                "metadata": {"name": "internet"},
+                "spec": {"controllerName": "example.com/gateway"}
+            })),
+        )
+        .await
+        .expect("create");
+    in_ns("default")
+        .create(&pp, &certificate("default", "api"))
+        .await
+        .expect("create");
+    eventually("the watched objects", WAIT, || {
+        again.indexer().get_by_key("default/api").is_some() && class_lister.get("internet").is_ok()
+    })
+    .await;
+
+    let web = lister.namespaced("default").get("web").expect("cached");
+    assert_eq!(web.data["spec"]["secretName"], "web-tls");
+    assert_eq!(
+        web.types.as_ref().map(|t| t.kind.as_str()),
+        Some("Certificate")
+    );
+    let mut names: Vec<String> = informer
+        .indexer()
+        .list()
+        .iter()
+        .map(|c| c.metadata.name.clone().unwrap_or_default())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["api", "web"], "only the factory's namespace");
+    let missing = lister
+        .namespaced("default")
+        .get("nope")
+        .expect_err("missing");
+    assert_eq!(
+        missing,
+        ListerError::NotFound {
+            resource: "certificates.cert-manager.io".into(),
+            name: "nope".into()
+        }
+    );
+
+    let gvr = GroupVersionResource::gvr("cert-manager.io", "v1", "certificates");
+    let generic = factory.for_resource(&gvr).expect("found by resource");
+    assert!(generic.downcast::<DynamicObject>().is_some());
+    let got = generic.lister().get("default", "api").expect("generic get");
+    assert_eq!(got.data["spec"]["secretName"], "api-tls");
     factory.shutdown().await;
 }

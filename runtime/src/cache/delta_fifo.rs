@@ -23,7 +23,7 @@ use super::{
     queue::ProcessItem,
     queue_core::{QueueCore, QueueState},
 };
-use crate::Object;
+use crate::Cacheable;
 
 /// Mutates an object before it is queued, for example to drop `managedFields`. Applied to
 /// every object entering the queue except tombstones and resync re-deliveries (those come
@@ -39,7 +39,7 @@ pub struct DeltaFifoOptions<K> {
     transformer: Option<TransformFunc<K>>,
 }
 
-impl<K: Object> Default for DeltaFifoOptions<K> {
+impl<K: Cacheable> Default for DeltaFifoOptions<K> {
     fn default() -> Self {
         Self {
             key_func: Arc::new(|obj: &K| meta_namespace_key(obj)),
@@ -50,7 +50,7 @@ impl<K: Object> Default for DeltaFifoOptions<K> {
     }
 }
 
-impl<K: Object> DeltaFifoOptions<K> {
+impl<K: Cacheable> DeltaFifoOptions<K> {
     /// Keys objects with `key_func` instead of [`meta_namespace_key`].
     #[must_use]
     pub fn key_func(mut self, key_func: KeyFunc<K>) -> Self {
@@ -128,7 +128,7 @@ impl<K> fmt::Debug for DeltaFifo<K> {
     }
 }
 
-impl<K: Object> DeltaFifo<K> {
+impl<K: Cacheable> DeltaFifo<K> {
     /// An empty queue with these options.
     pub fn new(options: DeltaFifoOptions<K>) -> Self {
         Self {
@@ -591,7 +591,7 @@ impl<K: Object> DeltaFifo<K> {
     }
 }
 
-impl<K: Object> Store<K> for DeltaFifo<K> {
+impl<K: Cacheable> Store<K> for DeltaFifo<K> {
     fn add(&self, obj: Arc<K>) -> Result<(), CacheError> {
         DeltaFifo::add(self, obj)
     }
@@ -617,7 +617,7 @@ impl<K: Object> Store<K> for DeltaFifo<K> {
     }
 }
 
-impl<K: Object> Queue<K> for DeltaFifo<K> {
+impl<K: Cacheable> Queue<K> for DeltaFifo<K> {
     fn pop_batch<'a>(
         &'a self,
         max: usize,
@@ -652,7 +652,7 @@ impl<K: Object> Queue<K> for DeltaFifo<K> {
     }
 }
 
-impl<K: Object> PagedReplace<K> for DeltaFifo<K> {
+impl<K: Cacheable> PagedReplace<K> for DeltaFifo<K> {
     fn replace_begin(&self) {
         DeltaFifo::replace_begin(self);
     }

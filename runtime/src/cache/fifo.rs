@@ -12,7 +12,7 @@ use super::{
     CacheError, KeyFunc, PopError, ProcessError, Store, index::StoreKey, meta_namespace_key,
     queue_core::QueueCore,
 };
-use crate::Object;
+use crate::Cacheable;
 
 struct Shared<K> {
     core: QueueCore<Arc<K>>,
@@ -43,13 +43,13 @@ impl<K> fmt::Debug for Fifo<K> {
     }
 }
 
-impl<K: Object> Default for Fifo<K> {
+impl<K: Cacheable> Default for Fifo<K> {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl<K: Object> Fifo<K> {
+impl<K: Cacheable> Fifo<K> {
     /// An empty queue keyed by [`meta_namespace_key`].
     pub fn new() -> Self {
         Self::with_key_func(Arc::new(|obj: &K| meta_namespace_key(obj)))

@@ -6,7 +6,7 @@ use super::{
     CacheError, DeletedObject, Indexers, KnownObjects, Store, ThreadSafeStore,
     deletion_handling_meta_namespace_key, index::StoreKey, meta_namespace_key,
 };
-use crate::Object;
+use crate::Cacheable;
 
 /// A thread-safe, indexed cache of `Arc<K>` keyed by [`meta_namespace_key`]; cheap to clone
 /// (clones share the same store).
@@ -33,13 +33,13 @@ impl<K> fmt::Debug for Indexer<K> {
     }
 }
 
-impl<K: Object> Default for Indexer<K> {
+impl<K: Cacheable> Default for Indexer<K> {
     fn default() -> Self {
         Self::new(Indexers::new())
     }
 }
 
-impl<K: Object> Indexer<K> {
+impl<K: Cacheable> Indexer<K> {
     /// An empty cache with these index functions.
     pub fn new(indexers: Indexers<K>) -> Self {
         Self {
@@ -174,7 +174,7 @@ impl<K: Object> Indexer<K> {
     }
 }
 
-impl<K: Object> Store<K> for Indexer<K> {
+impl<K: Cacheable> Store<K> for Indexer<K> {
     fn add(&self, obj: Arc<K>) -> Result<(), CacheError> {
         Indexer::add(self, obj)
     }
@@ -196,7 +196,7 @@ impl<K: Object> Store<K> for Indexer<K> {
     }
 }
 
-impl<K: Object> KnownObjects<K> for Indexer<K> {
+impl<K: Cacheable> KnownObjects<K> for Indexer<K> {
     fn list_keys(&self) -> Vec<String> {
         Indexer::list_keys(self)
     }

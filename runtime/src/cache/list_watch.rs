@@ -1,35 +1,39 @@
-//! [`ListWatch`]: a [`ListerWatcher`] over a typed [`ResourceClient`], and
-//! [`MetadataListWatch`], the same for metadata only.
+//! [`ListWatch`]: a [`ListerWatcher`] over a typed [`ResourceClient`] or a
+//! [`DynamicClient`], and [`MetadataListWatch`], the same for metadata only.
 
-use std::{fmt, sync::Arc};
+use std::{fmt, marker::PhantomData, sync::Arc};
 
 use futures::{FutureExt, StreamExt, future::BoxFuture};
 use kube_core::{
-    ObjectList, PartialObjectMeta,
+    DynamicObject, ObjectList, PartialObjectMeta,
     params::{ListParams, WatchParams},
 };
 
 use super::{ListerWatcher, WatchStream};
 use crate::{
-    Object,
-    client::{Error as ClientError, ResourceClient},
+    Cacheable,
+    client::{DynamicClient, Error as ClientError, ResourceClient, verbs::RawApi},
 };
 
 /// Changes the list options of every list and watch (client-go's `TweakListOptionsFunc`);
 /// for watches only the selectors carry over.
 pub type TweakListParams = Arc<dyn Fn(&mut ListParams) + Send + Sync>;
 
-/// Lists and watches through a [`ResourceClient`], with optional selectors and a tweak.
+/// Lists and watches through a [`ResourceClient`] (or, for `DynamicObject`, a
+/// [`DynamicClient`]), with optional selectors and a tweak.
 pub struct ListWatch<K> {
-    client: ResourceClient<K>,
+    /// The typed and dynamic clients' shared request machinery, at the client's path.
+    client: RawApi,
     label_selector: Option<String>,
     field_selector: Option<String>,
     tweak: Option<TweakListParams>,
+    object: PhantomData<fn() -> K>,
 }
 
 impl<K> Clone for ListWatch<K> {
     fn clone(&self) -> Self {
         Self {
+            object: PhantomData,
             client: self.client.clone(),
             label_selector: self.label_selector.clone(),
             field_selector: self.field_selector.clone(),
@@ -41,7 +45,7 @@ impl<K> Clone for ListWatch<K> {
 impl<K> fmt::Debug for ListWatch<K> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ListWatch")
-            .field("client", &self.client)
+            .field("path", &self.client.request.url_path)
             .field("label_selector", &self.label_selector)
             .field("field_selector", &self.field_selector)
             .finish_non_exhaustive()
@@ -51,11 +55,16 @@ impl<K> fmt::Debug for ListWatch<K> {
 impl<K> ListWatch<K> {
     /// Lists and watches everything `client` can see (its namespace, or all).
     pub fn new(client: ResourceClient<K>) -> Self {
+        Self::over(client.raw().clone())
+    }
+
+    fn over(client: RawApi) -> Self {
         Self {
             client,
             label_selector: None,
             field_selector: None,
             tweak: None,
+            object: PhantomData,
         }
     }
 
@@ -105,7 +114,21 @@ impl<K> ListWatch<K> {
     }
 }
 
-impl<K: Object> ListerWatcher<K> for ListWatch<K> {
+impl<K> From<ResourceClient<K>> for ListWatch<K> {
+    fn from(client: ResourceClient<K>) -> Self {
+        Self::new(client)
+    }
+}
+
+impl ListWatch<DynamicObject> {
+    /// Lists and watches everything a [`DynamicClient`] can see (client-go's
+    /// `dynamicinformer` list-watch).
+    pub fn dynamic(client: DynamicClient) -> Self {
+        Self::over(client.raw().clone())
+    }
+}
+
+impl<K: Cacheable> ListerWatcher<K> for ListWatch<K> {
     fn list(&self, params: ListParams) -> BoxFuture<'static, Result<ObjectList<K>, ClientError>> {
         let (client, params) = (self.client.clone(), self.list_params(params));
         async move { client.list(&params).await }.boxed()
@@ -136,7 +159,7 @@ impl<K> MetadataListWatch<K> {
     }
 }
 
-impl<K: Object> ListerWatcher<PartialObjectMeta<K>> for MetadataListWatch<K> {
+impl<K: Cacheable> ListerWatcher<PartialObjectMeta<K>> for MetadataListWatch<K> {
     fn list(
         &self,
         params: ListParams,

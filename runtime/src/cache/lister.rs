@@ -9,7 +9,7 @@ use std::{fmt, sync::Arc};
 use kube_core::{Resource, Selector, SelectorExt};
 
 use super::{NAMESPACE_INDEX, ReadOnlyIndexer};
-use crate::Object;
+use crate::Cacheable;
 
 /// A lister lookup failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -31,9 +31,9 @@ impl ListerError {
     }
 }
 
-/// `plural.group`, or `plural` for the core group.
-pub(crate) fn group_resource<K: Resource<DynamicType = ()>>() -> String {
-    let (plural, group) = (K::plural(&()), K::group(&()));
+/// `plural.group`, or `plural` for the core group, of the type `dyntype` describes.
+pub(crate) fn group_resource<K: Resource>(dyntype: &K::DynamicType) -> String {
+    let (plural, group) = (K::plural(dyntype), K::group(dyntype));
     if group.is_empty() {
         plural.into_owned()
     } else {
@@ -49,28 +49,46 @@ fn labels_match<K: Resource>(obj: &K, selector: &Selector) -> bool {
 /// Lists and gets cached objects across all namespaces.
 pub struct Lister<K> {
     indexer: ReadOnlyIndexer<K>,
+    /// The group-resource named in NotFound errors.
+    resource: Arc<str>,
 }
 
 impl<K> Clone for Lister<K> {
     fn clone(&self) -> Self {
         Self {
             indexer: self.indexer.clone(),
+            resource: self.resource.clone(),
         }
     }
 }
 
 impl<K> fmt::Debug for Lister<K> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Lister").finish_non_exhaustive()
+        f.debug_struct("Lister")
+            .field("resource", &self.resource)
+            .finish_non_exhaustive()
     }
 }
 
-impl<K: Object> Lister<K> {
-    /// A lister over `indexer`.
+impl<K: Cacheable<DynamicType: Default>> Lister<K> {
+    /// A lister over `indexer`, for a type whose names are known at compile time.
     pub fn new(indexer: impl Into<ReadOnlyIndexer<K>>) -> Self {
+        Self::new_with(indexer, &K::DynamicType::default())
+    }
+}
+
+impl<K: Cacheable> Lister<K> {
+    /// A lister over `indexer` of the type `dyntype` describes (for
+    /// `DynamicObject`, its `ApiResource`).
+    pub fn new_with(indexer: impl Into<ReadOnlyIndexer<K>>, dyntype: &K::DynamicType) -> Self {
         Self {
             indexer: indexer.into(),
+            resource: group_resource::<K>(dyntype).into(),
         }
+    }
+
+    pub(crate) fn from_parts(indexer: ReadOnlyIndexer<K>, resource: Arc<str>) -> Self {
+        Self { indexer, resource }
     }
 
     /// Every cached object whose labels match `selector` (use `Selector::default()` for all).
@@ -87,7 +105,7 @@ impl<K: Object> Lister<K> {
         self.indexer
             .get_by_key(name)
             .ok_or_else(|| ListerError::NotFound {
-                resource: group_resource::<K>(),
+                resource: self.resource.to_string(),
                 name: name.to_owned(),
             })
     }
@@ -96,6 +114,7 @@ impl<K: Object> Lister<K> {
     pub fn namespaced(&self, namespace: &str) -> NamespaceLister<K> {
         NamespaceLister {
             indexer: self.indexer.clone(),
+            resource: self.resource.clone(),
             namespace: namespace.to_owned(),
         }
     }
@@ -109,6 +128,7 @@ impl<K: Object> Lister<K> {
 /// Lists and gets cached objects of one namespace.
 pub struct NamespaceLister<K> {
     indexer: ReadOnlyIndexer<K>,
+    resource: Arc<str>,
     namespace: String,
 }
 
@@ -116,6 +136,7 @@ impl<K> Clone for NamespaceLister<K> {
     fn clone(&self) -> Self {
         Self {
             indexer: self.indexer.clone(),
+            resource: self.resource.clone(),
             namespace: self.namespace.clone(),
         }
     }
@@ -129,7 +150,7 @@ impl<K> fmt::Debug for NamespaceLister<K> {
     }
 }
 
-impl<K: Object> NamespaceLister<K> {
+impl<K: Cacheable> NamespaceLister<K> {
     /// The namespace this lister reads.
     pub fn namespace(&self) -> &str {
         &self.namespace
@@ -158,7 +179,7 @@ impl<K: Object> NamespaceLister<K> {
         self.indexer
             .get_by_key(&format!("{}/{name}", self.namespace))
             .ok_or_else(|| ListerError::NotFound {
-                resource: group_resource::<K>(),
+                resource: self.resource.to_string(),
                 name: name.to_owned(),
             })
     }

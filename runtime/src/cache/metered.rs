@@ -17,7 +17,7 @@ use kube_core::{
 };
 
 use super::{ListerWatcher, WatchStream};
-use crate::{Object, client::Error as ClientError, metrics::ReflectorMetrics};
+use crate::{Cacheable, client::Error as ClientError, metrics::ReflectorMetrics};
 
 /// A watch that ends within this long having delivered nothing is a "short watch"
 /// (client-go's reflector: a watch closing in under a second with no items).
@@ -36,7 +36,7 @@ impl<K> std::fmt::Debug for MeteredListerWatcher<K> {
     }
 }
 
-impl<K: Object> MeteredListerWatcher<K> {
+impl<K: Cacheable> MeteredListerWatcher<K> {
     /// Records `metrics` for every list and watch of `inner`.
     pub fn new(inner: Arc<dyn ListerWatcher<K>>, metrics: ReflectorMetrics) -> Self {
         Self {
@@ -46,7 +46,7 @@ impl<K: Object> MeteredListerWatcher<K> {
     }
 }
 
-impl<K: Object> ListerWatcher<K> for MeteredListerWatcher<K> {
+impl<K: Cacheable> ListerWatcher<K> for MeteredListerWatcher<K> {
     fn list(&self, params: ListParams) -> BoxFuture<'static, Result<ObjectList<K>, ClientError>> {
         let metrics = self.metrics.clone();
         let list = self.inner.list(params);
@@ -100,7 +100,7 @@ struct MeteredWatch<K> {
     items: u64,
 }
 
-impl<K: Object> Stream for MeteredWatch<K> {
+impl<K: Cacheable> Stream for MeteredWatch<K> {
     type Item = <WatchStream<K> as Stream>::Item;
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {

@@ -5,7 +5,7 @@
 use std::{fmt, sync::Arc};
 
 use super::{CacheError, Indexer, Indexers};
-use crate::Object;
+use crate::Cacheable;
 
 /// Reads of an [`Indexer`], without its writes; cheap to clone (clones share the cache).
 pub struct ReadOnlyIndexer<K> {
@@ -32,7 +32,7 @@ impl<K> From<Indexer<K>> for ReadOnlyIndexer<K> {
     }
 }
 
-impl<K: Object> ReadOnlyIndexer<K> {
+impl<K: Cacheable> ReadOnlyIndexer<K> {
     /// The cached object with `obj`'s key.
     pub fn get(&self, obj: &K) -> Result<Option<Arc<K>>, CacheError> {
         self.inner.get(obj)

@@ -19,7 +19,7 @@ use super::{
     PopError, Queue, QueueItem, Relist, Resync, Store, TransformFunc, index::StoreKey,
     meta_namespace_key, queue::ProcessItem, queue_core::PopWaiters,
 };
-use crate::Object;
+use crate::Cacheable;
 
 /// Options of a [`RealFifo`] (client-go's `RealFIFOOptions`).
 pub struct RealFifoOptions<K> {
@@ -28,7 +28,7 @@ pub struct RealFifoOptions<K> {
     transformer: Option<TransformFunc<K>>,
 }
 
-impl<K: Object> Default for RealFifoOptions<K> {
+impl<K: Cacheable> Default for RealFifoOptions<K> {
     fn default() -> Self {
         Self {
             key_func: Arc::new(|obj: &K| meta_namespace_key(obj)),
@@ -38,7 +38,7 @@ impl<K: Object> Default for RealFifoOptions<K> {
     }
 }
 
-impl<K: Object> RealFifoOptions<K> {
+impl<K: Cacheable> RealFifoOptions<K> {
     /// Keys objects with `key_func` instead of [`meta_namespace_key`].
     #[must_use]
     pub fn key_func(mut self, key_func: KeyFunc<K>) -> Self {
@@ -148,7 +148,7 @@ impl<K> Popped<K> {
     }
 }
 
-impl<K: Object> RealFifo<K> {
+impl<K: Cacheable> RealFifo<K> {
     /// An empty queue with these options.
     pub fn new(options: RealFifoOptions<K>) -> Self {
         Self {
@@ -519,7 +519,7 @@ fn tombstones_locked<K: 'static>(
     tombstones
 }
 
-impl<K: Object> Store<K> for RealFifo<K> {
+impl<K: Cacheable> Store<K> for RealFifo<K> {
     fn add(&self, obj: Arc<K>) -> Result<(), CacheError> {
         RealFifo::add(self, obj)
     }
@@ -549,7 +549,7 @@ impl<K: Object> Store<K> for RealFifo<K> {
     }
 }
 
-impl<K: Object> PagedReplace<K> for RealFifo<K> {
+impl<K: Cacheable> PagedReplace<K> for RealFifo<K> {
     fn replace_begin(&self) {
         RealFifo::replace_begin(self);
     }
@@ -563,7 +563,7 @@ impl<K: Object> PagedReplace<K> for RealFifo<K> {
     }
 }
 
-impl<K: Object> Queue<K> for RealFifo<K> {
+impl<K: Cacheable> Queue<K> for RealFifo<K> {
     fn pop_batch<'a>(
         &'a self,
         max: usize,

@@ -57,7 +57,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::{BackoffConfig, CacheError, Store, backoff::Backoff, meta_namespace_key};
-use crate::{Object, client::Error as ClientError};
+use crate::{Cacheable, client::Error as ClientError};
 
 /// The annotation on the bookmark that ends a streaming list's initial events.
 pub const INITIAL_EVENTS_END_ANNOTATION: &str = "k8s.io/initial-events-end";
@@ -215,7 +215,7 @@ impl<K: Clone> fmt::Debug for Reflector<K> {
     }
 }
 
-impl<K: Object> Reflector<K> {
+impl<K: Cacheable> Reflector<K> {
     /// A reflector feeding `store` from `lister_watcher`.
     pub fn new(
         lister_watcher: Arc<dyn ListerWatcher<K>>,
@@ -223,7 +223,7 @@ impl<K: Object> Reflector<K> {
         config: ReflectorConfig,
     ) -> Self {
         Self {
-            name: format!("reflector for {}", K::kind(&())),
+            name: format!("reflector for {}", short_type_name::<K>()),
             lister_watcher,
             store,
             config,
@@ -232,6 +232,13 @@ impl<K: Object> Reflector<K> {
             should_resync: None,
             error_handler: None,
         }
+    }
+
+    /// The name it logs under (`reflector for <type>` by default).
+    #[must_use]
+    pub fn with_name(mut self, name: impl Into<String>) -> Self {
+        self.name = name.into();
+        self
     }
 
     /// Consulted on every resync tick; without it every tick resyncs.
@@ -735,6 +742,13 @@ impl<K: Object> Reflector<K> {
 
 /// Errors after which the watch is retried rather than the list (client-go's
 /// `isWatchErrorRetriable`): the server is unreachable or throttling us.
+/// The last path segment of `K`'s type name, without generic arguments (`ConfigMap`).
+fn short_type_name<K>() -> &'static str {
+    let full = std::any::type_name::<K>();
+    let base = full.split('<').next().unwrap_or(full);
+    base.rsplit("::").next().unwrap_or(base)
+}
+
 fn is_watch_retriable(e: &ClientError) -> bool {
     match e {
         ClientError::Transport(t) => matches!(t, crate::client::TransportError::Connect(_)),

@@ -34,7 +34,7 @@ use super::{
     },
 };
 use crate::{
-    Object,
+    Cacheable,
     metrics::{CacheMetricsProvider, InformerMetrics, ReflectorMetrics},
 };
 
@@ -110,7 +110,26 @@ struct RunState {
     default_handler_resync: Duration,
 }
 
-struct Inner<K: Object> {
+/// The names of an informer's type, taken from its `DynamicType` when it is built.
+#[derive(Debug, Clone)]
+struct TypeNames {
+    /// `ConfigMap`, logged and shown in `Debug`.
+    kind: String,
+    /// `plural.group`, named in its listers' NotFound errors.
+    group_resource: Arc<str>,
+}
+
+impl TypeNames {
+    fn of<K: Cacheable>(dyntype: &K::DynamicType) -> Self {
+        Self {
+            kind: K::kind(dyntype).into_owned(),
+            group_resource: super::lister::group_resource::<K>(dyntype).into(),
+        }
+    }
+}
+
+struct Inner<K: Cacheable> {
+    names: TypeNames,
     indexer: Indexer<K>,
     lister_watcher: Arc<dyn ListerWatcher<K>>,
     processor: Mutex<Processor<K>>,
@@ -129,11 +148,11 @@ struct Inner<K: Object> {
 }
 
 /// A shared, indexed informer for `K`; see the module docs.
-pub struct SharedIndexInformer<K: Object> {
+pub struct SharedIndexInformer<K: Cacheable> {
     inner: Arc<Inner<K>>,
 }
 
-impl<K: Object> Clone for SharedIndexInformer<K> {
+impl<K: Cacheable> Clone for SharedIndexInformer<K> {
     fn clone(&self) -> Self {
         Self {
             inner: self.inner.clone(),
@@ -141,11 +160,11 @@ impl<K: Object> Clone for SharedIndexInformer<K> {
     }
 }
 
-impl<K: Object> fmt::Debug for SharedIndexInformer<K> {
+impl<K: Cacheable> fmt::Debug for SharedIndexInformer<K> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let state = self.inner.state.lock();
         f.debug_struct("SharedIndexInformer")
-            .field("kind", &K::kind(&()))
+            .field("kind", &self.inner.names.kind)
             .field("started", &state.started)
             .field("stopped", &state.stopped)
             .field("handlers", &self.inner.processor.lock().len())
@@ -155,7 +174,8 @@ impl<K: Object> fmt::Debug for SharedIndexInformer<K> {
 
 /// Settings of a [`SharedIndexInformer`], fixed before it exists (as kube-runtime's
 /// `watcher::Config`): there is no setter that could fail once the informer runs.
-pub struct SharedIndexInformerBuilder<K: Object> {
+pub struct SharedIndexInformerBuilder<K: Cacheable> {
+    names: TypeNames,
     lister_watcher: Arc<dyn ListerWatcher<K>>,
     default_resync: Duration,
     indexers: Indexers<K>,
@@ -166,9 +186,10 @@ pub struct SharedIndexInformerBuilder<K: Object> {
     metrics: Option<InformerMetrics>,
 }
 
-impl<K: Object> fmt::Debug for SharedIndexInformerBuilder<K> {
+impl<K: Cacheable> fmt::Debug for SharedIndexInformerBuilder<K> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("SharedIndexInformerBuilder")
+            .field("kind", &self.names.kind)
             .field("default_resync", &self.default_resync)
             .field("indexers", &self.indexers.keys().collect::<Vec<_>>())
             .field("reflector", &self.reflector)
@@ -178,7 +199,7 @@ impl<K: Object> fmt::Debug for SharedIndexInformerBuilder<K> {
     }
 }
 
-impl<K: Object> SharedIndexInformerBuilder<K> {
+impl<K: Cacheable> SharedIndexInformerBuilder<K> {
     /// The resync period of handlers added without their own (zero, the default: no
     /// resync).
     #[must_use]
@@ -241,6 +262,7 @@ impl<K: Object> SharedIndexInformerBuilder<K> {
     pub fn build(self) -> SharedIndexInformer<K> {
         SharedIndexInformer {
             inner: Arc::new(Inner {
+                names: self.names,
                 indexer: Indexer::new(self.indexers),
                 lister_watcher: self.lister_watcher,
                 processor: Mutex::new(Processor::new()),
@@ -264,7 +286,7 @@ impl<K: Object> SharedIndexInformerBuilder<K> {
     }
 }
 
-impl<K: Object> SharedIndexInformer<K> {
+impl<K: Cacheable<DynamicType: Default>> SharedIndexInformer<K> {
     /// An informer over `lister_watcher`, with `default_resync` for handlers added without
     /// their own period (zero: no resync) and `indexers` for its cache; the other settings
     /// at their defaults. [`SharedIndexInformer::builder`] chooses them all.
@@ -281,7 +303,19 @@ impl<K: Object> SharedIndexInformer<K> {
 
     /// A builder for an informer over `lister_watcher`.
     pub fn builder(lister_watcher: impl ListerWatcher<K>) -> SharedIndexInformerBuilder<K> {
+        Self::builder_with(lister_watcher, &K::DynamicType::default())
+    }
+}
+
+impl<K: Cacheable> SharedIndexInformer<K> {
+    /// A builder for an informer over `lister_watcher` of the type `dyntype` describes
+    /// (for `DynamicObject`, its `ApiResource`: client-go's dynamic informers).
+    pub fn builder_with(
+        lister_watcher: impl ListerWatcher<K>,
+        dyntype: &K::DynamicType,
+    ) -> SharedIndexInformerBuilder<K> {
         SharedIndexInformerBuilder {
+            names: TypeNames::of::<K>(dyntype),
             lister_watcher: Arc::new(lister_watcher),
             default_resync: Duration::ZERO,
             indexers: Indexers::new(),
@@ -404,7 +438,7 @@ impl<K: Object> SharedIndexInformer<K> {
 
     /// A lister over the informer's cache.
     pub fn lister(&self) -> Lister<K> {
-        Lister::new(self.indexer())
+        Lister::from_parts(self.indexer(), self.inner.names.group_resource.clone())
     }
 
     /// Adds index functions to the cache, before or after start (not after stop).
@@ -475,6 +509,7 @@ impl<K: Object> SharedIndexInformer<K> {
         };
         let store: Arc<dyn Queue<K>> = fifo.clone();
         let mut reflector = Reflector::new(self.inner.lister_watcher.clone(), store, config)
+            .with_name(format!("reflector for {}", self.inner.names.kind))
             .with_should_resync(should_resync);
         if let Some(handler) = self.inner.error_handler.clone() {
             reflector = reflector.with_error_handler(handler);
@@ -719,7 +754,7 @@ impl<K: Object> SharedIndexInformer<K> {
     }
 }
 
-impl<K: Object> CacheSynced for SharedIndexInformer<K> {
+impl<K: Cacheable> CacheSynced for SharedIndexInformer<K> {
     fn has_synced(&self) -> bool {
         SharedIndexInformer::has_synced(self)
     }

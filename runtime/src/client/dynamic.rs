@@ -53,6 +53,10 @@ impl DynamicClient {
         Ok((Self::at(client, &ar, ns), scope))
     }
 
+    pub(crate) fn raw(&self) -> &RawApi {
+        &self.raw
+    }
+
     fn at(client: Client, resource: &ApiResource, namespace: Option<&str>) -> Self {
         Self {
             raw: RawApi {

@@ -21,7 +21,7 @@ mod resource;
 mod retry;
 mod throttle;
 mod transport;
-mod verbs;
+pub(crate) mod verbs;
 
 pub use auth::{AuthError, Authenticator, Credentials, EXEC_API_VERSION, ExecPlugin};
 pub use client::{Client, ClientBuilder, DEFAULT_RETRY_AFTER, MAX_RETRY_AFTER};

@@ -54,6 +54,12 @@ pub struct ResourceClient<K> {
     _k: PhantomData<fn() -> K>,
 }
 
+impl<K> ResourceClient<K> {
+    pub(crate) fn raw(&self) -> &RawApi {
+        &self.raw
+    }
+}
+
 impl<K> Clone for ResourceClient<K> {
     fn clone(&self) -> Self {
         Self {
@@ -131,10 +137,6 @@ impl<K: Object> ResourceClient<K> {
     /// The underlying client.
     pub fn client(&self) -> &Client {
         &self.raw.client
-    }
-
-    pub(crate) fn raw(&self) -> &RawApi {
-        &self.raw
     }
 
     /// Creates `obj`.

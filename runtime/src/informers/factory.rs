@@ -8,19 +8,22 @@ use std::{
     time::Duration,
 };
 
-use kube_core::{GroupVersionResource, PartialObjectMeta};
+use kube_core::{
+    DynamicObject, GroupVersionResource, PartialObjectMeta,
+    discovery::{ApiResource, Scope},
+};
 use parking_lot::Mutex;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use super::generic::{ErasedInformer, GenericInformer};
+use super::generic::{Erased, ErasedInformer, GenericInformer};
 use crate::{
-    Object,
+    Cacheable, Object,
     cache::{
         CacheSynced, ListWatch, Lister, MetadataListWatch, SharedIndexInformer,
         SharedIndexInformerBuilder, TransformFunc, TweakListParams, namespace_indexers,
     },
-    client::{Client, ResourceClient},
+    client::{Client, DynamicClient, ResourceClient},
     metrics::CacheMetricsProvider,
 };
 
@@ -35,13 +38,35 @@ pub enum FactoryError {
 /// Per-type settings are stored type-erased, keyed by `TypeId`.
 type PerType = HashMap<TypeId, Box<dyn Any + Send + Sync>>;
 
+/// What an informer caches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Flavor {
+    /// A typed `K`.
+    Typed,
+    /// `PartialObjectMeta<K>` (never what `for_resource` returns).
+    Metadata,
+    /// `DynamicObject`s of a resource described at run time.
+    Dynamic,
+}
+
+impl Flavor {
+    /// The prefix of its metrics' `name` label.
+    fn metrics_prefix(self) -> &'static str {
+        match self {
+            Self::Typed => "",
+            Self::Metadata => "metadata/",
+            Self::Dynamic => "dynamic/",
+        }
+    }
+}
+
 struct Entry {
     informer: Box<dyn Any + Send + Sync>,
     erased: Arc<dyn ErasedInformer>,
     gvr: GroupVersionResource,
-    /// A metadata-only informer (never what `for_resource` returns).
-    metadata_only: bool,
-    type_name: &'static str,
+    flavor: Flavor,
+    /// Its key in `wait_for_cache_sync`'s result.
+    name: String,
     run: Box<dyn Fn(CancellationToken) -> JoinHandle<()> + Send + Sync>,
     started: bool,
 }
@@ -72,12 +97,12 @@ pub struct SharedInformerFactory {
 
 impl fmt::Debug for SharedInformerFactory {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let names: Vec<&str> = self
+        let names: Vec<String> = self
             .inner
             .informers
             .lock()
             .iter()
-            .map(|e| e.type_name)
+            .map(|e| e.name.clone())
             .collect();
         f.debug_struct("SharedInformerFactory")
             .field("namespace", &self.inner.namespace)
@@ -132,16 +157,17 @@ impl SharedInformerFactoryBuilder {
         self
     }
 
-    /// The resync period for `K`'s informer.
+    /// The resync period for `K`'s informer (for `DynamicObject`: every dynamic informer's).
     #[must_use]
-    pub fn resync_for<K: Object>(mut self, resync: Duration) -> Self {
+    pub fn resync_for<K: Cacheable>(mut self, resync: Duration) -> Self {
         self.resync.insert(TypeId::of::<K>(), resync);
         self
     }
 
-    /// Transforms `K` objects before they are cached (for example to drop `managedFields`).
+    /// Transforms `K` objects before they are cached (for example to drop
+    /// `managedFields`); for `DynamicObject`, in every dynamic informer.
     #[must_use]
-    pub fn transform_for<K: Object>(
+    pub fn transform_for<K: Cacheable>(
         mut self,
         transform: impl Fn(&mut K) + Send + Sync + 'static,
     ) -> Self {
@@ -224,11 +250,61 @@ impl SharedInformerFactory {
         &self,
         customize: impl FnOnce(SharedIndexInformerBuilder<K>) -> SharedIndexInformerBuilder<K>,
     ) -> SharedIndexInformer<K> {
-        self.shared::<K, K>(
-            |list_watch| SharedIndexInformer::builder(list_watch),
-            "",
-            customize,
-        )
+        self.shared::<K>(Flavor::Typed, gvr_of::<K>(), &(), customize, || {
+            SharedIndexInformer::builder(self.list_watch(ResourceClient::<K>::scoped(
+                self.inner.client.clone(),
+                self.inner.namespace.as_deref(),
+            )))
+        })
+    }
+
+    /// The shared informer for the resource `resource` describes, caching `DynamicObject`s
+    /// (client-go's `dynamicinformer`), created on first request; `scope` says whether the
+    /// factory's namespace applies to it (discovery tells:
+    /// [`Discovery::resolve_gvk`](crate::client::Discovery::resolve_gvk)). Several
+    /// controllers asking for the same group-version-resource share one informer, as they
+    /// do for typed ones; a typed informer for the same resource is a separate one.
+    /// [`for_resource`](Self::for_resource) finds it by group-version-resource. The
+    /// factory's namespace, list tweak, metrics and its resync and transform for
+    /// `DynamicObject` apply.
+    pub fn dynamic_informer_for(
+        &self,
+        resource: &ApiResource,
+        scope: Scope,
+    ) -> SharedIndexInformer<DynamicObject> {
+        self.dynamic_informer_for_with(resource, scope, |builder| builder)
+    }
+
+    /// [`dynamic_informer_for`](Self::dynamic_informer_for), with `customize` adjusting
+    /// the informer's settings when this request creates it (the first settings win).
+    pub fn dynamic_informer_for_with(
+        &self,
+        resource: &ApiResource,
+        scope: Scope,
+        customize: impl FnOnce(
+            SharedIndexInformerBuilder<DynamicObject>,
+        ) -> SharedIndexInformerBuilder<DynamicObject>,
+    ) -> SharedIndexInformer<DynamicObject> {
+        let gvr = GroupVersionResource::gvr(&resource.group, &resource.version, &resource.plural);
+        self.shared::<DynamicObject>(Flavor::Dynamic, gvr, resource, customize, || {
+            let client = self.inner.client.clone();
+            let client = match (scope, self.inner.namespace.as_deref()) {
+                (Scope::Namespaced, Some(namespace)) => {
+                    DynamicClient::namespaced(client, resource, namespace)
+                }
+                _ => DynamicClient::all(client, resource),
+            };
+            SharedIndexInformer::builder_with(self.list_watch(ListWatch::dynamic(client)), resource)
+        })
+    }
+
+    /// A lister over the shared dynamic informer of `resource`.
+    pub fn dynamic_lister_for(
+        &self,
+        resource: &ApiResource,
+        scope: Scope,
+    ) -> Lister<DynamicObject> {
+        self.dynamic_informer_for(resource, scope).lister()
     }
 
     /// The shared metadata-only informer for `K` (client-go's `metadatainformer`,
@@ -238,10 +314,19 @@ impl SharedInformerFactory {
     /// It is a separate informer from [`informer_for`](Self::informer_for)'s; the factory's
     /// namespace, list tweak, resync for `PartialObjectMeta<K>` and metrics apply to it.
     pub fn metadata_informer_for<K: Object>(&self) -> SharedIndexInformer<PartialObjectMeta<K>> {
-        self.shared::<K, PartialObjectMeta<K>>(
-            |list_watch| SharedIndexInformer::builder(MetadataListWatch::new(list_watch)),
-            "metadata/",
-            |builder| builder,
+        self.shared::<PartialObjectMeta<K>>(
+            Flavor::Metadata,
+            gvr_of::<K>(),
+            &(),
+            |b| b,
+            || {
+                SharedIndexInformer::builder(MetadataListWatch::new(self.list_watch(
+                    ResourceClient::<K>::scoped(
+                        self.inner.client.clone(),
+                        self.inner.namespace.as_deref(),
+                    ),
+                )))
+            },
         )
     }
 
@@ -250,26 +335,34 @@ impl SharedInformerFactory {
         self.metadata_informer_for::<K>().lister()
     }
 
-    /// The shared informer of `T` (`K`, or `K`'s metadata), created on first request from a
-    /// [`ListWatch`] over `K` by `builder` and adjusted by `customize`.
-    fn shared<K: Object, T: Object>(
+    /// A list-watch over `client` with the factory's list tweak.
+    fn list_watch<K>(&self, client: impl Into<ListWatch<K>>) -> ListWatch<K> {
+        let list_watch = client.into();
+        match &self.inner.tweak {
+            Some(tweak) => list_watch.tweak(tweak.clone()),
+            None => list_watch,
+        }
+    }
+
+    /// The shared `flavor` informer of `T` for `gvr`; when this request creates it, `new`
+    /// makes its builder, the factory's settings are applied and then `customize`.
+    fn shared<T: Cacheable>(
         &self,
-        builder: impl FnOnce(ListWatch<K>) -> SharedIndexInformerBuilder<T>,
-        name_prefix: &str,
+        flavor: Flavor,
+        gvr: GroupVersionResource,
+        dyntype: &T::DynamicType,
         customize: impl FnOnce(SharedIndexInformerBuilder<T>) -> SharedIndexInformerBuilder<T>,
+        new: impl FnOnce() -> SharedIndexInformerBuilder<T>,
     ) -> SharedIndexInformer<T> {
         let mut informers = self.inner.informers.lock();
+        // A Rust type names one typed (or metadata) informer; dynamic informers share
+        // their type, so they are told apart by resource.
         if let Some(existing) = informers
             .iter()
+            .filter(|e| e.flavor == flavor && (flavor != Flavor::Dynamic || e.gvr == gvr))
             .find_map(|e| e.informer.downcast_ref::<SharedIndexInformer<T>>())
         {
             return existing.clone();
-        }
-        let client =
-            ResourceClient::<K>::scoped(self.inner.client.clone(), self.inner.namespace.as_deref());
-        let mut list_watch = ListWatch::new(client);
-        if let Some(tweak) = &self.inner.tweak {
-            list_watch = list_watch.tweak(tweak.clone());
         }
         let resync = self
             .inner
@@ -277,9 +370,7 @@ impl SharedInformerFactory {
             .get(&TypeId::of::<T>())
             .copied()
             .unwrap_or(self.inner.default_resync);
-        let mut builder = builder(list_watch)
-            .default_resync(resync)
-            .indexers(namespace_indexers());
+        let mut builder = new().default_resync(resync).indexers(namespace_indexers());
         if let Some(transform) = self
             .inner
             .transforms
@@ -288,19 +379,22 @@ impl SharedInformerFactory {
         {
             builder = builder.transform(transform.clone());
         }
-        let gvr = gvr_of::<K>();
         if let Some(provider) = &self.inner.metrics {
-            let name = format!("{name_prefix}{}", informer_name(&gvr));
+            let name = format!("{}{}", flavor.metrics_prefix(), informer_name(&gvr));
             builder = builder.metrics(&name, provider.as_ref());
         }
         let informer = customize(builder).build();
         let runner = informer.clone();
+        let name = match flavor {
+            Flavor::Dynamic => format!("{} {}", type_name::<T>(), informer_name(&gvr)),
+            Flavor::Typed | Flavor::Metadata => type_name::<T>().to_owned(),
+        };
         informers.push(Entry {
             informer: Box::new(informer.clone()),
-            erased: Arc::new(informer.clone()),
+            erased: Arc::new(Erased::new(informer.clone(), dyntype)),
             gvr,
-            metadata_only: !name_prefix.is_empty(),
-            type_name: type_name::<T>(),
+            flavor,
+            name,
             run: Box::new(move |stop| {
                 let informer = runner.clone();
                 tokio::spawn(async move { informer.run(stop).await })
@@ -324,7 +418,7 @@ impl SharedInformerFactory {
             .informers
             .lock()
             .iter()
-            .find(|e| &e.gvr == gvr && !e.metadata_only)
+            .find(|e| &e.gvr == gvr && e.flavor != Flavor::Metadata)
             .map(|e| GenericInformer {
                 gvr: e.gvr.clone(),
                 inner: e.erased.clone(),
@@ -351,19 +445,19 @@ impl SharedInformerFactory {
         }
     }
 
-    /// Waits until every started informer has synced or `stop` fires; the result per type
-    /// (keyed by type name), as client-go returns it. Informers not started are left out.
-    pub async fn wait_for_cache_sync(
-        &self,
-        stop: &CancellationToken,
-    ) -> BTreeMap<&'static str, bool> {
-        let started: Vec<(&'static str, Arc<dyn ErasedInformer>)> = self
+    /// Waits until every started informer has synced or `stop` fires; the result per
+    /// informer, as client-go returns it, keyed by type name (`std::any::type_name`), and
+    /// for dynamic informers by `DynamicObject`'s type name and the resource
+    /// (`kube_core::dynamic::DynamicObject apps/v1/deployments`). Informers not started are
+    /// left out.
+    pub async fn wait_for_cache_sync(&self, stop: &CancellationToken) -> BTreeMap<String, bool> {
+        let started: Vec<(String, Arc<dyn ErasedInformer>)> = self
             .inner
             .informers
             .lock()
             .iter()
             .filter(|e| e.started)
-            .map(|e| (e.type_name, e.erased.clone()))
+            .map(|e| (e.name.clone(), e.erased.clone()))
             .collect();
         let mut result = BTreeMap::new();
         for (name, informer) in started {

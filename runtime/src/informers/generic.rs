@@ -5,7 +5,7 @@ use std::{any::Any, fmt, sync::Arc};
 use kube_core::{DynamicObject, GroupVersionResource};
 
 use crate::{
-    Object,
+    Cacheable,
     cache::{ListerError, SharedIndexInformer},
 };
 
@@ -18,45 +18,70 @@ pub(crate) trait ErasedInformer: Send + Sync {
     fn resource(&self) -> String;
 }
 
-impl<K: Object> ErasedInformer for SharedIndexInformer<K> {
+/// A factory informer with its type's names, erased.
+pub(crate) struct Erased<K: Cacheable> {
+    informer: SharedIndexInformer<K>,
+    api_version: String,
+    kind: String,
+    group_resource: String,
+}
+
+impl<K: Cacheable> Erased<K> {
+    pub(crate) fn new(informer: SharedIndexInformer<K>, dyntype: &K::DynamicType) -> Self {
+        Self {
+            informer,
+            api_version: K::api_version(dyntype).into_owned(),
+            kind: K::kind(dyntype).into_owned(),
+            group_resource: crate::cache::lister::group_resource::<K>(dyntype),
+        }
+    }
+
+    /// The object as a `DynamicObject`: a clone when it is one (a dynamic informer's),
+    /// otherwise serialized, with `apiVersion` and `kind` filled in for types that do not
+    /// serialize them.
+    fn to_dynamic(&self, obj: &K) -> Result<DynamicObject, serde_json::Error> {
+        if let Some(dynamic) = (obj as &dyn Any).downcast_ref::<DynamicObject>() {
+            return Ok(dynamic.clone());
+        }
+        let mut value = serde_json::to_value(obj)?;
+        if let Some(map) = value.as_object_mut() {
+            map.entry("apiVersion")
+                .or_insert_with(|| self.api_version.clone().into());
+            map.entry("kind")
+                .or_insert_with(|| self.kind.clone().into());
+        }
+        serde_json::from_value(value)
+    }
+}
+
+impl<K: Cacheable> ErasedInformer for Erased<K> {
     fn has_synced(&self) -> bool {
-        SharedIndexInformer::has_synced(self)
+        self.informer.has_synced()
     }
 
     fn list(&self) -> Vec<Result<DynamicObject, serde_json::Error>> {
-        self.indexer()
+        self.informer
+            .indexer()
             .list()
             .iter()
-            .map(|o| to_dynamic(o.as_ref()))
+            .map(|o| self.to_dynamic(o.as_ref()))
             .collect()
     }
 
     fn get(&self, key: &str) -> Option<Result<DynamicObject, serde_json::Error>> {
-        self.indexer()
+        self.informer
+            .indexer()
             .get_by_key(key)
-            .map(|o| to_dynamic(o.as_ref()))
+            .map(|o| self.to_dynamic(o.as_ref()))
     }
 
     fn as_any(&self) -> &dyn Any {
-        self
+        &self.informer
     }
 
     fn resource(&self) -> String {
-        crate::cache::lister::group_resource::<K>()
+        self.group_resource.clone()
     }
-}
-
-/// Serializes a typed object into a `DynamicObject`, filling in `apiVersion` and `kind`
-/// for types that do not serialize them.
-fn to_dynamic<K: Object>(obj: &K) -> Result<DynamicObject, serde_json::Error> {
-    let mut value = serde_json::to_value(obj)?;
-    if let Some(map) = value.as_object_mut() {
-        map.entry("apiVersion")
-            .or_insert_with(|| K::api_version(&()).into_owned().into());
-        map.entry("kind")
-            .or_insert_with(|| K::kind(&()).into_owned().into());
-    }
-    serde_json::from_value(value)
 }
 
 /// An informer found by group-version-resource (client-go's `GenericInformer`).
@@ -87,7 +112,7 @@ impl GenericInformer {
     }
 
     /// The typed informer, if it is for `K`.
-    pub fn downcast<K: Object>(&self) -> Option<SharedIndexInformer<K>> {
+    pub fn downcast<K: Cacheable>(&self) -> Option<SharedIndexInformer<K>> {
         self.inner
             .as_any()
             .downcast_ref::<SharedIndexInformer<K>>()

@@ -42,7 +42,7 @@
 //! [`tokio::sync::Notify`]; nothing polls.
 
 use std::cmp::Ordering as CmpOrdering;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::BinaryHeap;
 use std::hash::BuildHasher;
 use std::pin::pin;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -60,6 +60,7 @@ use tokio_util::sync::CancellationToken;
 use super::config::QueueConfig;
 use super::item::QueueItem;
 use super::metrics::QueueMetrics;
+use super::ready::{ReadyQueue, Ticketed};
 
 /// How often the unfinished-work gauges are refreshed (client-go's
 /// `defaultUnfinishedWorkUpdatePeriod`).
@@ -79,6 +80,16 @@ pub(super) struct Slot<T> {
     pub(super) processing: bool,
     /// Scheduled by `add_after`; the earliest ready time wins.
     pub(super) waiting: Option<Waiting>,
+    /// The priority it is (or will be) queued at; the highest asked for wins.
+    priority: i32,
+    /// The ticket of its entry in the ready queue, while it is queued.
+    ticket: Option<u64>,
+}
+
+impl<T> Ticketed for &Slot<T> {
+    fn ticket(&self) -> Option<u64> {
+        self.ticket
+    }
 }
 
 /// The metrics timestamps of one slot, kept apart from [`Slot`] so a queue without metrics
@@ -105,8 +116,8 @@ impl<T> Slot<T> {
 #[repr(C)]
 pub(super) struct State<T> {
     /// Slots of the dirty items that are not being processed, in the order they are handed
-    /// out.
-    pub(super) queue: VecDeque<usize>,
+    /// out (by priority, then first in first out).
+    pub(super) queue: ReadyQueue,
     /// The slot of each item, by the item's hash.
     pub(super) table: HashTable<usize>,
     /// Every item that is dirty, processing or waiting.
@@ -148,6 +159,8 @@ impl<T: Eq> State<T> {
                     dirty: false,
                     processing: false,
                     waiting: None,
+                    priority: 0,
+                    ticket: None,
                 });
                 vacant.insert(i);
                 (i, None)
@@ -265,7 +278,7 @@ impl<T: QueueItem> Core<T> {
         };
         let shared = Arc::new(Self {
             state: Padded(Mutex::new(State {
-                queue: VecDeque::new(),
+                queue: ReadyQueue::default(),
                 slots: Slab::new(),
                 table: HashTable::new(),
                 stamps: Vec::new(),
@@ -315,12 +328,14 @@ impl<T: QueueItem> Core<T> {
         }
     }
 
-    /// Marks the item in slot `i` dirty and queues it unless it is already dirty or being
-    /// processed. Returns whether a blocked `get` should be woken.
+    /// Marks the item in slot `i` dirty at `priority` and queues it unless it is already
+    /// dirty or being processed. Returns whether a blocked `get` should be woken.
     ///
     /// A waiting schedule of the item (from `add_after`) is cancelled: the immediate add
     /// supersedes the scheduled one (see [`RateLimitingQueue`](super::RateLimitingQueue)).
-    pub(super) fn mark_dirty(&self, state: &mut State<T>, i: usize) -> bool {
+    /// An item already dirty keeps its place unless `priority` is higher: then a queued
+    /// item moves up, and a parked one will be queued at the higher priority.
+    pub(super) fn mark_dirty(&self, state: &mut State<T>, i: usize, priority: i32) -> bool {
         let Some(slot) = state.slots.get_mut(i) else {
             return false;
         };
@@ -328,9 +343,17 @@ impl<T: QueueItem> Core<T> {
             state.waiting.live -= 1;
         }
         if slot.dirty {
+            if priority > slot.priority {
+                slot.priority = priority;
+                if slot.ticket.is_some() {
+                    slot.ticket = Some(state.queue.push(i, priority, true));
+                    return state.get_waiters > 0;
+                }
+            }
             return false;
         }
         slot.dirty = true;
+        slot.priority = priority;
         if let Some(metrics) = &self.metrics {
             let processing = slot.processing;
             state.stamps_mut(i).added_at = Some(Instant::now());
@@ -341,11 +364,14 @@ impl<T: QueueItem> Core<T> {
         } else if slot.processing {
             return false;
         }
-        state.queue.push_back(i);
+        let Some(slot) = state.slots.get_mut(i) else {
+            return false;
+        };
+        slot.ticket = Some(state.queue.push(i, priority, false));
         state.get_waiters > 0
     }
 
-    pub(super) fn add(&self, item: T) {
+    pub(super) fn add(&self, item: T, priority: i32) {
         let hash = self.hash(&item);
         let (wake, duplicate) = {
             let mut state = self.state.lock();
@@ -353,7 +379,7 @@ impl<T: QueueItem> Core<T> {
                 return;
             }
             let (i, duplicate) = state.slot_for(hash, item);
-            (self.mark_dirty(&mut state, i), duplicate)
+            (self.mark_dirty(&mut state, i, priority), duplicate)
         };
         drop(duplicate);
         if wake {
@@ -364,12 +390,14 @@ impl<T: QueueItem> Core<T> {
     /// Takes the head of the queue, marks it processing and returns a copy of its item.
     fn pop_locked(&self, state: &mut State<T>) -> Option<T> {
         loop {
-            let i = state.queue.pop_front()?;
+            let State { queue, slots, .. } = &mut *state;
+            let i = queue.pop(|i| slots.get(i))?;
             let Some(slot) = state.slots.get_mut(i) else {
                 // Every queued slot exists; skip rather than panic if that ever breaks.
                 tracing::warn!(queue = %self.name, "queued slot had no item");
                 continue;
             };
+            slot.ticket = None;
             slot.dirty = false;
             slot.processing = true;
             let item = slot.item.clone();
@@ -432,7 +460,14 @@ impl<T: QueueItem> Core<T> {
         }
         let mut wake = false;
         if finished.requeue {
-            state.queue.push_back(finished.slot);
+            let priority = state
+                .slots
+                .get(finished.slot)
+                .map_or(0, |slot| slot.priority);
+            let ticket = state.queue.push(finished.slot, priority, false);
+            if let Some(slot) = state.slots.get_mut(finished.slot) {
+                slot.ticket = Some(ticket);
+            }
             wake = state.get_waiters > 0;
         }
         let drained = state.drain && state.processing == 0;
@@ -565,6 +600,8 @@ const MAX_DELAY: Duration = Duration::from_secs(30 * 365 * 24 * 60 * 60);
 pub(super) struct Waiting {
     ready_at: Instant,
     seq: u64,
+    /// The priority it is queued at when ready (the highest asked for).
+    priority: i32,
 }
 
 /// A heap entry: the slot of the item scheduled at `ready_at`. The entry is live while the
@@ -676,8 +713,8 @@ async fn timer_loop<T: QueueItem>(
 }
 
 impl<T: QueueItem> Core<T> {
-    /// Schedules `item` to be added after `delay`.
-    pub(super) fn add_after(self: &Arc<Self>, item: T, delay: Duration) {
+    /// Schedules `item` to be added at `priority` after `delay`.
+    pub(super) fn add_after(self: &Arc<Self>, item: T, delay: Duration, priority: i32) {
         let hash = self.hash(&item);
         // Declared before the lock guard, so an early return releases the lock first.
         let duplicate;
@@ -692,7 +729,7 @@ impl<T: QueueItem> Core<T> {
             let slot;
             (slot, duplicate) = state.slot_for(hash, item);
             if delay.is_zero() {
-                let wake = self.mark_dirty(&mut state, slot);
+                let wake = self.mark_dirty(&mut state, slot, priority);
                 drop(state);
                 if wake {
                     self.get_notify.notify_one();
@@ -708,12 +745,22 @@ impl<T: QueueItem> Core<T> {
             let Some(entry) = state.slots.get_mut(slot) else {
                 return;
             };
-            match entry.waiting {
-                Some(waiting) if waiting.ready_at <= ready_at => return,
-                Some(_) => {}
-                None => state.waiting.live += 1,
-            }
-            entry.waiting = Some(Waiting { ready_at, seq });
+            let priority = match &mut entry.waiting {
+                Some(waiting) if waiting.ready_at <= ready_at => {
+                    waiting.priority = waiting.priority.max(priority);
+                    return;
+                }
+                Some(waiting) => waiting.priority.max(priority),
+                None => {
+                    state.waiting.live += 1;
+                    priority
+                }
+            };
+            entry.waiting = Some(Waiting {
+                ready_at,
+                seq,
+                priority,
+            });
             state.waiting.next_seq += 1;
             let earliest = state
                 .waiting
@@ -758,12 +805,11 @@ impl<T: QueueItem> Core<T> {
                 let Some(entry) = state.waiting.heap.pop() else {
                     break;
                 };
-                let live = is_live(
-                    state.slots.get(entry.slot).and_then(|s| s.waiting),
-                    entry.seq,
-                );
+                let waiting = state.slots.get(entry.slot).and_then(|s| s.waiting);
+                let live = is_live(waiting, entry.seq);
+                let priority = waiting.map_or(0, |w| w.priority);
                 // `mark_dirty` clears the item's `waiting` and the live count.
-                if live && self.mark_dirty(&mut state, entry.slot) {
+                if live && self.mark_dirty(&mut state, entry.slot, priority) {
                     added += 1;
                 }
             }

@@ -83,14 +83,25 @@ impl<T: QueueItem> DelayingQueue<T> {
     /// is already queued; parks the item until [`done`](Self::done) when it is being
     /// processed. If the item is waiting for a delay, that delayed add is cancelled.
     pub fn add(&self, item: T) {
-        self.queue.core.add(item);
+        self.queue.core.add(item, 0);
+    }
+
+    /// Like [`add`](Self::add), queued at `priority` (see [`Queue::add_with_priority`]).
+    pub fn add_with_priority(&self, item: T, priority: i32) {
+        self.queue.core.add(item, priority);
     }
 
     /// Adds `item` once `delay` has passed; a zero delay adds it at once. If the item is
     /// already waiting, the earlier of the two ready times is kept. Ignored after shutdown.
     /// Counts as a retry in the metrics.
     pub fn add_after(&self, item: T, delay: Duration) {
-        self.queue.core.add_after(item, delay);
+        self.queue.core.add_after(item, delay, 0);
+    }
+
+    /// Like [`add_after`](Self::add_after), queued at `priority` once ready (an item
+    /// scheduled twice keeps the higher priority).
+    pub fn add_after_with_priority(&self, item: T, delay: Duration, priority: i32) {
+        self.queue.core.add_after(item, delay, priority);
     }
 
     /// Waits for the next item and marks it as being processed; the caller must call

@@ -22,6 +22,16 @@
 //!   add instead of running the item twice (kubernetes issue 132805; see
 //!   [`RateLimitingQueue`]).
 //!
+//! # Priorities
+//!
+//! Every add may carry a priority (`add_with_priority`, `add_after_with_priority`,
+//! `add_rate_limited_with_priority`; a plain add is priority 0): `get` hands out the highest
+//! priority first, and items of one priority in the order they were added
+//! (controller-runtime's `priorityqueue`, which controllers use so the objects of a first
+//! list and resyncs, queued at a low priority, wait behind fresh events). An item already
+//! queued that is added again at a higher priority moves up; it never moves down. One item
+//! is still queued once and never handed to two workers at once.
+//!
 //! Rate limiters: [`ItemExponentialFailureRateLimiter`], [`ItemFastSlowRateLimiter`],
 //! [`BucketRateLimiter`], [`MaxOfRateLimiter`], [`WithMaxWaitRateLimiter`] and
 //! [`default_controller_rate_limiter`].
@@ -72,6 +82,7 @@ mod prometheus;
 mod queue;
 mod rate_limiter;
 mod rate_limiting;
+mod ready;
 #[cfg(test)]
 mod test_support;
 

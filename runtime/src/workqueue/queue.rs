@@ -86,7 +86,15 @@ impl<T: QueueItem> Queue<T> {
     /// Marks `item` as needing processing. Ignored after shutdown; a no-op when the item is
     /// already queued; parks the item until [`done`](Self::done) when it is being processed.
     pub fn add(&self, item: T) {
-        self.core.add(item);
+        self.core.add(item, 0);
+    }
+
+    /// Like [`add`](Self::add), queued at `priority`: items of a higher priority are handed
+    /// out first, those of one priority in the order they were added; `add` is priority 0.
+    /// An item already queued moves up to a higher priority and never down (see the
+    /// [module docs](super#priorities)).
+    pub fn add_with_priority(&self, item: T, priority: i32) {
+        self.core.add(item, priority);
     }
 
     /// The number of items queued for processing (parked and processing items excluded).
@@ -473,7 +481,98 @@ mod tests {
         }
     }
 
+    /// controller-runtime's priority queue, as directly as possible: each queued item has a
+    /// priority and an arrival number; `get` takes the highest priority, then the earliest
+    /// arrival; a raise re-arrives the item at its new priority.
+    #[derive(Default)]
+    struct PriorityModel {
+        /// (item, priority, arrival)
+        queue: Vec<(u8, i32, u64)>,
+        dirty: std::collections::HashMap<u8, i32>,
+        processing: Vec<u8>,
+        arrivals: u64,
+    }
+
+    impl PriorityModel {
+        fn arrive(&mut self, item: u8, priority: i32) {
+            self.arrivals += 1;
+            self.queue.push((item, priority, self.arrivals));
+        }
+        fn add(&mut self, item: u8, priority: i32) {
+            if let Some(current) = self.dirty.get_mut(&item) {
+                if priority > *current {
+                    *current = priority;
+                    if let Some(i) = self.queue.iter().position(|e| e.0 == item) {
+                        self.queue.remove(i);
+                        self.arrive(item, priority);
+                    }
+                }
+                return;
+            }
+            self.dirty.insert(item, priority);
+            if !self.processing.contains(&item) {
+                self.arrive(item, priority);
+            }
+        }
+        fn get(&mut self) -> Option<u8> {
+            let best = self
+                .queue
+                .iter()
+                .enumerate()
+                .max_by_key(|(_, (_, priority, arrival))| (*priority, std::cmp::Reverse(*arrival)))
+                .map(|(i, _)| i)?;
+            let (item, _, _) = self.queue.remove(best);
+            self.dirty.remove(&item);
+            self.processing.push(item);
+            Some(item)
+        }
+        fn done(&mut self, item: u8) {
+            self.processing.retain(|p| *p != item);
+            if let Some(priority) = self.dirty.get(&item).copied() {
+                self.arrive(item, priority);
+            }
+        }
+    }
+
     proptest! {
+        #[test]
+        fn priorities_match_the_priority_queue_model(
+            ops in proptest::collection::vec(
+                prop_oneof![
+                    4 => ((0u8..8), prop_oneof![Just(-100), Just(0), Just(5)])
+                        .prop_map(|(item, priority)| (0u8, item, priority)),
+                    3 => Just((1u8, 0u8, 0)),
+                    3 => (0u8..8).prop_map(|n| (2u8, n, 0)),
+                ],
+                1..200,
+            )
+        ) {
+            let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+            let queue: Queue<u8> = Queue::new();
+            let mut model = PriorityModel::default();
+            for (op, n, priority) in ops {
+                match op {
+                    0 => {
+                        queue.add_with_priority(n, priority);
+                        model.add(n, priority);
+                    }
+                    1 => {
+                        if !model.queue.is_empty() {
+                            prop_assert_eq!(runtime.block_on(queue.get()), model.get());
+                        }
+                    }
+                    _ => {
+                        if !model.processing.is_empty() {
+                            let item = model.processing[usize::from(n) % model.processing.len()];
+                            queue.done(&item);
+                            model.done(item);
+                        }
+                    }
+                }
+                prop_assert_eq!(queue.len(), model.queue.len());
+            }
+        }
+
         #[test]
         fn queue_matches_the_client_go_model(ops in proptest::collection::vec(op(), 1..200)) {
             let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();

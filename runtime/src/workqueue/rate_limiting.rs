@@ -115,6 +115,11 @@ impl<T: QueueItem> RateLimitingQueue<T> {
         self.queue.add(item);
     }
 
+    /// Like [`add`](Self::add), queued at `priority` (see [`Queue::add_with_priority`]).
+    pub fn add_with_priority(&self, item: T, priority: i32) {
+        self.queue.add_with_priority(item, priority);
+    }
+
     /// Adds `item` after the delay the rate limiter gives it, which records one more failure
     /// for per-item limiters. Ignored after shutdown (the limiter is not asked then).
     pub fn add_rate_limited(&self, item: T) {
@@ -125,11 +130,26 @@ impl<T: QueueItem> RateLimitingQueue<T> {
         self.queue.add_after(item, delay);
     }
 
+    /// Like [`add_rate_limited`](Self::add_rate_limited), queued at `priority` once its
+    /// backoff has passed.
+    pub fn add_rate_limited_with_priority(&self, item: T, priority: i32) {
+        if self.shutting_down() {
+            return;
+        }
+        let delay = self.limiter.when(&item);
+        self.queue.add_after_with_priority(item, delay, priority);
+    }
+
     /// Adds `item` once `delay` has passed, without asking the rate limiter; a zero delay
     /// adds it at once. If the item is already waiting, the earlier of the two ready times
     /// is kept. Ignored after shutdown. Counts as a retry in the metrics.
     pub fn add_after(&self, item: T, delay: Duration) {
         self.queue.add_after(item, delay);
+    }
+
+    /// Like [`add_after`](Self::add_after), queued at `priority` once ready.
+    pub fn add_after_with_priority(&self, item: T, delay: Duration, priority: i32) {
+        self.queue.add_after_with_priority(item, delay, priority);
     }
 
     /// Waits for the next item and marks it as being processed; the caller must call

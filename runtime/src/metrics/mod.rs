@@ -12,16 +12,20 @@
 //! * `reflector`: [`ReflectorMetricsProvider`] and the handles a
 //!   [`MeteredListerWatcher`](crate::cache::MeteredListerWatcher) keeps.
 //! * `rest`: [`RestClientMetrics`], what the client records per request.
-//! * `prometheus`: [`PrometheusMetrics`], all three over one registry.
+//! * `controller`: [`ControllerMetricsProvider`] and the handles a
+//!   [`Controller`](crate::controller::Controller) keeps (controller-runtime's series).
+//! * `prometheus`: [`PrometheusMetrics`], all of them over one registry.
 //!
 //! This module imports no other part of the crate: `cache`, `client` and `workqueue` record
 //! into it.
 
+mod controller;
 mod informer;
 mod prometheus;
 mod reflector;
 mod rest;
 
+pub use controller::{ControllerMetrics, ControllerMetricsProvider, ReconcileResult};
 pub use informer::{InformerMetrics, InformerMetricsProvider};
 pub use prometheus::PrometheusMetrics;
 pub(crate) use prometheus::{

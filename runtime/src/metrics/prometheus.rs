@@ -17,8 +17,8 @@ use prometheus_client::{
 };
 
 use super::{
-    CounterMetric, GaugeMetric, HistogramMetric, InformerMetricsProvider, ReflectorMetricsProvider,
-    RestClientMetrics, SettableGaugeMetric,
+    ControllerMetricsProvider, CounterMetric, GaugeMetric, HistogramMetric,
+    InformerMetricsProvider, ReflectorMetricsProvider, RestClientMetrics, SettableGaugeMetric,
 };
 
 pub(crate) type Labels = Vec<(String, String)>;
@@ -40,6 +40,17 @@ const PROCESSING_BUCKETS: [f64; 37] = [
 const REST_BUCKETS: [f64; 12] = [
     0.005, 0.025, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 15.0, 30.0, 60.0,
 ];
+
+/// `controller_runtime_reconcile_time_seconds` (controller-runtime's buckets).
+const RECONCILE_BUCKETS: [f64; 40] = [
+    0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8, 0.9,
+    1.0, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 15.0, 20.0,
+    25.0, 30.0, 40.0, 50.0, 60.0,
+];
+
+fn reconcile_histogram() -> Histogram {
+    Histogram::new(RECONCILE_BUCKETS)
+}
 
 fn default_histogram() -> Histogram {
     Histogram::new(DEFAULT_BUCKETS)
@@ -135,6 +146,13 @@ pub struct PrometheusMetrics {
     request_duration: Histograms,
     rate_limiter: Histograms,
     retries: Family<Labels, Counter>,
+    reconciles: Family<Labels, Counter>,
+    reconcile_errors: Family<Labels, Counter>,
+    terminal_errors: Family<Labels, Counter>,
+    reconcile_panics: Family<Labels, Counter>,
+    reconcile_time: Histograms,
+    active_workers: Family<Labels, Gauge>,
+    max_concurrent: Family<Labels, FloatGauge>,
 }
 
 impl PrometheusMetrics {
@@ -158,6 +176,13 @@ impl PrometheusMetrics {
             request_duration: Family::new_with_constructor(rest_histogram),
             rate_limiter: Family::new_with_constructor(rest_histogram),
             retries: Family::default(),
+            reconciles: Family::default(),
+            reconcile_errors: Family::default(),
+            terminal_errors: Family::default(),
+            reconcile_panics: Family::default(),
+            reconcile_time: Family::new_with_constructor(reconcile_histogram),
+            active_workers: Family::default(),
+            max_concurrent: Family::default(),
         };
         // prometheus-client appends `_total` to counters (not to gauges).
         let r = registry;
@@ -245,6 +270,41 @@ impl PrometheusMetrics {
             "rest_client_request_retries",
             "Number of request retries, partitioned by status code, verb, and host.",
             m.retries.clone(),
+        );
+        r.register(
+            "controller_runtime_reconcile",
+            "Total number of reconciliations per controller",
+            m.reconciles.clone(),
+        );
+        r.register(
+            "controller_runtime_reconcile_errors",
+            "Total number of reconciliation errors per controller",
+            m.reconcile_errors.clone(),
+        );
+        r.register(
+            "controller_runtime_terminal_reconcile_errors",
+            "Total number of terminal reconciliation errors per controller",
+            m.terminal_errors.clone(),
+        );
+        r.register(
+            "controller_runtime_reconcile_panics",
+            "Total number of reconciliation panics per controller",
+            m.reconcile_panics.clone(),
+        );
+        r.register(
+            "controller_runtime_reconcile_time_seconds",
+            "Length of time per reconciliation per controller",
+            m.reconcile_time.clone(),
+        );
+        r.register(
+            "controller_runtime_active_workers",
+            "Number of currently used workers per controller",
+            m.active_workers.clone(),
+        );
+        r.register(
+            "controller_runtime_max_concurrent_reconciles",
+            "Maximum number of concurrent reconciles per controller",
+            m.max_concurrent.clone(),
         );
         m
     }
@@ -339,5 +399,47 @@ impl RestClientMetrics for PrometheusMetrics {
         self.retries
             .get_or_create(&labels(&[("code", &code), ("verb", verb), ("host", host)]))
             .inc();
+    }
+}
+
+fn controller(n: &str) -> Labels {
+    labels(&[("controller", n)])
+}
+
+impl ControllerMetricsProvider for PrometheusMetrics {
+    fn new_reconcile_total_metric(&self, n: &str, result: &str) -> Arc<dyn CounterMetric> {
+        Arc::new(PromCounter(self.reconciles.get_or_create_owned(&labels(
+            &[("controller", n), ("result", result)],
+        ))))
+    }
+    fn new_reconcile_errors_metric(&self, n: &str) -> Arc<dyn CounterMetric> {
+        Arc::new(PromCounter(
+            self.reconcile_errors.get_or_create_owned(&controller(n)),
+        ))
+    }
+    fn new_terminal_reconcile_errors_metric(&self, n: &str) -> Arc<dyn CounterMetric> {
+        Arc::new(PromCounter(
+            self.terminal_errors.get_or_create_owned(&controller(n)),
+        ))
+    }
+    fn new_reconcile_panics_metric(&self, n: &str) -> Arc<dyn CounterMetric> {
+        Arc::new(PromCounter(
+            self.reconcile_panics.get_or_create_owned(&controller(n)),
+        ))
+    }
+    fn new_reconcile_time_metric(&self, n: &str) -> Arc<dyn HistogramMetric> {
+        Arc::new(PromHistogram(
+            self.reconcile_time.get_or_create_owned(&controller(n)),
+        ))
+    }
+    fn new_active_workers_metric(&self, n: &str) -> Arc<dyn GaugeMetric> {
+        Arc::new(PromGauge(
+            self.active_workers.get_or_create_owned(&controller(n)),
+        ))
+    }
+    fn new_max_concurrent_reconciles_metric(&self, n: &str) -> Arc<dyn SettableGaugeMetric> {
+        Arc::new(PromFloatGauge(
+            self.max_concurrent.get_or_create_owned(&controller(n)),
+        ))
     }
 }

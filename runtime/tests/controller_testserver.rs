@@ -504,3 +504,238 @@ async fn a_panicking_reconcile_is_retried() {
         "{text}"
     );
 }
+
+/// controller-runtime `Watches` with `EnqueueRequestsFromMapFunc`: a Secret labelled
+/// `for=<name>` reconciles that ConfigMap, on create and when relabelled (old and new).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn watches_reconcile_what_the_map_function_names() {
+    let (_server, client) = server_and_client().await;
+    let pp = PostParams::default();
+    let cms = ResourceClient::<ConfigMap>::namespaced(client.clone(), "default");
+    for name in ["a", "b"] {
+        cms.create(&pp, &cm(name)).await.expect("create");
+    }
+    let factory = SharedInformerFactory::new(client.clone(), Duration::ZERO);
+    let controller = Controller::<ConfigMap>::builder(&factory)
+        .watches::<Secret>(|secret| {
+            let target = secret.metadata.labels.as_ref().and_then(|l| l.get("for"));
+            target
+                .map(|name| Request::new(secret.metadata.namespace.as_deref(), name))
+                .into_iter()
+                .collect()
+        })
+        .build();
+    let counts = Arc::new(Counts::default());
+    let (stop, task) = spawn(controller, counting::<ConfigMap>(), counts.clone());
+    eventually("the first reconciles", WAIT, || {
+        counts.of("a") == 1 && counts.of("b") == 1
+    })
+    .await;
+    let secrets = ResourceClient::<Secret>::namespaced(client, "default");
+    let mut secret = Secret {
+        metadata: meta("s"),
+        ..Secret::default()
+    };
+    secret.metadata.labels = Some(BTreeMap::from([("for".into(), "a".into())]));
+    let created = secrets.create(&pp, &secret).await.expect("create");
+    eventually("a's reconcile", WAIT, || counts.of("a") == 2).await;
+    let mut moved = created.clone();
+    moved.metadata.labels = Some(BTreeMap::from([("for".into(), "b".into())]));
+    secrets.update(&pp, &moved).await.expect("update");
+    eventually("both reconciles", WAIT, || {
+        counts.of("a") == 3 && counts.of("b") == 2
+    })
+    .await;
+    stop.cancel();
+    task.await.expect("joined").expect("ran");
+}
+
+/// controller-runtime's priority queue (default since v0.23): the objects of the first
+/// list are queued at low priority, so with 10k objects syncing, an object created
+/// meanwhile is reconciled before the backlog drains.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fresh_object_overtakes_a_10k_initial_backlog() {
+    let (_server, client) = server_and_client().await;
+    let cms = ResourceClient::<ConfigMap>::namespaced(client.clone(), "default");
+    let mut creates = tokio::task::JoinSet::new();
+    for worker in 0..8 {
+        let cms = cms.clone();
+        creates.spawn(async move {
+            for i in (worker..10_000).step_by(8) {
+                cms.create(&PostParams::default(), &cm(&format!("old-{i}")))
+                    .await
+                    .expect("create");
+            }
+        });
+    }
+    while let Some(done) = creates.join_next().await {
+        done.expect("creates");
+    }
+    let factory = SharedInformerFactory::new(client.clone(), Duration::ZERO);
+    let controller = Controller::<ConfigMap>::builder(&factory).build();
+    let order = Arc::new(Mutex::new(Vec::<String>::new()));
+    let reconcile = |obj: Arc<ConfigMap>, order: Arc<Mutex<Vec<String>>>| async move {
+        order
+            .lock()
+            .push(obj.metadata.name.clone().unwrap_or_default());
+        // A slow reconcile: the backlog takes about 10 s to drain.
+        tokio::time::sleep(Duration::from_millis(1)).await;
+        Ok::<_, std::io::Error>(Action::done())
+    };
+    let (stop, task) = spawn(controller, reconcile, order.clone());
+    eventually("the backlog to start", WAIT, || !order.lock().is_empty()).await;
+    cms.create(&PostParams::default(), &cm("fresh"))
+        .await
+        .expect("create");
+    eventually("the fresh object's reconcile", WAIT, || {
+        order.lock().iter().any(|n| n == "fresh")
+    })
+    .await;
+    let position = order
+        .lock()
+        .iter()
+        .position(|n| n == "fresh")
+        .unwrap_or(usize::MAX);
+    stop.cancel();
+    let report = task.await.expect("joined").expect("ran");
+    assert!(
+        position < 5_000,
+        "reconciled {position}th, behind the backlog"
+    );
+    assert!(
+        report.dropped_requests > 0,
+        "the backlog had not drained: {report:?}"
+    );
+}
+
+/// Shutdown: no new work is taken, a reconcile in flight finishes within the grace
+/// period, and the queued requests are reported dropped; one that outlives the grace
+/// period is aborted and reported.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutdown_lets_in_flight_reconciles_finish_and_reports_what_was_dropped() {
+    let (_server, client) = server_and_client().await;
+    let cms = ResourceClient::<ConfigMap>::namespaced(client.clone(), "default");
+    for i in 0..5 {
+        cms.create(&PostParams::default(), &cm(&format!("c-{i}")))
+            .await
+            .expect("create");
+    }
+    for (sleep, grace, finished, abandoned) in [
+        (Duration::from_millis(200), Duration::from_secs(5), 1, 0),
+        (Duration::from_secs(60), Duration::from_millis(100), 0, 1),
+    ] {
+        let factory = SharedInformerFactory::new(client.clone(), Duration::ZERO);
+        let controller = Controller::<ConfigMap>::builder(&factory)
+            .graceful_shutdown_timeout(grace)
+            .build();
+        let started = Arc::new(AtomicUsize::new(0));
+        let completed = Arc::new(AtomicUsize::new(0));
+        let reconcile = {
+            let completed = completed.clone();
+            move |_: Arc<ConfigMap>, started: Arc<AtomicUsize>| {
+                let completed = completed.clone();
+                async move {
+                    started.fetch_add(1, Ordering::SeqCst);
+                    tokio::time::sleep(sleep).await;
+                    completed.fetch_add(1, Ordering::SeqCst);
+                    Ok::<_, std::io::Error>(Action::done())
+                }
+            }
+        };
+        let (stop, task) = spawn(controller, reconcile, started.clone());
+        eventually("a reconcile in flight", WAIT, || {
+            started.load(Ordering::SeqCst) == 1
+        })
+        .await;
+        stop.cancel();
+        let report = task.await.expect("joined").expect("ran");
+        assert_eq!(started.load(Ordering::SeqCst), 1, "no new work after stop");
+        assert_eq!(completed.load(Ordering::SeqCst), finished);
+        assert_eq!(
+            (
+                report.finished_in_flight,
+                report.abandoned_in_flight,
+                report.dropped_requests
+            ),
+            (finished, abandoned, 4),
+        );
+        factory.shutdown().await;
+    }
+}
+
+/// A reconcile that outlives the reconcile timeout is cancelled and retried with backoff.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reconcile_past_its_timeout_is_cancelled_and_retried() {
+    let (_server, client) = server_and_client().await;
+    ResourceClient::<ConfigMap>::namespaced(client.clone(), "default")
+        .create(&PostParams::default(), &cm("slow"))
+        .await
+        .expect("create");
+    let factory = SharedInformerFactory::new(client, Duration::ZERO);
+    let controller = Controller::<ConfigMap>::builder(&factory)
+        .reconcile_timeout(Duration::from_millis(50))
+        .build();
+    let calls = Arc::new(AtomicUsize::new(0));
+    let reconcile = |_: Arc<ConfigMap>, calls: Arc<AtomicUsize>| async move {
+        if calls.fetch_add(1, Ordering::SeqCst) == 0 {
+            tokio::time::sleep(Duration::from_secs(60)).await;
+        }
+        Ok::<_, std::io::Error>(Action::done())
+    };
+    let (stop, task) = spawn(controller, reconcile, calls.clone());
+    eventually("the retry", WAIT, || calls.load(Ordering::SeqCst) == 2).await;
+    stop.cancel();
+    let report = task.await.expect("joined").expect("ran");
+    assert_eq!(report.abandoned_in_flight, 0);
+}
+
+/// The metrics of a scripted run, with controller-runtime's names: one object succeeds,
+/// one fails once then succeeds, one asks to be requeued after an hour.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metrics_of_a_scripted_run() {
+    let (_server, client) = server_and_client().await;
+    let cms = ResourceClient::<ConfigMap>::namespaced(client.clone(), "default");
+    for name in ["ok", "flaky", "periodic"] {
+        cms.create(&PostParams::default(), &cm(name))
+            .await
+            .expect("create");
+    }
+    let factory = SharedInformerFactory::new(client, Duration::ZERO);
+    let mut registry = prometheus_client::registry::Registry::default();
+    let controller = Controller::<ConfigMap>::builder(&factory)
+        .named("scripted")
+        .max_concurrent_reconciles(2)
+        .metrics(Arc::new(PrometheusMetrics::new(&mut registry)))
+        .build();
+    let counts = Arc::new(Counts::default());
+    let reconcile = |obj: Arc<ConfigMap>, counts: Arc<Counts>| {
+        let name = obj.metadata.name.clone().unwrap_or_default();
+        counts.hit(&name);
+        futures::future::ready(match name.as_str() {
+            "flaky" if counts.of("flaky") == 1 => Err(std::io::Error::other("transient")),
+            "periodic" => Ok(Action::requeue_after(Duration::from_secs(3600))),
+            _ => Ok(Action::done()),
+        })
+    };
+    let (stop, task) = spawn(controller, reconcile, counts.clone());
+    eventually("every reconcile", WAIT, || {
+        counts.of("ok") == 1 && counts.of("flaky") == 2 && counts.of("periodic") == 1
+    })
+    .await;
+    stop.cancel();
+    task.await.expect("joined").expect("ran");
+    let text = encode(&registry);
+    for line in [
+        r#"controller_runtime_reconcile_total{controller="scripted",result="success"} 2"#,
+        r#"controller_runtime_reconcile_total{controller="scripted",result="error"} 1"#,
+        r#"controller_runtime_reconcile_total{controller="scripted",result="requeue_after"} 1"#,
+        r#"controller_runtime_reconcile_errors_total{controller="scripted"} 1"#,
+        r#"controller_runtime_terminal_reconcile_errors_total{controller="scripted"} 0"#,
+        r#"controller_runtime_reconcile_panics_total{controller="scripted"} 0"#,
+        r#"controller_runtime_reconcile_time_seconds_count{controller="scripted"} 4"#,
+        r#"controller_runtime_active_workers{controller="scripted"} 0"#,
+        r#"controller_runtime_max_concurrent_reconciles{controller="scripted"} 2"#,
+    ] {
+        assert!(text.contains(line), "missing {line}:\n{text}");
+    }
+}

@@ -1,0 +1,261 @@
+//! The Foo operator: what it reconciles and how (the same outcome as
+//! `examples/sample-controller`'s hand-wired `controller.rs` and `runner.rs`).
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::{Container, EventSource, PodSpec, PodTemplateSpec};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, LabelSelector, ObjectMeta, Time};
+use k8s_openapi::jiff::Timestamp;
+use kubegen::cache::Lister;
+use kubegen::client::params::{Patch, PatchParams};
+use kubegen::client::{Client, ResourceClient};
+use kubegen::controller::finalizer::{FinalizerError, FinalizerEvent, finalizer};
+use kubegen::controller::{Action, Controller, ControllerError, ShutdownReport, TerminalError};
+use kubegen::controllerutil::{
+    CONDITION_FALSE, CONDITION_TRUE, CreateOrUpdateError, OperationResult, create_or_update,
+    is_controlled_by, set_condition, set_controller_reference,
+};
+use kubegen::informers::SharedInformerFactory;
+use kubegen::record::{ClientEventSink, EventBroadcaster, EventRecorder, EventType};
+use serde_json::json;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use crate::{Foo, FooStatus};
+
+/// The operator's name: event source, field manager, controller name.
+pub const NAME: &str = "foo-operator";
+/// The finalizer the operator puts on every Foo.
+pub const FINALIZER: &str = "samplecontroller.k8s.io/cleanup";
+/// Event reason when a Deployment of the Foo's name belongs to something else.
+pub const ERR_RESOURCE_EXISTS: &str = "ErrResourceExists";
+/// The condition the operator reports.
+pub const READY: &str = "Ready";
+
+/// Why a reconcile failed (retried with backoff, unless terminal).
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A Deployment of the Foo's name exists and is controlled by something else.
+    #[error("Deployment {0:?} already exists and is not managed by Foo")]
+    NotOwned(String),
+    /// The Foo cannot be reconciled as it is (fixed by changing it, not by retrying).
+    #[error("invalid Foo")]
+    Invalid(#[source] TerminalError),
+    /// Writing the Deployment failed.
+    #[error("writing the Deployment: {0}")]
+    Deployment(#[from] CreateOrUpdateError<kubegen::controllerutil::OwnerError>),
+    /// An API call failed.
+    #[error(transparent)]
+    Api(#[from] kubegen::client::Error),
+    /// The finalizer flow failed.
+    #[error(transparent)]
+    Finalizer(#[from] Box<FinalizerError<Error>>),
+}
+
+/// What every reconcile shares.
+pub struct Context {
+    client: Client,
+    deployments: Lister<Deployment>,
+    recorder: EventRecorder,
+}
+
+/// Reconciles one Foo: its finalizer first, then [`apply`] or [`cleanup`].
+pub async fn reconcile(foo: Arc<Foo>, ctx: Arc<Context>) -> Result<Action, Error> {
+    let namespace = foo.metadata.namespace.clone().unwrap_or_default();
+    let foos = ResourceClient::<Foo>::namespaced(ctx.client.clone(), &namespace);
+    finalizer(&foos, FINALIZER, foo, |event| async {
+        match event {
+            FinalizerEvent::Apply(foo) => apply(&foo, &ctx).await,
+            FinalizerEvent::Cleanup(foo) => cleanup(&foo, &ctx),
+        }
+    })
+    .await
+    .map_err(|e| Error::Finalizer(Box::new(e)))
+}
+
+/// Brings the Foo's Deployment in line with its spec and reports what it sees.
+async fn apply(foo: &Foo, ctx: &Context) -> Result<Action, Error> {
+    let namespace = foo.metadata.namespace.as_deref().unwrap_or_default();
+    let name = &foo.spec.deployment_name;
+    if name.is_empty() {
+        let invalid = TerminalError::new("spec.deploymentName must not be empty");
+        return Err(Error::Invalid(invalid));
+    }
+    let existing = ctx.deployments.namespaced(namespace).get(name).ok();
+    if let Some(existing) = existing.filter(|d| !is_controlled_by(d.as_ref(), foo)) {
+        let message = format!("Resource {name:?} already exists and is not managed by Foo");
+        ctx.recorder
+            .event(foo, EventType::Warning, ERR_RESOURCE_EXISTS, &message);
+        write_status(foo, ctx, 0, ready(foo, false, ERR_RESOURCE_EXISTS, &message)).await?;
+        return Err(Error::NotOwned(existing.metadata.name.clone().unwrap_or_default()));
+    }
+    let deployments = ResourceClient::<Deployment>::namespaced(ctx.client.clone(), namespace);
+    let skeleton = Deployment {
+        metadata: ObjectMeta {
+            name: Some(name.clone()),
+            namespace: Some(namespace.to_owned()),
+            ..ObjectMeta::default()
+        },
+        ..Deployment::default()
+    };
+    let (deployment, result) = create_or_update(&deployments, skeleton, |d| {
+        desired_spec(foo, d);
+        set_controller_reference(foo, d)
+    })
+    .await?;
+    if result != OperationResult::Unchanged {
+        let message = format!("Deployment {name:?} {}", result.as_str());
+        ctx.recorder.event(foo, EventType::Normal, "Synced", message);
+    }
+    let available = deployment
+        .status
+        .as_ref()
+        .and_then(|s| s.available_replicas)
+        .unwrap_or(0);
+    let wanted = foo.spec.replicas.unwrap_or(1);
+    let condition = if available >= wanted {
+        ready(foo, true, "DeploymentAvailable", "every replica is available")
+    } else {
+        let message = format!("{available} of {wanted} replicas available");
+        ready(foo, false, "DeploymentProgressing", &message)
+    };
+    write_status(foo, ctx, available, condition).await?;
+    Ok(Action::done())
+}
+
+/// The Deployment's spec: `replicas` nginx pods labelled for the Foo.
+fn desired_spec(foo: &Foo, deployment: &mut Deployment) {
+    let labels = BTreeMap::from([
+        ("app".to_owned(), "nginx".to_owned()),
+        ("controller".to_owned(), foo.metadata.name.clone().unwrap_or_default()),
+    ]);
+    let spec = &mut deployment.spec;
+    spec.replicas = foo.spec.replicas;
+    spec.selector = LabelSelector {
+        match_labels: Some(labels.clone()),
+        ..LabelSelector::default()
+    };
+    spec.template = PodTemplateSpec {
+        metadata: Some(ObjectMeta {
+            labels: Some(labels),
+            ..ObjectMeta::default()
+        }),
+        spec: Some(PodSpec {
+            containers: vec![Container {
+                name: "nginx".into(),
+                image: Some("nginx:latest".into()),
+                ..Container::default()
+            }],
+            ..PodSpec::default()
+        }),
+    };
+}
+
+/// The `Ready` condition (its transition time is set by `set_condition`).
+fn ready(foo: &Foo, ok: bool, reason: &str, message: &str) -> Condition {
+    Condition {
+        type_: READY.into(),
+        status: if ok { CONDITION_TRUE } else { CONDITION_FALSE }.into(),
+        reason: reason.into(),
+        message: message.into(),
+        observed_generation: foo.metadata.generation,
+        last_transition_time: Time(Timestamp::UNIX_EPOCH),
+    }
+}
+
+/// Writes the status when it changed (a merge patch of the status subresource: no
+/// read-modify-write, so no conflict with the finalizer's own writes).
+async fn write_status(
+    foo: &Foo,
+    ctx: &Context,
+    available: i32,
+    condition: Condition,
+) -> Result<(), Error> {
+    let mut status = foo.status.clone().unwrap_or_default();
+    status.available_replicas = available;
+    let changed = set_condition(&mut status.conditions, condition);
+    if !changed && foo.status.as_ref() == Some(&status) {
+        return Ok(());
+    }
+    let namespace = foo.metadata.namespace.as_deref().unwrap_or_default();
+    let name = foo.metadata.name.as_deref().unwrap_or_default();
+    ResourceClient::<Foo>::namespaced(ctx.client.clone(), namespace)
+        .patch_status(
+            name,
+            &PatchParams::default(),
+            &Patch::Merge(json!({ "status": FooStatus { ..status } })),
+        )
+        .await?;
+    Ok(())
+}
+
+/// The Foo is being deleted: its Deployment goes with it (garbage collection, through the
+/// owner reference); the operator only says so before letting the Foo go.
+fn cleanup(foo: &Foo, ctx: &Context) -> Result<Action, Error> {
+    let message = format!(
+        "Deployment {:?} is left to garbage collection",
+        foo.spec.deployment_name
+    );
+    ctx.recorder.event(foo, EventType::Normal, "CleanedUp", message);
+    Ok(Action::done())
+}
+
+/// A running operator and what it needs to stop cleanly.
+pub struct Running {
+    factory: SharedInformerFactory,
+    broadcaster: EventBroadcaster,
+    stop: CancellationToken,
+    task: JoinHandle<Result<ShutdownReport, ControllerError>>,
+}
+
+/// Starts the operator over `client` with `workers` concurrent reconciles.
+pub fn start(client: Client, workers: usize) -> Running {
+    let factory = SharedInformerFactory::new(client.clone(), Duration::from_secs(30));
+    let broadcaster = EventBroadcaster::new();
+    broadcaster.start_structured_logging(tracing::Level::INFO);
+    broadcaster.start_recording_to_sink(ClientEventSink::new(client.clone()));
+    let source = EventSource {
+        component: Some(NAME.to_owned()),
+        host: None,
+    };
+    let recorder = broadcaster.new_recorder(source);
+    let controller = Controller::<Foo>::builder(&factory)
+        .named(NAME)
+        .owns::<Deployment>()
+        .max_concurrent_reconciles(workers)
+        .recorder(recorder.clone())
+        .build();
+    let ctx = Arc::new(Context {
+        client,
+        deployments: factory.lister_for::<Deployment>(),
+        recorder,
+    });
+    let stop = CancellationToken::new();
+    let task = tokio::spawn(controller.run(reconcile, ctx, stop.clone()));
+    Running {
+        factory,
+        broadcaster,
+        stop,
+        task,
+    }
+}
+
+impl Running {
+    /// Stops the controller (in-flight reconciles finish), the informers and the events.
+    pub async fn shutdown(self) -> Result<ShutdownReport, ControllerError> {
+        self.stop.cancel();
+        let report = match self.task.await {
+            Ok(result) => result,
+            Err(error) => {
+                tracing::error!(%error, "controller task failed");
+                Ok(ShutdownReport::default())
+            }
+        };
+        self.factory.shutdown().await;
+        self.broadcaster.shutdown().await;
+        report
+    }
+}

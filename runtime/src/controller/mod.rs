@@ -2,5 +2,6 @@
 //! function for a primary type, fed by shared informers through a rate-limited queue.
 
 mod action;
+pub mod finalizer;
 
 pub use action::Action;

@@ -1,10 +1,10 @@
 //! The finalizer flow for reconcilers (kube-runtime's `finalizer::finalizer`,
 //! controller-runtime's `pkg/finalizer`): a reconciler that must clean up outside the
 //! object before it goes (cloud resources, external records) wraps itself in
-//! [`finalizer`], which keeps one finalizer on the object and turns each reconcile into
+//! [`finalizer()`], which keeps one finalizer on the object and turns each reconcile into
 //! [`FinalizerEvent::Apply`] or [`FinalizerEvent::Cleanup`].
 //!
-//! | the object | what [`finalizer`] does |
+//! | the object | what [`finalizer()`] does |
 //! |---|---|
 //! | not deleting, no finalizer | adds it (guarded patch) and returns [`Action::done`]; no Apply: the patch brings a new event |
 //! | not deleting, finalizer | Apply |
@@ -53,7 +53,7 @@ use crate::{
     controllerutil::contains_finalizer,
 };
 
-/// What the reconciler wrapped by [`finalizer`] is asked to do.
+/// What the reconciler wrapped by [`finalizer()`] is asked to do.
 #[derive(Debug)]
 pub enum FinalizerEvent<K> {
     /// The object is live and carries the finalizer: make the world match it. Must be
@@ -66,7 +66,7 @@ pub enum FinalizerEvent<K> {
     Cleanup(Arc<K>),
 }
 
-/// Why [`finalizer`] failed. `E` is the reconciler's error.
+/// Why [`finalizer()`] failed. `E` is the reconciler's error.
 #[derive(Debug, thiserror::Error)]
 pub enum FinalizerError<E> {
     /// Apply returned an error.
@@ -294,5 +294,21 @@ mod tests {
             add_patch::<()>(&cm, "example.com/x"),
             Err(FinalizerError::NoResourceVersion)
         ));
+    }
+
+    /// kube-runtime's removal: `test` the entry at the index, then `remove` it, so a
+    /// shifted list can never lose someone else's finalizer; here also guarded by the
+    /// resourceVersion.
+    #[test]
+    fn the_remove_patch_tests_the_entry_it_removes() {
+        let ops = patch_ops(remove_patch(1, "example.com/x", Some("9")).expect("patch"));
+        assert_eq!(
+            ops,
+            json!([
+                {"op": "test", "path": "/metadata/finalizers/1", "value": "example.com/x"},
+                {"op": "remove", "path": "/metadata/finalizers/1"},
+                {"op": "replace", "path": "/metadata/resourceVersion", "value": "9"},
+            ])
+        );
     }
 }

@@ -1,5 +1,5 @@
-//! [`create_or_patch`] (controller-runtime's `controllerutil.CreateOrPatch`): like
-//! [`super::create_or_update`], but an existing object is changed by JSON merge patches of
+//! [`create_or_patch()`] (controller-runtime's `controllerutil.CreateOrPatch`): like
+//! [`super::create_or_update()`], but an existing object is changed by JSON merge patches of
 //! exactly what the mutate function changed — one for the main resource, one for the status
 //! subresource — so fields this caller never touched are left to their other writers.
 //!
@@ -7,7 +7,7 @@
 //! `MergeFromWithOptimisticLock`; the API server treats a resourceVersion in a patch as a
 //! precondition): a list the patch replaces whole cannot overwrite a concurrent change.
 //! The 409 that follows starts the attempt over from a fresh read, as
-//! [`super::create_or_update`] does.
+//! [`super::create_or_update()`] does.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -33,7 +33,7 @@ use crate::{Object, client::ResourceClient};
 ///
 /// If the status patch conflicts after the main patch went through, the retry finds only
 /// the status left to patch and still reports `UpdatedStatus`. The rules on `object`, the
-/// mutate function and retries are [`super::create_or_update`]'s.
+/// mutate function and retries are [`super::create_or_update()`]'s.
 pub async fn create_or_patch<K, E, F>(
     client: &ResourceClient<K>,
     object: K,
@@ -84,7 +84,7 @@ fn locked(mut changes: Map<String, Value>, resource_version: Option<&String>) ->
     Value::Object(changes)
 }
 
-/// One read-mutate-patch round of [`create_or_patch`]; `main_patched` remembers across
+/// One read-mutate-patch round of [`create_or_patch()`]; `main_patched` remembers across
 /// rounds that an earlier one patched the main resource.
 async fn patch_attempt<K: Object, E>(
     client: &ResourceClient<K>,

@@ -1,4 +1,4 @@
-//! [`create_or_update`] (controller-runtime's `controllerutil.CreateOrUpdate`): make an
+//! [`create_or_update()`] (controller-runtime's `controllerutil.CreateOrUpdate`): make an
 //! object look the way a mutate function says, creating it when it is missing and writing it
 //! only when the function changed something; [`OperationResult`] says what happened.
 //!
@@ -21,7 +21,7 @@ use crate::{
     client::{DEFAULT_RETRY, Error, ResourceClient, on_error},
 };
 
-/// What [`create_or_update`] or [`super::create_or_patch`] did; the names complete "the
+/// What [`create_or_update()`] or [`super::create_or_patch()`] did; the names complete "the
 /// object has been …" (controller-runtime's `OperationResult`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum OperationResult {
@@ -33,9 +33,9 @@ pub enum OperationResult {
     /// The existing object (its main resource) was written.
     Updated,
     /// The main resource and the status subresource were written (only from
-    /// [`super::create_or_patch`]).
+    /// [`super::create_or_patch()`]).
     UpdatedStatus,
-    /// Only the status subresource was written (only from [`super::create_or_patch`]).
+    /// Only the status subresource was written (only from [`super::create_or_patch()`]).
     UpdatedStatusOnly,
 }
 
@@ -59,7 +59,7 @@ impl fmt::Display for OperationResult {
     }
 }
 
-/// Why [`create_or_update`] or [`super::create_or_patch`] failed. `E` is the mutate
+/// Why [`create_or_update()`] or [`super::create_or_patch()`] failed. `E` is the mutate
 /// function's error.
 #[derive(Debug, thiserror::Error)]
 pub enum CreateOrUpdateError<E> {
@@ -215,7 +215,7 @@ where
     Ok((object, result))
 }
 
-/// One read-mutate-write round of [`create_or_update`].
+/// One read-mutate-write round of [`create_or_update()`].
 async fn update_attempt<K: Object, E>(
     client: &ResourceClient<K>,
     object: &K,

@@ -1,6 +1,6 @@
 //! The two-way JSON merge patch (RFC 7386) between two versions of an object, and
-//! apimachinery's semantic equality on JSON, which [`super::create_or_update`] and
-//! [`super::create_or_patch`] compare with.
+//! apimachinery's semantic equality on JSON, which [`super::create_or_update()`] and
+//! [`super::create_or_patch()`] compare with.
 //!
 //! Equality follows `equality.Semantic.DeepEqual`, whose forked `reflect.DeepEqual`
 //! (apimachinery `third_party/forked/golang/reflect/deep_equal.go`) treats a nil and an

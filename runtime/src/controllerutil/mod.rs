@@ -1,6 +1,6 @@
 //! Helpers for reconcilers (controller-runtime's `controllerutil`, apimachinery's
 //! `meta/conditions.go`, kube-runtime's `wait`): owner references, finalizer lists,
-//! [`create_or_update`] / [`create_or_patch`], status conditions and [`await_condition`].
+//! [`create_or_update()`] / [`create_or_patch()`], status conditions and [`await_condition()`].
 
 mod conditions;
 mod create_or_patch;

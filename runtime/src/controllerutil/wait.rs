@@ -1,5 +1,5 @@
 //! Waiting for one object to reach a state (kube-runtime's `wait::await_condition`):
-//! [`await_condition`] watches the object by name until a [`Condition`] holds, with a
+//! [`await_condition()`] watches the object by name until a [`Condition`] holds, with a
 //! deadline; [`is_deleted`] and [`is_condition_true`] are ready-made conditions.
 //!
 //! The wait starts from a list (field selector `metadata.name=…`), so a state reached before
@@ -40,7 +40,7 @@ impl<K, F: Fn(Option<&K>) -> bool> Condition<K> for F {
     }
 }
 
-/// Why [`await_condition`] gave up.
+/// Why [`await_condition()`] gave up.
 #[derive(Debug, thiserror::Error)]
 pub enum WaitError {
     /// The condition did not hold within the timeout.

@@ -23,7 +23,7 @@ use kube_core::{
     params::{DeleteParams, PostParams},
 };
 use kubegen::{
-    client::ResourceClient,
+    client::{Client, ResourceClient},
     controller::{
         Action,
         finalizer::{FinalizerError, FinalizerEvent, finalizer},
@@ -35,6 +35,7 @@ use kubegen::{
         wait::{is_condition_true, is_deleted},
     },
 };
+use kubegen_testserver::{ApiError, InProcess};
 use serde::{Deserialize, Serialize};
 
 mod informer_support;
@@ -458,6 +459,122 @@ async fn create_or_patch_is_optimistically_locked() {
     assert_eq!(result, OperationResult::Updated);
     assert_eq!(calls.load(Ordering::SeqCst), 2);
     assert_eq!(cm.data, data(&[("list", "a,b,c")]));
+}
+
+/// The writes an in-process server saw: `verb` plus `/subresource`, in order.
+fn writes(server: &InProcess) -> Vec<String> {
+    server
+        .actions()
+        .into_iter()
+        .filter(|a| !matches!(a.verb.as_str(), "get" | "list" | "watch"))
+        .map(|a| {
+            if a.subresource.is_empty() {
+                a.verb
+            } else {
+                format!("{}/{}", a.verb, a.subresource)
+            }
+        })
+        .collect()
+}
+
+/// The request log (client-go's fake-clientset actions) shows what was sent: a mutate
+/// function that changes nothing semantically (an empty label map where the server has
+/// none, apimachinery `equality.Semantic`) sends no write at all; a main-resource patch
+/// carries the resourceVersion it was computed from.
+#[tokio::test]
+async fn an_unchanged_object_is_not_written_and_patches_carry_their_resource_version() {
+    let server = InProcess::new();
+    let cms: ResourceClient<ConfigMap> =
+        ResourceClient::namespaced(Client::new(server.clone()), "default");
+    let mutate = |cm: &mut ConfigMap| {
+        cm.data = data(&[("k", "v")]);
+        cm.metadata.labels.get_or_insert_with(BTreeMap::new);
+        Ok::<_, Never>(())
+    };
+    create_or_update(&cms, named("quiet"), mutate)
+        .await
+        .expect("create");
+    server.clear_actions();
+    let (_, result) = create_or_update(&cms, named("quiet"), mutate)
+        .await
+        .expect("no-op");
+    assert_eq!(result, OperationResult::Unchanged);
+    let (read, result) = create_or_patch(&cms, named("quiet"), mutate)
+        .await
+        .expect("no-op patch");
+    assert_eq!(result, OperationResult::Unchanged);
+    assert!(writes(&server).is_empty(), "{:?}", writes(&server));
+
+    create_or_patch(&cms, named("quiet"), |cm: &mut ConfigMap| {
+        cm.data = data(&[("k", "w")]);
+        Ok::<_, Never>(())
+    })
+    .await
+    .expect("patch");
+    let patch = server
+        .actions()
+        .into_iter()
+        .find(|a| a.verb == "patch")
+        .and_then(|a| a.body)
+        .expect("a patch body");
+    assert_eq!(
+        patch,
+        serde_json::json!({
+            "data": {"k": "w"},
+            "metadata": {"resourceVersion": read.metadata.resource_version},
+        }),
+        "only the change, locked to the version read"
+    );
+}
+
+/// When the status patch conflicts after the main patch went through, the next attempt
+/// has only the status left to patch and still reports `UpdatedStatus`
+/// (controller-runtime: the result says what this call changed).
+#[tokio::test]
+async fn a_status_conflict_after_the_main_patch_still_reports_updated_status() {
+    let server = InProcess::new();
+    let deploys: ResourceClient<Deployment> =
+        ResourceClient::namespaced(Client::new(server.clone()), "default");
+    create_or_patch(&deploys, deployment("web"), |_: &mut Deployment| {
+        Ok::<_, Never>(())
+    })
+    .await
+    .expect("create");
+    let fired = Arc::new(AtomicUsize::new(0));
+    server.prepend_reactor("patch", "deployments", {
+        let fired = fired.clone();
+        move |action| {
+            (action.subresource == "status" && fired.fetch_add(1, Ordering::SeqCst) == 0).then(
+                || {
+                    Err(ApiError::conflict(
+                        "apps",
+                        "deployments",
+                        "web",
+                        "the object has been modified",
+                    ))
+                },
+            )
+        }
+    });
+    server.clear_actions();
+    let (patched, result) = create_or_patch(&deploys, named("web"), |d: &mut Deployment| {
+        d.spec.replicas = Some(5);
+        d.status = Some(DeploymentStatus {
+            observed_generation: Some(2),
+            ..DeploymentStatus::default()
+        });
+        Ok::<_, Never>(())
+    })
+    .await
+    .expect("converges");
+    assert_eq!(result, OperationResult::UpdatedStatus);
+    assert_eq!(
+        writes(&server),
+        ["patch", "patch/status", "patch/status"],
+        "the main patch once, the status patch again after the conflict"
+    );
+    assert_eq!(patched.spec.replicas, Some(5));
+    assert_eq!(patched.status.and_then(|s| s.observed_generation), Some(2));
 }
 
 // ---------------------------------------------------------------------------------------

@@ -18,12 +18,14 @@
 //! * [`Controller::run`]: the loop; see the `controller` module docs for each step.
 //! * [`Action`], [`TerminalError`], [`Request`]: what reconcile functions deal in.
 //! * [`predicate`]: event filters ([`GenerationChanged`], …) and their combinators.
+//! * [`finalizer`]: the finalizer flow (add, apply, clean up once, remove).
 
 mod action;
 mod builder;
 #[allow(clippy::module_inception)]
 mod controller;
 mod error;
+pub mod finalizer;
 mod handler;
 pub mod predicate;
 mod request;

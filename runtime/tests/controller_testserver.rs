@@ -739,3 +739,102 @@ async fn metrics_of_a_scripted_run() {
         assert!(text.contains(line), "missing {line}:\n{text}");
     }
 }
+
+/// The finalizer flow through a controller that is stopped and started again (a new
+/// process, with new caches): an object deleted while the first controller runs, and one
+/// deleted while no controller runs, are each cleaned up exactly once, and both go.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn finalizer_cleanup_runs_exactly_once_across_a_controller_restart() {
+    use kubegen::controller::finalizer::{FinalizerEvent, finalizer};
+    const FINALIZER: &str = "example.com/cleanup";
+    let (_server, client) = server_and_client().await;
+    let cms = ResourceClient::<ConfigMap>::namespaced(client.clone(), "default");
+    for name in ["early", "late"] {
+        cms.create(&PostParams::default(), &cm(name))
+            .await
+            .expect("create");
+    }
+    let cleanups = Arc::new(Counts::default());
+    let start = || {
+        let factory = SharedInformerFactory::new(client.clone(), Duration::ZERO);
+        let controller = Controller::<ConfigMap>::builder(&factory).build();
+        let reconcile = {
+            let cms = cms.clone();
+            move |obj: Arc<ConfigMap>, cleanups: Arc<Counts>| {
+                let cms = cms.clone();
+                async move {
+                    finalizer(&cms, FINALIZER, obj, |event| async move {
+                        if let FinalizerEvent::Cleanup(obj) = event {
+                            cleanups.hit(obj.metadata.name.as_deref().unwrap_or(""));
+                        }
+                        Ok::<_, std::io::Error>(Action::done())
+                    })
+                    .await
+                    .map_err(std::io::Error::other)
+                }
+            }
+        };
+        let (stop, task) = spawn(controller, reconcile, cleanups.clone());
+        (factory, stop, task)
+    };
+    let has_finalizer = |name: &'static str| {
+        let cms = cms.clone();
+        async move {
+            cms.get(name)
+                .await
+                .is_ok_and(|c| kubegen::controllerutil::contains_finalizer(&c, FINALIZER))
+        }
+    };
+    let gone = |name: &'static str| {
+        let cms = cms.clone();
+        async move { cms.get(name).await.is_err_and(|e| e.is_not_found()) }
+    };
+
+    let (factory, stop, task) = start();
+    for name in ["early", "late"] {
+        let deadline = tokio::time::Instant::now() + WAIT;
+        while !has_finalizer(name).await {
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "no finalizer on {name}"
+            );
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+    cms.delete("early", &Default::default())
+        .await
+        .expect("delete");
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while !gone("early").await {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "early not cleaned up"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    stop.cancel();
+    task.await.expect("joined").expect("ran");
+    factory.shutdown().await;
+
+    // No controller runs: the delete only marks the object (its finalizer keeps it).
+    cms.delete("late", &Default::default())
+        .await
+        .expect("delete");
+    let late = cms.get("late").await.expect("kept by its finalizer");
+    assert!(late.metadata.deletion_timestamp.is_some());
+
+    let (factory, stop, task) = start();
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while !gone("late").await {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "late not cleaned up"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    stop.cancel();
+    task.await.expect("joined").expect("ran");
+    factory.shutdown().await;
+    assert_eq!((cleanups.of("early"), cleanups.of("late")), (1, 1));
+}

@@ -64,7 +64,11 @@ fn ready_is(foo: Option<&Foo>, want: bool, available: i32) -> bool {
 }
 
 /// Waits for an event with `reason` about the object `name`; returns its message.
-async fn event(events: &ResourceClient<Event>, reason: &str, name: &str) -> Result<String, DemoError> {
+async fn event(
+    events: &ResourceClient<Event>,
+    reason: &str,
+    name: &str,
+) -> Result<String, DemoError> {
     let deadline = tokio::time::Instant::now() + STEP_TIMEOUT;
     while tokio::time::Instant::now() < deadline {
         let list = events.list(&ListParams::default()).await?;
@@ -93,14 +97,20 @@ async fn mark_available(
 }
 
 /// Runs the walk-through in `namespace`, printing progress with `say`.
-pub async fn run(client: Client, namespace: &str, mut say: impl FnMut(&str)) -> Result<(), DemoError> {
+pub async fn run(
+    client: Client,
+    namespace: &str,
+    mut say: impl FnMut(&str),
+) -> Result<(), DemoError> {
     let foos = ResourceClient::<Foo>::namespaced(client.clone(), namespace);
     let deployments = ResourceClient::<Deployment>::namespaced(client.clone(), namespace);
     let events = ResourceClient::<Event>::namespaced(client, namespace);
     let pp = PostParams::default();
 
     say("1. creating Foo example-foo (deploymentName example-foo, replicas 1)");
-    let created = foos.create(&pp, &foo("example-foo", "example-foo", 1)).await?;
+    let created = foos
+        .create(&pp, &foo("example-foo", "example-foo", 1))
+        .await?;
     let uid = created.metadata.uid.clone().unwrap_or_default();
     let owned = |d: Option<&Deployment>| {
         d.and_then(|d| kubegen::controllerutil::controller_of(d))
@@ -109,7 +119,9 @@ pub async fn run(client: Client, namespace: &str, mut say: impl FnMut(&str)) -> 
     await_condition(deployments.clone(), "example-foo", owned, STEP_TIMEOUT).await?;
     let with_finalizer = |f: Option<&Foo>| f.is_some_and(|f| contains_finalizer(f, FINALIZER));
     await_condition(foos.clone(), "example-foo", with_finalizer, STEP_TIMEOUT).await?;
-    say(&format!("   the operator added finalizer {FINALIZER} and created Deployment example-foo, controlled by the Foo"));
+    say(&format!(
+        "   the operator added finalizer {FINALIZER} and created Deployment example-foo, controlled by the Foo"
+    ));
     mark_available(&deployments, "example-foo", 1).await?;
     let ready_1 = |f: Option<&Foo>| ready_is(f, true, 1);
     await_condition(foos.clone(), "example-foo", ready_1, STEP_TIMEOUT).await?;
@@ -117,7 +129,8 @@ pub async fn run(client: Client, namespace: &str, mut say: impl FnMut(&str)) -> 
 
     say("2. scaling Foo example-foo to 3 replicas");
     let scale = Patch::Merge(json!({"spec": {"replicas": 3}}));
-    foos.patch("example-foo", &PatchParams::default(), &scale).await?;
+    foos.patch("example-foo", &PatchParams::default(), &scale)
+        .await?;
     let scaled = |d: Option<&Deployment>| d.is_some_and(|d| d.spec.replicas == Some(3));
     await_condition(deployments.clone(), "example-foo", scaled, STEP_TIMEOUT).await?;
     let progressing = |f: Option<&Foo>| ready_is(f, false, 1);
@@ -148,16 +161,30 @@ pub async fn run(client: Client, namespace: &str, mut say: impl FnMut(&str)) -> 
     let message = event(&events, ERR_RESOURCE_EXISTS, "intruder").await?;
     let refused = |f: Option<&Foo>| ready_is(f, false, 0);
     await_condition(foos.clone(), "intruder", refused, STEP_TIMEOUT).await?;
-    say(&format!("   the operator refused: Warning {ERR_RESOURCE_EXISTS}: {message}; Foo intruder Ready=False"));
+    say(&format!(
+        "   the operator refused: Warning {ERR_RESOURCE_EXISTS}: {message}; Foo intruder Ready=False"
+    ));
 
     say("4. deleting Foo example-foo");
     foos.delete("example-foo", &DeleteParams::default()).await?;
     let cleaned = event(&events, "CleanedUp", "example-foo").await?;
     await_condition(foos.clone(), "example-foo", is_deleted(&uid), STEP_TIMEOUT).await?;
-    say(&format!("   the operator cleaned up ({cleaned}) and removed its finalizer; the Foo is gone"));
-    let deployment_uid = deployments.get("example-foo").await.ok().and_then(|d| d.metadata.uid);
+    say(&format!(
+        "   the operator cleaned up ({cleaned}) and removed its finalizer; the Foo is gone"
+    ));
+    let deployment_uid = deployments
+        .get("example-foo")
+        .await
+        .ok()
+        .and_then(|d| d.metadata.uid);
     if let Some(deployment_uid) = deployment_uid {
-        await_condition(deployments, "example-foo", is_deleted(&deployment_uid), STEP_TIMEOUT).await?;
+        await_condition(
+            deployments,
+            "example-foo",
+            is_deleted(&deployment_uid),
+            STEP_TIMEOUT,
+        )
+        .await?;
     }
     say("   garbage collection removed Deployment example-foo");
     say("demo finished");

@@ -15,7 +15,10 @@ use kubegen_testserver::TestServer;
 
 /// Command line.
 #[derive(Debug, Parser)]
-#[command(name = "foo-operator", about = "The Foo operator on kubegen's controller builder")]
+#[command(
+    name = "foo-operator",
+    about = "The Foo operator on kubegen's controller builder"
+)]
 struct Args {
     /// A kubeconfig (default: KUBECONFIG; without either, the embedded test server).
     #[arg(long)]
@@ -56,7 +59,10 @@ async fn run(args: Args) -> Result<(), MainError> {
     } else {
         let server = TestServer::start().await?;
         server.load_crd_yaml(CRD_YAML)?;
-        println!("embedded API server at {} (Foo CRD installed)", server.url());
+        println!(
+            "embedded API server at {} (Foo CRD installed)",
+            server.url()
+        );
         let client = server.client()?;
         embedded = Some(server);
         client
@@ -68,7 +74,9 @@ async fn run(args: Args) -> Result<(), MainError> {
             .map_err(MainError::from)
     } else {
         if embedded.is_some() {
-            println!("operator running; kubectl --server <url> apply -f examples/foo-operator/artifacts/; Ctrl-C stops");
+            println!(
+                "operator running; kubectl --server <url> apply -f examples/foo-operator/artifacts/; Ctrl-C stops"
+            );
         }
         let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
         tokio::select! {

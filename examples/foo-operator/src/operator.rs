@@ -6,17 +6,17 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::Deployment;
-use k8s_openapi::api::core::v1::{Container, EventSource, PodSpec, PodTemplateSpec};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, LabelSelector, ObjectMeta, Time};
+use k8s_openapi::api::core::v1::{Container, EventSource, PodSpec};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, ObjectMeta, Time};
 use k8s_openapi::jiff::Timestamp;
 use kubegen::cache::Lister;
 use kubegen::client::params::{Patch, PatchParams};
 use kubegen::client::{Client, ResourceClient};
 use kubegen::controller::finalizer::{FinalizerError, FinalizerEvent, finalizer};
-use kubegen::controller::{Action, Controller, ControllerError, ShutdownReport, TerminalError};
+use kubegen::controller::{Action, Controller, ControllerError, ShutdownReport};
 use kubegen::controllerutil::{
-    CONDITION_FALSE, CONDITION_TRUE, CreateOrUpdateError, OperationResult, create_or_update,
-    is_controlled_by, set_condition, set_controller_reference,
+    CONDITION_FALSE, CONDITION_TRUE, CreateOrUpdateError, OperationResult, OwnerError,
+    create_or_update, is_controlled_by, set_condition, set_controller_reference,
 };
 use kubegen::informers::SharedInformerFactory;
 use kubegen::record::{ClientEventSink, EventBroadcaster, EventRecorder, EventType};
@@ -24,7 +24,7 @@ use serde_json::json;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use crate::{Foo, FooStatus};
+use crate::Foo;
 
 /// The operator's name: event source, field manager, controller name.
 pub const NAME: &str = "foo-operator";
@@ -41,12 +41,9 @@ pub enum Error {
     /// A Deployment of the Foo's name exists and is controlled by something else.
     #[error("Deployment {0:?} already exists and is not managed by Foo")]
     NotOwned(String),
-    /// The Foo cannot be reconciled as it is (fixed by changing it, not by retrying).
-    #[error("invalid Foo")]
-    Invalid(#[source] TerminalError),
     /// Writing the Deployment failed.
     #[error("writing the Deployment: {0}")]
-    Deployment(#[from] CreateOrUpdateError<kubegen::controllerutil::OwnerError>),
+    Deployment(#[from] CreateOrUpdateError<OwnerError>),
     /// An API call failed.
     #[error(transparent)]
     Api(#[from] kubegen::client::Error),
@@ -80,44 +77,30 @@ pub async fn reconcile(foo: Arc<Foo>, ctx: Arc<Context>) -> Result<Action, Error
 async fn apply(foo: &Foo, ctx: &Context) -> Result<Action, Error> {
     let namespace = foo.metadata.namespace.as_deref().unwrap_or_default();
     let name = &foo.spec.deployment_name;
-    if name.is_empty() {
-        let invalid = TerminalError::new("spec.deploymentName must not be empty");
-        return Err(Error::Invalid(invalid));
-    }
     let existing = ctx.deployments.namespaced(namespace).get(name).ok();
-    if let Some(existing) = existing.filter(|d| !is_controlled_by(d.as_ref(), foo)) {
+    if existing.is_some_and(|d| !is_controlled_by(d.as_ref(), foo)) {
         let message = format!("Resource {name:?} already exists and is not managed by Foo");
-        ctx.recorder
-            .event(foo, EventType::Warning, ERR_RESOURCE_EXISTS, &message);
-        write_status(foo, ctx, 0, ready(foo, false, ERR_RESOURCE_EXISTS, &message)).await?;
-        return Err(Error::NotOwned(existing.metadata.name.clone().unwrap_or_default()));
+        let recorder = &ctx.recorder;
+        recorder.event(foo, EventType::Warning, ERR_RESOURCE_EXISTS, &message);
+        let refused = ready(foo, false, ERR_RESOURCE_EXISTS, &message);
+        write_status(foo, ctx, 0, refused).await?;
+        return Err(Error::NotOwned(name.clone()));
     }
     let deployments = ResourceClient::<Deployment>::namespaced(ctx.client.clone(), namespace);
-    let skeleton = Deployment {
-        metadata: ObjectMeta {
-            name: Some(name.clone()),
-            namespace: Some(namespace.to_owned()),
-            ..ObjectMeta::default()
-        },
-        ..Deployment::default()
-    };
-    let (deployment, result) = create_or_update(&deployments, skeleton, |d| {
-        desired_spec(foo, d);
-        set_controller_reference(foo, d)
-    })
-    .await?;
+    let mut skeleton = Deployment::default();
+    skeleton.metadata.name = Some(name.clone());
+    skeleton.metadata.namespace = Some(namespace.to_owned());
+    let (deployment, result) =
+        create_or_update(&deployments, skeleton, |d| desired_spec(foo, d)).await?;
     if result != OperationResult::Unchanged {
         let message = format!("Deployment {name:?} {}", result.as_str());
-        ctx.recorder.event(foo, EventType::Normal, "Synced", message);
+        ctx.recorder
+            .event(foo, EventType::Normal, "Synced", message);
     }
-    let available = deployment
-        .status
-        .as_ref()
-        .and_then(|s| s.available_replicas)
-        .unwrap_or(0);
-    let wanted = foo.spec.replicas.unwrap_or(1);
+    let available = deployment.status.and_then(|s| s.available_replicas);
+    let (available, wanted) = (available.unwrap_or(0), foo.spec.replicas.unwrap_or(1));
     let condition = if available >= wanted {
-        ready(foo, true, "DeploymentAvailable", "every replica is available")
+        ready(foo, true, "DeploymentAvailable", "all replicas available")
     } else {
         let message = format!("{available} of {wanted} replicas available");
         ready(foo, false, "DeploymentProgressing", &message)
@@ -126,32 +109,28 @@ async fn apply(foo: &Foo, ctx: &Context) -> Result<Action, Error> {
     Ok(Action::done())
 }
 
-/// The Deployment's spec: `replicas` nginx pods labelled for the Foo.
-fn desired_spec(foo: &Foo, deployment: &mut Deployment) {
-    let labels = BTreeMap::from([
-        ("app".to_owned(), "nginx".to_owned()),
-        ("controller".to_owned(), foo.metadata.name.clone().unwrap_or_default()),
-    ]);
+/// The Deployment's spec (`replicas` nginx pods labelled for the Foo), and its owner.
+fn desired_spec(foo: &Foo, deployment: &mut Deployment) -> Result<(), OwnerError> {
+    let name = foo.metadata.name.clone().unwrap_or_default();
+    let labels = BTreeMap::from([("app".into(), "nginx".into()), ("controller".into(), name)]);
+    let image = Some("nginx:latest".into());
+    let container = Container {
+        name: "nginx".into(),
+        image,
+        ..Default::default()
+    };
     let spec = &mut deployment.spec;
     spec.replicas = foo.spec.replicas;
-    spec.selector = LabelSelector {
-        match_labels: Some(labels.clone()),
-        ..LabelSelector::default()
-    };
-    spec.template = PodTemplateSpec {
-        metadata: Some(ObjectMeta {
-            labels: Some(labels),
-            ..ObjectMeta::default()
-        }),
-        spec: Some(PodSpec {
-            containers: vec![Container {
-                name: "nginx".into(),
-                image: Some("nginx:latest".into()),
-                ..Container::default()
-            }],
-            ..PodSpec::default()
-        }),
-    };
+    spec.selector.match_labels = Some(labels.clone());
+    spec.template.metadata = Some(ObjectMeta {
+        labels: Some(labels),
+        ..Default::default()
+    });
+    spec.template.spec = Some(PodSpec {
+        containers: vec![container],
+        ..Default::default()
+    });
+    set_controller_reference(foo, deployment)
 }
 
 /// The `Ready` condition (its transition time is set by `set_condition`).
@@ -186,7 +165,7 @@ async fn write_status(
         .patch_status(
             name,
             &PatchParams::default(),
-            &Patch::Merge(json!({ "status": FooStatus { ..status } })),
+            &Patch::Merge(json!({ "status": status })),
         )
         .await?;
     Ok(())
@@ -199,7 +178,8 @@ fn cleanup(foo: &Foo, ctx: &Context) -> Result<Action, Error> {
         "Deployment {:?} is left to garbage collection",
         foo.spec.deployment_name
     );
-    ctx.recorder.event(foo, EventType::Normal, "CleanedUp", message);
+    ctx.recorder
+        .event(foo, EventType::Normal, "CleanedUp", message);
     Ok(Action::done())
 }
 

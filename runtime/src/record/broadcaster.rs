@@ -16,7 +16,7 @@ use tokio_util::sync::CancellationToken;
 use super::{
     config::BroadcasterConfig,
     correlator::{Correlated, EventCorrelator},
-    fanout::{Shared, Watcher},
+    fanout::{FanOut, Watcher},
     recorder::EventRecorder,
     sink::EventSink,
 };
@@ -42,7 +42,7 @@ use super::{
 /// ```
 #[derive(Clone)]
 pub struct EventBroadcaster {
-    shared: Arc<Shared>,
+    shared: Arc<FanOut>,
 }
 
 impl std::fmt::Debug for EventBroadcaster {
@@ -65,7 +65,7 @@ impl Default for EventBroadcaster {
 #[derive(Debug, Clone)]
 pub struct WatchHandle {
     id: u64,
-    shared: std::sync::Weak<Shared>,
+    shared: std::sync::Weak<FanOut>,
 }
 
 impl WatchHandle {
@@ -86,7 +86,7 @@ impl EventBroadcaster {
     /// A broadcaster with `config`.
     pub fn with_config(config: BroadcasterConfig) -> Self {
         Self {
-            shared: Arc::new(Shared {
+            shared: Arc::new(FanOut {
                 config,
                 watchers: RwLock::new(Vec::new()),
                 next_id: AtomicU64::new(0),

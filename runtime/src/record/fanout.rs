@@ -1,6 +1,6 @@
 //! The fan-out hub shared by an [`EventBroadcaster`](super::EventBroadcaster) and its
 //! [`EventRecorder`](super::EventRecorder)s: the watchers' bounded queues and the
-//! broadcaster's lifecycle state. Recorders only [`distribute`](Shared::distribute); the
+//! broadcaster's lifecycle state. Recorders only [`distribute`](FanOut::distribute); the
 //! broadcaster registers watchers and shuts the hub down.
 
 use std::sync::{
@@ -22,7 +22,7 @@ pub(super) struct Watcher {
 }
 
 /// The hub: watcher queues plus the broadcaster's configuration and lifecycle.
-pub(crate) struct Shared {
+pub(crate) struct FanOut {
     pub(super) config: BroadcasterConfig,
     pub(super) watchers: RwLock<Vec<Watcher>>,
     pub(super) next_id: AtomicU64,
@@ -33,7 +33,7 @@ pub(crate) struct Shared {
     pub(super) dropped: AtomicU64,
 }
 
-impl Shared {
+impl FanOut {
     /// Hands `event` to every watcher without waiting; a full queue drops it.
     pub(crate) fn distribute(&self, event: Event) {
         if self.shut_down.load(Ordering::Acquire) {

@@ -9,7 +9,7 @@ use k8s_openapi::{
     jiff::Timestamp,
 };
 
-use super::{event_type::IntoEventType, fanout::Shared, keys::event_name, target::EventTarget};
+use super::{event_type::IntoEventType, fanout::FanOut, keys::event_name, target::EventTarget};
 
 /// Records events on behalf of one source. Cheap to clone; every clone feeds the same
 /// broadcaster.
@@ -20,7 +20,7 @@ use super::{event_type::IntoEventType, fanout::Shared, keys::event_name, target:
 /// no name, is logged and dropped, as client-go does.
 #[derive(Clone)]
 pub struct EventRecorder {
-    shared: Arc<Shared>,
+    shared: Arc<FanOut>,
     source: Arc<EventSource>,
 }
 
@@ -33,7 +33,7 @@ impl std::fmt::Debug for EventRecorder {
 }
 
 impl EventRecorder {
-    pub(crate) fn new(shared: Arc<Shared>, source: EventSource) -> Self {
+    pub(crate) fn new(shared: Arc<FanOut>, source: EventSource) -> Self {
         Self {
             shared,
             source: Arc::new(source),

@@ -1096,3 +1096,35 @@ async fn finalizer_writes_are_guarded_and_removal_conflicts_do_not_rerun_cleanup
         Some(vec!["other.io/keep".to_owned()])
     );
 }
+
+/// Kubernetes does not deduplicate finalizers (kube-rs #964): a finalizer listed twice is
+/// removed in full after one Cleanup, or the object would stay and Cleanup come back.
+#[tokio::test]
+async fn a_duplicated_finalizer_is_removed_in_full() {
+    let (_server, client) = server_and_client().await;
+    let cms: ResourceClient<ConfigMap> = ResourceClient::namespaced(client, "default");
+    let mut cm = named::<ConfigMap>("twice");
+    cm.metadata.finalizers = Some(vec![
+        FINALIZER.into(),
+        "other.io/keep".into(),
+        FINALIZER.into(),
+    ]);
+    cms.create(&PostParams::default(), &cm)
+        .await
+        .expect("create");
+    cms.delete("twice", &DeleteParams::default())
+        .await
+        .expect("delete");
+    let calls = Calls::default();
+    run(&cms, fresh(&cms, "twice").await, &calls, false)
+        .await
+        .expect("cleanup");
+    run(&cms, fresh(&cms, "twice").await, &calls, false)
+        .await
+        .expect("nothing left to do");
+    assert_eq!(calls.cleanups(), 1);
+    assert_eq!(
+        fresh(&cms, "twice").await.metadata.finalizers,
+        Some(vec!["other.io/keep".to_owned()])
+    );
+}

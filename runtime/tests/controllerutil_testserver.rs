@@ -1128,3 +1128,28 @@ async fn a_duplicated_finalizer_is_removed_in_full() {
         Some(vec!["other.io/keep".to_owned()])
     );
 }
+
+fn assert_send<T: Send>(_: &T) {}
+
+/// A controller runs reconciles on `tokio::spawn`, so every helper's future must be `Send`
+/// (when the mutate function and reconcile future are).
+#[test]
+fn the_helpers_futures_are_send() {
+    let cms: ResourceClient<ConfigMap> =
+        ResourceClient::namespaced(Client::new(InProcess::new()), "default");
+    let mutate = |_: &mut ConfigMap| Ok::<_, Never>(());
+    assert_send(&create_or_update(&cms, named("a"), mutate));
+    assert_send(&create_or_patch(&cms, named("a"), mutate));
+    assert_send(&await_condition(
+        cms.clone(),
+        "a",
+        is_deleted("uid"),
+        Duration::from_secs(1),
+    ));
+    assert_send(&finalizer(
+        &cms,
+        FINALIZER,
+        Arc::new(named::<ConfigMap>("a")),
+        |_event| async { Ok::<_, std::io::Error>(Action::done()) },
+    ));
+}

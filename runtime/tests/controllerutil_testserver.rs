@@ -1096,3 +1096,60 @@ async fn finalizer_writes_are_guarded_and_removal_conflicts_do_not_rerun_cleanup
         Some(vec!["other.io/keep".to_owned()])
     );
 }
+
+/// Kubernetes does not deduplicate finalizers (kube-rs #964): a finalizer listed twice is
+/// removed in full after one Cleanup, or the object would stay and Cleanup come back.
+#[tokio::test]
+async fn a_duplicated_finalizer_is_removed_in_full() {
+    let (_server, client) = server_and_client().await;
+    let cms: ResourceClient<ConfigMap> = ResourceClient::namespaced(client, "default");
+    let mut cm = named::<ConfigMap>("twice");
+    cm.metadata.finalizers = Some(vec![
+        FINALIZER.into(),
+        "other.io/keep".into(),
+        FINALIZER.into(),
+    ]);
+    cms.create(&PostParams::default(), &cm)
+        .await
+        .expect("create");
+    cms.delete("twice", &DeleteParams::default())
+        .await
+        .expect("delete");
+    let calls = Calls::default();
+    run(&cms, fresh(&cms, "twice").await, &calls, false)
+        .await
+        .expect("cleanup");
+    run(&cms, fresh(&cms, "twice").await, &calls, false)
+        .await
+        .expect("nothing left to do");
+    assert_eq!(calls.cleanups(), 1);
+    assert_eq!(
+        fresh(&cms, "twice").await.metadata.finalizers,
+        Some(vec!["other.io/keep".to_owned()])
+    );
+}
+
+fn assert_send<T: Send>(_: &T) {}
+
+/// A controller runs reconciles on `tokio::spawn`, so every helper's future must be `Send`
+/// (when the mutate function and reconcile future are).
+#[test]
+fn the_helpers_futures_are_send() {
+    let cms: ResourceClient<ConfigMap> =
+        ResourceClient::namespaced(Client::new(InProcess::new()), "default");
+    let mutate = |_: &mut ConfigMap| Ok::<_, Never>(());
+    assert_send(&create_or_update(&cms, named("a"), mutate));
+    assert_send(&create_or_patch(&cms, named("a"), mutate));
+    assert_send(&await_condition(
+        cms.clone(),
+        "a",
+        is_deleted("uid"),
+        Duration::from_secs(1),
+    ));
+    assert_send(&finalizer(
+        &cms,
+        FINALIZER,
+        Arc::new(named::<ConfigMap>("a")),
+        |_event| async { Ok::<_, std::io::Error>(Action::done()) },
+    ));
+}

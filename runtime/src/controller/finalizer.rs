@@ -185,21 +185,27 @@ fn add_patch<E>(obj: &impl Resource, finalizer: &str) -> Result<Patch<()>, Final
     json_patch(vec![op], Some(rv)).map_err(FinalizerError::EncodePatch)
 }
 
-/// The patch removing the finalizer at `index`, which must be `finalizer` (a `test` op),
-/// guarded by `resource_version`.
+/// The patch removing the finalizer at each of `indices` (ascending), each `test`ed to be
+/// `finalizer` first, guarded by `resource_version`. Removed from the back, so the earlier
+/// indices stay valid; every copy goes, since Kubernetes does not deduplicate finalizers and
+/// a copy left behind would hold the object (and bring Cleanup back).
 fn remove_patch(
-    index: usize,
+    indices: &[usize],
     finalizer: &str,
     resource_version: Option<&str>,
 ) -> Result<Patch<()>, serde_json::Error> {
-    let path = format!("/metadata/finalizers/{index}");
-    json_patch(
-        vec![
-            json!({"op": "test", "path": path, "value": finalizer}),
-            json!({"op": "remove", "path": path}),
-        ],
-        resource_version,
-    )
+    let ops = indices
+        .iter()
+        .rev()
+        .flat_map(|index| {
+            let path = format!("/metadata/finalizers/{index}");
+            [
+                json!({"op": "test", "path": path, "value": finalizer}),
+                json!({"op": "remove", "path": path}),
+            ]
+        })
+        .collect();
+    json_patch(ops, resource_version)
 }
 
 /// The deleting object as the server has it now, if it is still the same object and still
@@ -236,17 +242,24 @@ async fn remove<K: Object, E>(
         if current.meta().uid.as_deref() != uid {
             return Ok(());
         }
-        let Some(index) = current
+        let indices: Vec<usize> = current
             .meta()
             .finalizers
             .iter()
             .flatten()
-            .position(|f| f == finalizer)
-        else {
+            .enumerate()
+            .filter(|(_, f)| *f == finalizer)
+            .map(|(i, _)| i)
+            .collect();
+        if indices.is_empty() {
             return Ok(());
-        };
-        let patch = remove_patch(index, finalizer, current.meta().resource_version.as_deref())
-            .map_err(Error::Encode)?;
+        }
+        let patch = remove_patch(
+            &indices,
+            finalizer,
+            current.meta().resource_version.as_deref(),
+        )
+        .map_err(Error::Encode)?;
         match client.patch(name, &PatchParams::default(), &patch).await {
             Ok(_) => Ok(()),
             // The object went away between the read and the patch: nothing left to remove.
@@ -300,8 +313,8 @@ mod tests {
     /// shifted list can never lose someone else's finalizer; here also guarded by the
     /// resourceVersion.
     #[test]
-    fn the_remove_patch_tests_the_entry_it_removes() {
-        let ops = patch_ops(remove_patch(1, "example.com/x", Some("9")).expect("patch"));
+    fn the_remove_patch_tests_the_entries_it_removes() {
+        let ops = patch_ops(remove_patch(&[1], "example.com/x", Some("9")).expect("patch"));
         assert_eq!(
             ops,
             json!([
@@ -309,6 +322,29 @@ mod tests {
                 {"op": "remove", "path": "/metadata/finalizers/1"},
                 {"op": "replace", "path": "/metadata/resourceVersion", "value": "9"},
             ])
+        );
+        // Duplicates go too, from the back.
+        let ops = patch_ops(remove_patch(&[0, 2], "example.com/x", None).expect("patch"));
+        let paths: Vec<_> = ops
+            .as_array()
+            .expect("ops")
+            .iter()
+            .map(|op| {
+                format!(
+                    "{} {}",
+                    op["op"].as_str().unwrap_or(""),
+                    op["path"].as_str().unwrap_or("")
+                )
+            })
+            .collect();
+        assert_eq!(
+            paths,
+            [
+                "test /metadata/finalizers/2",
+                "remove /metadata/finalizers/2",
+                "test /metadata/finalizers/0",
+                "remove /metadata/finalizers/0",
+            ]
         );
     }
 }

@@ -3,17 +3,15 @@
 
 use std::{sync::Arc, time::Duration};
 
-use futures::{FutureExt, future::BoxFuture};
-
 use super::{
     Controller, Predicate, Request,
-    controller::{Settings, Source},
-    handler::{EnqueueHandler, MapFn, map_owner, map_self},
+    controller::Settings,
+    handler::{map_owner, map_self},
     predicate::Always,
+    source::{Source, source},
 };
 use crate::{
     Object, ResourceScope,
-    cache::{CacheSynced, InformerError, SharedIndexInformer},
     informers::SharedInformerFactory,
     metrics::{ControllerMetrics, ControllerMetricsProvider},
     record::EventRecorder,
@@ -43,38 +41,11 @@ impl<K: Object> std::fmt::Debug for ControllerBuilder<K> {
     }
 }
 
-/// A source registering `handler` with `informer`: the registration's sync and removal.
-fn source<W: Object>(
-    informer: SharedIndexInformer<W>,
-    map: MapFn<W>,
-    predicate: Arc<dyn Predicate<W>>,
-) -> Source {
-    Source {
-        type_name: std::any::type_name::<W>(),
-        register: Box::new(move |queue| {
-            let registration =
-                informer.add_event_handler(EnqueueHandler::new(queue, map, predicate))?;
-            let synced = {
-                let (informer, registration) = (informer.clone(), registration.clone());
-                Box::new(move || informer.has_synced() && registration.has_synced())
-                    as Box<dyn Fn() -> bool + Send + Sync>
-            };
-            let remove = Box::new(move || -> BoxFuture<'static, ()> {
-                async move {
-                    if let Err(error) = informer.remove_event_handler(&registration).await {
-                        tracing::debug!(%error, "event handler already removed");
-                    }
-                }
-                .boxed()
-            });
-            Ok::<_, InformerError>(super::controller::Registered { synced, remove })
-        }),
-    }
-}
-
-impl<K: Object> ControllerBuilder<K> {
-    pub(super) fn new(factory: &SharedInformerFactory) -> Self {
-        Self {
+impl<K: Object> Controller<K> {
+    /// A builder for a controller of `K` whose informers come from `factory` (shared with
+    /// every other controller and lister of the factory).
+    pub fn builder(factory: &SharedInformerFactory) -> ControllerBuilder<K> {
+        ControllerBuilder {
             factory: factory.clone(),
             name: None,
             predicate: Arc::new(Always),
@@ -86,7 +57,9 @@ impl<K: Object> ControllerBuilder<K> {
             queue_metrics: None,
         }
     }
+}
 
+impl<K: Object> ControllerBuilder<K> {
     /// The controller's name: its logs, metrics and queue carry it (default: the primary
     /// kind in lower case, as controller-runtime's).
     #[must_use]
@@ -232,11 +205,5 @@ impl<K: Object> ControllerBuilder<K> {
             recorder: self.recorder,
             metrics,
         }
-    }
-}
-
-impl CacheSynced for super::controller::Registered {
-    fn has_synced(&self) -> bool {
-        (self.synced)()
     }
 }

@@ -40,16 +40,17 @@ use std::{
     time::Duration,
 };
 
-use futures::{FutureExt, future::BoxFuture};
+use futures::FutureExt;
 use tokio::{task::JoinSet, time::Instant};
 use tokio_util::sync::CancellationToken;
 
-use super::{Action, ControllerBuilder, ControllerError, Request, is_terminal};
+use super::{
+    Action, ControllerError, Request, is_terminal,
+    source::{Registered, Source},
+};
 use crate::{
     Object,
-    cache::{
-        CacheSynced, InformerError, ReadOnlyIndexer, SharedIndexInformer, wait_for_cache_sync,
-    },
+    cache::{CacheSynced, ReadOnlyIndexer, SharedIndexInformer, wait_for_cache_sync},
     informers::SharedInformerFactory,
     metrics::{ControllerMetrics, ReconcileResult},
     record::{EventRecorder, EventType},
@@ -72,24 +73,6 @@ impl Default for Settings {
             graceful_shutdown_timeout: Duration::from_secs(30),
         }
     }
-}
-
-/// A source's event handler, registered with its informer.
-pub(super) struct Registered {
-    /// The informer has synced and the handler has seen its first list.
-    pub(super) synced: Box<dyn Fn() -> bool + Send + Sync>,
-    /// Removes the handler (waiting for a callback in flight).
-    pub(super) remove: Box<dyn FnOnce() -> BoxFuture<'static, ()> + Send + Sync>,
-}
-
-/// Registers a source's handler, feeding the controller's queue.
-type Register =
-    Box<dyn FnOnce(RateLimitingQueue<Request>) -> Result<Registered, InformerError> + Send>;
-
-/// An informer the controller consumes, not yet registered.
-pub(super) struct Source {
-    pub(super) type_name: &'static str,
-    pub(super) register: Register,
 }
 
 /// What a controller's shutdown did.
@@ -171,12 +154,6 @@ enum Outcome<E> {
 }
 
 impl<K: Object> Controller<K> {
-    /// A builder for a controller of `K` whose informers come from `factory` (shared with
-    /// every other controller and lister of the factory).
-    pub fn builder(factory: &SharedInformerFactory) -> ControllerBuilder<K> {
-        ControllerBuilder::new(factory)
-    }
-
     /// The controller's name.
     pub fn name(&self) -> &str {
         &self.name

@@ -29,6 +29,7 @@ pub mod finalizer;
 mod handler;
 pub mod predicate;
 mod request;
+mod source;
 
 pub use action::Action;
 pub use builder::ControllerBuilder;

@@ -10,6 +10,7 @@
 //! * [`workqueue`]: typed, rate-limited work queues (client-go's `util/workqueue`).
 //! * [`controller`]: controllers built from a reconcile function (controller-runtime's
 //!   builder and controller); [`controllerutil`]: owner references and other helpers.
+//! * [`leaderelection`]: Lease-based leader election (client-go's `tools/leaderelection`).
 //! * [`client`]: the REST client.
 //! * [`catalog`]: the table of contents a generated API tree carries (`catalog::RESOURCES`).
 //! * [`record`]: events about objects — recorder, broadcaster, correlation (client-go's
@@ -45,6 +46,7 @@ pub mod informers;
 #[cfg(feature = "kubernetes")]
 #[rustfmt::skip]
 pub mod kubernetes;
+pub mod leaderelection;
 pub mod metrics;
 pub mod record;
 pub mod workqueue;

@@ -14,6 +14,8 @@
 //! * `rest`: [`RestClientMetrics`], what the client records per request.
 //! * `controller`: [`ControllerMetricsProvider`] and the handles a
 //!   [`Controller`](crate::controller::Controller) keeps (controller-runtime's series).
+//! * `leaderelection`: [`LeaderElectionMetricsProvider`] (client-go's
+//!   `leader_election_*` series).
 //! * `prometheus`: [`PrometheusMetrics`], all of them over one registry.
 //!
 //! This module imports no other part of the crate: `cache`, `client` and `workqueue` record
@@ -21,12 +23,14 @@
 
 mod controller;
 mod informer;
+mod leaderelection;
 mod prometheus;
 mod reflector;
 mod rest;
 
 pub use controller::{ControllerMetrics, ControllerMetricsProvider, ReconcileResult};
 pub use informer::{InformerMetrics, InformerMetricsProvider};
+pub use leaderelection::{LeaderElectionMetrics, LeaderElectionMetricsProvider};
 pub use prometheus::PrometheusMetrics;
 pub(crate) use prometheus::{
     Labels as PrometheusLabels, PromCounter, PromFloatGauge, PromGauge, PromHistogram,

@@ -18,7 +18,8 @@ use prometheus_client::{
 
 use super::{
     ControllerMetricsProvider, CounterMetric, GaugeMetric, HistogramMetric,
-    InformerMetricsProvider, ReflectorMetricsProvider, RestClientMetrics, SettableGaugeMetric,
+    InformerMetricsProvider, LeaderElectionMetricsProvider, ReflectorMetricsProvider,
+    RestClientMetrics, SettableGaugeMetric,
 };
 
 pub(crate) type Labels = Vec<(String, String)>;
@@ -153,6 +154,8 @@ pub struct PrometheusMetrics {
     reconcile_time: Histograms,
     active_workers: Family<Labels, Gauge>,
     max_concurrent: Family<Labels, FloatGauge>,
+    leader: Family<Labels, FloatGauge>,
+    slowpath: Family<Labels, Counter>,
 }
 
 impl PrometheusMetrics {
@@ -183,6 +186,8 @@ impl PrometheusMetrics {
             reconcile_time: Family::new_with_constructor(reconcile_histogram),
             active_workers: Family::default(),
             max_concurrent: Family::default(),
+            leader: Family::default(),
+            slowpath: Family::default(),
         };
         // prometheus-client appends `_total` to counters (not to gauges).
         let r = registry;
@@ -305,6 +310,16 @@ impl PrometheusMetrics {
             "controller_runtime_max_concurrent_reconciles",
             "Maximum number of concurrent reconciles per controller",
             m.max_concurrent.clone(),
+        );
+        r.register(
+            "leader_election_master_status",
+            "Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master. 'name' is the string used to identify the lease. Please make sure to group by name.",
+            m.leader.clone(),
+        );
+        r.register(
+            "leader_election_slowpath",
+            "Total number of slow path exercised in renewing leader leases. 'name' is the string used to identify the lease. Please make sure to group by name.",
+            m.slowpath.clone(),
         );
         m
     }
@@ -441,5 +456,14 @@ impl ControllerMetricsProvider for PrometheusMetrics {
         Arc::new(PromFloatGauge(
             self.max_concurrent.get_or_create_owned(&controller(n)),
         ))
+    }
+}
+
+impl LeaderElectionMetricsProvider for PrometheusMetrics {
+    fn new_leader_metric(&self, n: &str) -> Arc<dyn SettableGaugeMetric> {
+        Arc::new(PromFloatGauge(self.leader.get_or_create_owned(&name(n))))
+    }
+    fn new_slowpath_metric(&self, n: &str) -> Arc<dyn CounterMetric> {
+        Arc::new(PromCounter(self.slowpath.get_or_create_owned(&name(n))))
     }
 }

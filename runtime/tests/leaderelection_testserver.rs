@@ -25,9 +25,12 @@ const RETRY: Duration = Duration::from_millis(200);
 /// Scheduling slack on a loaded 2-core machine.
 const SLACK: Duration = Duration::from_millis(500);
 
-/// When each candidate led: (identity, started, stopped).
+/// One term as leader: (identity, started, stopped).
+type Term = (String, Instant, Option<Instant>);
+
+/// When each candidate led.
 #[derive(Default, Clone)]
-struct Terms(Arc<Mutex<Vec<(String, Instant, Option<Instant>)>>>);
+struct Terms(Arc<Mutex<Vec<Term>>>);
 
 impl Terms {
     fn leaders(&self) -> Vec<String> {

@@ -10,7 +10,9 @@
 //! * [`workqueue`]: typed, rate-limited work queues (client-go's `util/workqueue`).
 //! * [`controller`]: controllers built from a reconcile function (controller-runtime's
 //!   builder and controller); [`controllerutil`]: owner references and other helpers.
-//! * [`leaderelection`]: Lease-based leader election (client-go's `tools/leaderelection`).
+//! * [`leaderelection`]: Lease-based leader election (client-go's `tools/leaderelection`);
+//!   [`manager`]: one object per operator process (controllers under leader election,
+//!   probes, metrics, signals; controller-runtime's manager).
 //! * [`client`]: the REST client.
 //! * [`catalog`]: the table of contents a generated API tree carries (`catalog::RESOURCES`).
 //! * [`record`]: events about objects — recorder, broadcaster, correlation (client-go's
@@ -47,6 +49,7 @@ pub mod informers;
 #[rustfmt::skip]
 pub mod kubernetes;
 pub mod leaderelection;
+pub mod manager;
 pub mod metrics;
 pub mod record;
 pub mod workqueue;

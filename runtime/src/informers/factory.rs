@@ -467,6 +467,17 @@ impl SharedInformerFactory {
         result
     }
 
+    /// Whether every started informer has synced (`true` when none has started): a
+    /// readiness check (`/readyz`) that does not wait.
+    pub fn has_synced(&self) -> bool {
+        self.inner
+            .informers
+            .lock()
+            .iter()
+            .filter(|e| e.started)
+            .all(|e| e.erased.has_synced())
+    }
+
     /// Stops every informer and waits for their tasks to finish. The factory cannot be
     /// started again.
     pub async fn shutdown(&self) {

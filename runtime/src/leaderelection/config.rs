@@ -51,6 +51,22 @@ impl Callbacks {
         self
     }
 
+    /// Calls `f` first, then the `on_started_leading` already set (for an owner such as the
+    /// manager that adds its own reaction to the user's).
+    pub(crate) fn before_started_leading(
+        mut self,
+        f: impl Fn(CancellationToken) + Send + Sync + 'static,
+    ) -> Self {
+        let then = self.on_started_leading.take();
+        self.on_started_leading = Some(Arc::new(move |token: CancellationToken| {
+            f(token.clone());
+            if let Some(then) = &then {
+                then(token);
+            }
+        }));
+        self
+    }
+
     /// Called when the elector returns (after leading, or without ever leading, as
     /// client-go's `OnStoppedLeading`).
     #[must_use]

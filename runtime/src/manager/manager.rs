@@ -1,0 +1,519 @@
+//! [`Manager`]: one process object owning the client, the informer factory, the
+//! controllers, leader election and the probe and metrics endpoints (controller-runtime's
+//! `pkg/manager`).
+//!
+//! # `run`
+//!
+//! 1. Binds nothing new (the listeners were bound by [`ManagerBuilder::build`], so their
+//!    addresses are known before `run`), starts the HTTP endpoints and the informer
+//!    factory: caches warm whether or not this replica leads (controller-runtime's
+//!    warmup), so a new leader reconciles at once, and `/readyz` turns 200 when they have
+//!    synced.
+//! 2. Starts the runnables that do not need leadership.
+//! 3. With leader election, stands for election; on winning, starts the runnables that need
+//!    leadership (controllers) with a token that fires when leadership is lost. Without, it
+//!    starts them at once.
+//! 4. Waits for `stop` (or a signal, with [`Manager::run_until_signal`]), or for the lease
+//!    to be lost.
+//! 5. Shuts down in an order that never lets two replicas act as leader: runnables are
+//!    cancelled and awaited (each controller lets its in-flight reconciles finish, bounded;
+//!    the manager waits at most `graceful_shutdown_timeout` for all of them), **then** the
+//!    elector stops, releasing the lease if configured, then the informers and the
+//!    endpoints stop. A lost lease ends `run` with [`ManagerError::LeaderElectionLost`], as
+//!    controller-runtime exits: the process should restart and stand again.
+
+use std::{net::SocketAddr, sync::Arc, time::Duration};
+
+use futures::{FutureExt, future::BoxFuture};
+use parking_lot::Mutex;
+use prometheus_client::registry::Registry;
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+
+use super::{
+    checks::{Check, Checks},
+    server::{Endpoints, serve},
+};
+use crate::{
+    Object,
+    client::Client,
+    controller::{Action, Controller, ControllerBuilder},
+    informers::SharedInformerFactory,
+    leaderelection::{ConfigError, LeaderElectionConfig, LeaderElector, LeaseLock},
+    metrics::PrometheusMetrics,
+    workqueue::PrometheusMetricsProvider,
+};
+
+/// How far past its lease a leader that stopped renewing may get before `/healthz` fails
+/// (controller-runtime's leader-election health check).
+pub const LEADER_ELECTION_HEALTH_TOLERANCE: Duration = Duration::from_secs(20);
+
+/// A manager could not be built or ended in error.
+#[derive(Debug, thiserror::Error)]
+pub enum ManagerError {
+    /// An endpoint address could not be bound.
+    #[error("binding {addr}: {source}")]
+    Bind {
+        /// The address.
+        addr: SocketAddr,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The leader-election settings are invalid.
+    #[error("leader election: {0}")]
+    LeaderElection(#[from] ConfigError),
+    /// This replica lost its lease: leader-only work was stopped; restart and stand again.
+    #[error("leader election lost")]
+    LeaderElectionLost,
+    /// Waiting for a signal failed.
+    #[error("signals: {0}")]
+    Signal(#[source] std::io::Error),
+}
+
+/// Where the lease lives and who this replica is.
+#[derive(Debug, Clone)]
+pub struct LeaderElectionOptions {
+    /// The Lease's namespace.
+    pub namespace: String,
+    /// The Lease's name (one per operator).
+    pub name: String,
+    /// This replica's identity (unique: the pod name, or hostname and a random suffix).
+    pub identity: String,
+    /// Durations and options (its callbacks are called after the manager's own).
+    pub config: LeaderElectionConfig,
+}
+
+/// Builds a [`Manager`].
+#[derive(Debug)]
+pub struct ManagerBuilder {
+    client: Client,
+    default_resync: Duration,
+    namespace: Option<String>,
+    leader_election: Option<LeaderElectionOptions>,
+    probe_addr: Option<SocketAddr>,
+    metrics_addr: Option<SocketAddr>,
+    graceful_shutdown_timeout: Duration,
+}
+
+impl ManagerBuilder {
+    /// The informer factory's default resync period (default: none).
+    #[must_use]
+    pub fn default_resync(mut self, resync: Duration) -> Self {
+        self.default_resync = resync;
+        self
+    }
+
+    /// Caches watch only this namespace.
+    #[must_use]
+    pub fn namespace(mut self, namespace: impl Into<String>) -> Self {
+        self.namespace = Some(namespace.into());
+        self
+    }
+
+    /// Runs controllers only while this replica holds the Lease.
+    #[must_use]
+    pub fn leader_election(mut self, options: LeaderElectionOptions) -> Self {
+        self.leader_election = Some(options);
+        self
+    }
+
+    /// Serves `/healthz`, `/livez` and `/readyz` here (port 0: any free port, see
+    /// [`Manager::probe_addr`]).
+    #[must_use]
+    pub fn probe_address(mut self, addr: SocketAddr) -> Self {
+        self.probe_addr = Some(addr);
+        self
+    }
+
+    /// Serves `/metrics` here; the same address as the probes shares their server.
+    #[must_use]
+    pub fn metrics_address(mut self, addr: SocketAddr) -> Self {
+        self.metrics_addr = Some(addr);
+        self
+    }
+
+    /// How long `run` waits for runnables to stop (default 30 s).
+    #[must_use]
+    pub fn graceful_shutdown_timeout(mut self, timeout: Duration) -> Self {
+        self.graceful_shutdown_timeout = timeout;
+        self
+    }
+
+    /// The manager, its endpoints bound (not yet served).
+    pub fn build(self) -> Result<Manager, ManagerError> {
+        let mut registry = Registry::default();
+        let metrics = PrometheusMetrics::new(&mut registry);
+        let queue_metrics = Arc::new(PrometheusMetricsProvider::new(&mut registry));
+        let mut factory = SharedInformerFactory::builder(self.client.clone())
+            .default_resync(self.default_resync)
+            .metrics(Arc::new(metrics.clone()));
+        if let Some(namespace) = &self.namespace {
+            factory = factory.namespace(namespace.clone());
+        }
+        let factory = factory.build();
+        let elector = match self.leader_election {
+            Some(options) => {
+                let lock = LeaseLock::new(
+                    self.client.clone(),
+                    options.namespace,
+                    options.name.clone(),
+                    options.identity,
+                );
+                let config = options.config.metrics(&options.name, &metrics);
+                Some((lock, config))
+            }
+            None => None,
+        };
+        let bind = |addr: SocketAddr| {
+            std::net::TcpListener::bind(addr)
+                .and_then(|l| l.set_nonblocking(true).map(|()| l))
+                .map_err(|source| ManagerError::Bind { addr, source })
+        };
+        let probe = self.probe_addr.map(bind).transpose()?;
+        let metrics_listener = match (self.metrics_addr, self.probe_addr) {
+            (Some(m), Some(p)) if m == p => None,
+            (Some(m), _) => Some(bind(m)?),
+            (None, _) => None,
+        };
+        let shared_metrics = self.metrics_addr.is_some() && metrics_listener.is_none();
+        let mut healthz = Checks::default();
+        healthz.add("ping", Arc::new(|| Ok(())));
+        let mut readyz = Checks::default();
+        let synced = factory.clone();
+        readyz.add(
+            "informers",
+            Arc::new(move || {
+                synced
+                    .has_synced()
+                    .then_some(())
+                    .ok_or_else(|| "caches have not synced".to_owned())
+            }),
+        );
+        Ok(Manager {
+            client: self.client,
+            factory,
+            registry: Arc::new(Mutex::new(registry)),
+            metrics,
+            queue_metrics,
+            runnables: Vec::new(),
+            election: elector,
+            healthz,
+            readyz,
+            probe,
+            metrics_listener,
+            shared_metrics,
+            graceful_shutdown_timeout: self.graceful_shutdown_timeout,
+        })
+    }
+}
+
+/// Something the manager runs until its token fires.
+struct Runnable {
+    name: String,
+    needs_leader: bool,
+    run: Box<dyn FnOnce(CancellationToken) -> BoxFuture<'static, ()> + Send>,
+}
+
+/// Owns the client, the informer factory, the controllers, leader election and the
+/// endpoints of one operator process; see the module docs.
+pub struct Manager {
+    client: Client,
+    factory: SharedInformerFactory,
+    registry: Arc<Mutex<Registry>>,
+    metrics: PrometheusMetrics,
+    queue_metrics: Arc<PrometheusMetricsProvider>,
+    runnables: Vec<Runnable>,
+    election: Option<(LeaseLock, LeaderElectionConfig)>,
+    healthz: Checks,
+    readyz: Checks,
+    probe: Option<std::net::TcpListener>,
+    metrics_listener: Option<std::net::TcpListener>,
+    shared_metrics: bool,
+    graceful_shutdown_timeout: Duration,
+}
+
+impl std::fmt::Debug for Manager {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let names: Vec<&str> = self.runnables.iter().map(|r| r.name.as_str()).collect();
+        f.debug_struct("Manager")
+            .field("runnables", &names)
+            .field("leader_election", &self.election.is_some())
+            .field("probe_addr", &self.probe_addr())
+            .field("metrics_addr", &self.metrics_addr())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Manager {
+    /// A builder for a manager over `client`.
+    pub fn builder(client: Client) -> ManagerBuilder {
+        ManagerBuilder {
+            client,
+            default_resync: Duration::ZERO,
+            namespace: None,
+            leader_election: None,
+            probe_addr: None,
+            metrics_addr: None,
+            graceful_shutdown_timeout: Duration::from_secs(30),
+        }
+    }
+
+    /// The client.
+    pub fn client(&self) -> &Client {
+        &self.client
+    }
+
+    /// The informer factory every controller and lister of this manager shares (its
+    /// informer and reflector metrics go to the manager's registry).
+    pub fn factory(&self) -> &SharedInformerFactory {
+        &self.factory
+    }
+
+    /// The manager's metrics provider (any component can record through it).
+    pub fn metrics(&self) -> &PrometheusMetrics {
+        &self.metrics
+    }
+
+    /// The registry `/metrics` serves; register your own metrics in it.
+    pub fn registry(&self) -> Arc<Mutex<Registry>> {
+        self.registry.clone()
+    }
+
+    /// The bound probe address (`/healthz`, `/readyz`), if any.
+    pub fn probe_addr(&self) -> Option<SocketAddr> {
+        self.probe.as_ref().and_then(|l| l.local_addr().ok())
+    }
+
+    /// The bound metrics address, if any.
+    pub fn metrics_addr(&self) -> Option<SocketAddr> {
+        match (&self.metrics_listener, self.shared_metrics) {
+            (Some(listener), _) => listener.local_addr().ok(),
+            (None, true) => self.probe_addr(),
+            (None, false) => None,
+        }
+    }
+
+    /// A controller builder over the manager's factory, recording controller-runtime's and
+    /// the queue's metrics in the manager's registry.
+    pub fn controller<K: Object>(&self) -> ControllerBuilder<K> {
+        Controller::<K>::builder(&self.factory)
+            .metrics(Arc::new(self.metrics.clone()))
+            .queue_metrics(self.queue_metrics.clone())
+    }
+
+    /// Runs `controller` with `reconcile` and `ctx` while this replica leads (always, without
+    /// leader election).
+    pub fn add_controller<K, C, F, Fut, E>(
+        &mut self,
+        controller: Controller<K>,
+        reconcile: F,
+        ctx: Arc<C>,
+    ) where
+        K: Object,
+        C: Send + Sync + 'static,
+        F: Fn(Arc<K>, Arc<C>) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Action, E>> + Send + 'static,
+        E: std::error::Error + Send + Sync + 'static,
+    {
+        let name = controller.name().to_owned();
+        self.add_runnable(name.clone(), true, move |stop| async move {
+            match controller.run(reconcile, ctx, stop).await {
+                Ok(report) => tracing::info!(controller = %name, ?report, "controller stopped"),
+                Err(error) => tracing::error!(controller = %name, %error, "controller failed"),
+            }
+        });
+    }
+
+    /// Runs `run` until its token fires; with `needs_leader`, only while this replica leads.
+    pub fn add_runnable<Fut>(
+        &mut self,
+        name: impl Into<String>,
+        needs_leader: bool,
+        run: impl FnOnce(CancellationToken) -> Fut + Send + 'static,
+    ) where
+        Fut: Future<Output = ()> + Send + 'static,
+    {
+        self.runnables.push(Runnable {
+            name: name.into(),
+            needs_leader,
+            run: Box::new(move |stop| run(stop).boxed()),
+        });
+    }
+
+    /// Adds a `/healthz` check.
+    pub fn add_healthz_check(&mut self, name: impl Into<String>, check: Check) {
+        self.healthz.add(name, check);
+    }
+
+    /// Adds a `/readyz` check (besides the built-in "informers synced").
+    pub fn add_readyz_check(&mut self, name: impl Into<String>, check: Check) {
+        self.readyz.add(name, check);
+    }
+
+    /// [`run`](Self::run) until SIGTERM or Ctrl-C.
+    pub async fn run_until_signal(self) -> Result<(), ManagerError> {
+        let stop = CancellationToken::new();
+        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+            .map_err(ManagerError::Signal)?;
+        let trigger = stop.clone();
+        tokio::spawn(async move {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            }
+            tracing::info!("signal received: shutting down");
+            trigger.cancel();
+        });
+        self.run(stop).await
+    }
+
+    /// Runs everything until `stop` fires or the lease is lost; see the module docs.
+    pub async fn run(mut self, stop: CancellationToken) -> Result<(), ManagerError> {
+        let http_stop = CancellationToken::new();
+        let runnables_stop = CancellationToken::new();
+        let elector_stop = CancellationToken::new();
+        self.factory.start();
+
+        let tasks = Arc::new(Mutex::new(JoinSet::new()));
+        let (leader_only, always): (Vec<_>, Vec<_>) = std::mem::take(&mut self.runnables)
+            .into_iter()
+            .partition(|r| r.needs_leader);
+        let elector = match self.election.take() {
+            None => {
+                spawn_all(&tasks, leader_only, &runnables_stop);
+                None
+            }
+            Some((lock, mut config)) => {
+                let pending = Arc::new(Mutex::new(Some(leader_only)));
+                let (tasks, runnables_stop) = (tasks.clone(), runnables_stop.clone());
+                let started = move |leading: CancellationToken| {
+                    let Some(leader_only) = pending.lock().take() else {
+                        return;
+                    };
+                    tracing::info!("elected: starting leader-only runnables");
+                    let stop = runnables_stop.child_token();
+                    let linked = stop.clone();
+                    tokio::spawn(async move {
+                        leading.cancelled().await;
+                        linked.cancel();
+                    });
+                    spawn_all(&tasks, leader_only, &stop);
+                };
+                config.callbacks = config.callbacks.before_started_leading(started);
+                Some(LeaderElector::new(lock, config)?)
+            }
+        };
+        if let Some(elector) = elector.clone() {
+            self.healthz.add(
+                "leaderElection",
+                Arc::new(move || {
+                    elector
+                        .check(LEADER_ELECTION_HEALTH_TOLERANCE)
+                        .map_err(|e| e.to_string())
+                }),
+            );
+        }
+        self.serve(&http_stop)?;
+        spawn_all(&tasks, always, &runnables_stop);
+        let elector_task = elector.map(|elector| {
+            let stop = elector_stop.clone();
+            tokio::spawn(async move { elector.run(stop).await })
+        });
+
+        let lost = match elector_task {
+            Some(mut task) => {
+                tokio::select! {
+                    () = stop.cancelled() => (false, Some(task)),
+                    _ = &mut task => (true, None),
+                }
+            }
+            None => {
+                stop.cancelled().await;
+                (false, None)
+            }
+        };
+        let (lost, elector_task) = lost;
+        if lost {
+            tracing::error!("leader election lost: stopping");
+        }
+        runnables_stop.cancel();
+        let drained = tokio::time::timeout(self.graceful_shutdown_timeout, async {
+            loop {
+                let next = {
+                    let mut tasks = tasks.lock();
+                    if tasks.is_empty() {
+                        break;
+                    }
+                    tasks.try_join_next()
+                };
+                if next.is_none() {
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                }
+            }
+        })
+        .await;
+        if drained.is_err() {
+            tracing::warn!(
+                "runnables did not stop within the graceful shutdown timeout; aborting them"
+            );
+            tasks.lock().abort_all();
+        }
+        elector_stop.cancel();
+        if let Some(task) = elector_task
+            && let Err(error) = task.await
+        {
+            tracing::error!(%error, "leader election task failed");
+        }
+        self.factory.shutdown().await;
+        http_stop.cancel();
+        if lost {
+            Err(ManagerError::LeaderElectionLost)
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Starts the endpoint servers.
+    fn serve(&mut self, stop: &CancellationToken) -> Result<(), ManagerError> {
+        let registry = self.registry.clone();
+        let listeners = [
+            (
+                self.probe.take(),
+                Endpoints {
+                    healthz: Some(self.healthz.clone()),
+                    readyz: Some(self.readyz.clone()),
+                    metrics: self.shared_metrics.then(|| registry.clone()),
+                },
+            ),
+            (
+                self.metrics_listener.take(),
+                Endpoints {
+                    healthz: None,
+                    readyz: None,
+                    metrics: Some(registry),
+                },
+            ),
+        ];
+        for (listener, endpoints) in listeners {
+            let Some(listener) = listener else { continue };
+            let addr = listener.local_addr().ok();
+            let listener = tokio::net::TcpListener::from_std(listener).map_err(|source| {
+                ManagerError::Bind {
+                    addr: addr.unwrap_or_else(|| SocketAddr::from(([0, 0, 0, 0], 0))),
+                    source,
+                }
+            })?;
+            tokio::spawn(serve(listener, endpoints, stop.clone()));
+        }
+        Ok(())
+    }
+}
+
+fn spawn_all(tasks: &Mutex<JoinSet<()>>, runnables: Vec<Runnable>, stop: &CancellationToken) {
+    let mut tasks = tasks.lock();
+    for runnable in runnables {
+        tracing::debug!(runnable = %runnable.name, "starting");
+        tasks.spawn((runnable.run)(stop.clone()));
+    }
+}

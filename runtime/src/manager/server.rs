@@ -1,0 +1,122 @@
+//! The manager's HTTP endpoints: `/healthz` (and `/livez`), `/readyz`, `/metrics`, served by
+//! hyper on the addresses the manager was given (one server per address; the probes and
+//! the metrics may share one).
+
+use std::{convert::Infallible, net::SocketAddr, sync::Arc};
+
+use bytes::Bytes;
+use http::{Request, Response, StatusCode, header};
+use http_body_util::Full;
+use hyper::{body::Incoming, server::conn::http1, service::service_fn};
+use hyper_util::rt::TokioIo;
+use parking_lot::Mutex;
+use prometheus_client::registry::Registry;
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+
+use super::checks::Checks;
+
+/// What one address serves.
+#[derive(Clone)]
+pub(crate) struct Endpoints {
+    pub(crate) healthz: Option<Checks>,
+    pub(crate) readyz: Option<Checks>,
+    pub(crate) metrics: Option<Arc<Mutex<Registry>>>,
+}
+
+fn text(status: StatusCode, body: impl Into<Bytes>, content_type: &str) -> Response<Full<Bytes>> {
+    let mut response = Response::new(Full::new(body.into()));
+    *response.status_mut() = status;
+    if let Ok(value) = content_type.parse() {
+        response.headers_mut().insert(header::CONTENT_TYPE, value);
+    }
+    response
+}
+
+const PLAIN: &str = "text/plain; charset=utf-8";
+/// prometheus-client's text format (OpenMetrics).
+const OPENMETRICS: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+
+fn handle(request: &Request<Incoming>, endpoints: &Endpoints) -> Response<Full<Bytes>> {
+    match (request.uri().path(), endpoints) {
+        (
+            "/healthz" | "/livez",
+            Endpoints {
+                healthz: Some(checks),
+                ..
+            },
+        ) => {
+            let (ok, report) = checks.run("healthz");
+            let status = if ok {
+                StatusCode::OK
+            } else {
+                StatusCode::INTERNAL_SERVER_ERROR
+            };
+            text(status, report, PLAIN)
+        }
+        (
+            "/readyz",
+            Endpoints {
+                readyz: Some(checks),
+                ..
+            },
+        ) => {
+            let (ok, report) = checks.run("readyz");
+            let status = if ok {
+                StatusCode::OK
+            } else {
+                StatusCode::SERVICE_UNAVAILABLE
+            };
+            text(status, report, PLAIN)
+        }
+        (
+            "/metrics",
+            Endpoints {
+                metrics: Some(registry),
+                ..
+            },
+        ) => {
+            let mut body = String::new();
+            match prometheus_client::encoding::text::encode(&mut body, &registry.lock()) {
+                Ok(()) => text(StatusCode::OK, body, OPENMETRICS),
+                Err(error) => text(StatusCode::INTERNAL_SERVER_ERROR, error.to_string(), PLAIN),
+            }
+        }
+        _ => text(StatusCode::NOT_FOUND, "404 page not found\n", PLAIN),
+    }
+}
+
+/// Serves `endpoints` on `listener` until `stop` fires.
+pub(crate) async fn serve(listener: TcpListener, endpoints: Endpoints, stop: CancellationToken) {
+    let addr: Option<SocketAddr> = listener.local_addr().ok();
+    loop {
+        let accepted = tokio::select! {
+            () = stop.cancelled() => return,
+            accepted = listener.accept() => accepted,
+        };
+        let stream = match accepted {
+            Ok((stream, _peer)) => stream,
+            Err(error) => {
+                tracing::warn!(?addr, %error, "accepting a probe connection failed");
+                continue;
+            }
+        };
+        let endpoints = endpoints.clone();
+        let stop = stop.clone();
+        tokio::spawn(async move {
+            let service = service_fn(move |request| {
+                let response = handle(&request, &endpoints);
+                async move { Ok::<_, Infallible>(response) }
+            });
+            let connection = http1::Builder::new().serve_connection(TokioIo::new(stream), service);
+            tokio::select! {
+                () = stop.cancelled() => {}
+                result = connection => {
+                    if let Err(error) = result {
+                        tracing::debug!(%error, "probe connection ended with an error");
+                    }
+                }
+            }
+        });
+    }
+}

@@ -2,9 +2,14 @@
 //!
 //! With `--kubeconfig` or `KUBECONFIG` it runs against that cluster (apply
 //! `artifacts/crd.yaml` first); without, it starts the embedded test server and installs the
-//! CRD itself. `--demo` plays a scripted walk-through and exits 0 when every step happened;
-//! otherwise it runs until Ctrl-C or SIGTERM, then lets reconciles in flight finish.
+//! CRD itself. It runs under a [`Manager`](kubegen::manager::Manager): the controller runs
+//! while this replica holds the Lease `foo-operator` (start several replicas: one leads),
+//! `/healthz` and `/readyz` are served on `--probe-addr`, `/metrics` on `--metrics-addr`
+//! (both printed at start). `--demo` plays a scripted walk-through and exits 0 when every
+//! step happened; otherwise it runs until Ctrl-C or SIGTERM, lets reconciles in flight
+//! finish, releases the Lease and exits 0.
 
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -12,6 +17,7 @@ use clap::Parser;
 use foo_operator::{CRD_YAML, demo, operator};
 use kubegen::client::{Client, Config, KubeConfigOptions};
 use kubegen_testserver::TestServer;
+use tokio_util::sync::CancellationToken;
 
 /// Command line.
 #[derive(Debug, Parser)]
@@ -32,6 +38,18 @@ struct Args {
     /// Namespace the demo works in.
     #[arg(long, default_value = "default")]
     namespace: String,
+    /// Address of /healthz and /readyz (port 0: any free port).
+    #[arg(long, default_value = "127.0.0.1:0")]
+    probe_addr: SocketAddr,
+    /// Address of /metrics (the probe address shares the probes' server).
+    #[arg(long, default_value = "127.0.0.1:0")]
+    metrics_addr: SocketAddr,
+    /// This replica's identity in the leader election (default: hostname and process id).
+    #[arg(long)]
+    identity: Option<String>,
+    /// Namespace of the Lease.
+    #[arg(long, default_value = "default")]
+    lease_namespace: String,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -40,12 +58,15 @@ enum MainError {
     Server(#[from] kubegen_testserver::ServerError),
     #[error("client configuration: {0}")]
     Config(#[from] kubegen::client::ConfigError),
-    #[error("controller: {0}")]
-    Controller(#[from] kubegen::controller::ControllerError),
+    #[error("manager: {0}")]
+    Manager(#[from] kubegen::manager::ManagerError),
     #[error("demo: {0}")]
     Demo(#[from] demo::DemoError),
-    #[error("signals: {0}")]
-    Signal(#[from] std::io::Error),
+}
+
+fn identity() -> String {
+    let host = std::fs::read_to_string("/etc/hostname").unwrap_or_default();
+    format!("{}-{}", host.trim(), std::process::id())
 }
 
 async fn run(args: Args) -> Result<(), MainError> {
@@ -67,27 +88,37 @@ async fn run(args: Args) -> Result<(), MainError> {
         embedded = Some(server);
         client
     };
-    let running = operator::start(client.clone(), args.workers);
-    let outcome = if args.demo {
-        demo::run(client, &args.namespace, |line| println!("{line}"))
-            .await
-            .map_err(MainError::from)
-    } else {
+    let options = operator::Options {
+        workers: args.workers,
+        probe_addr: args.probe_addr,
+        metrics_addr: args.metrics_addr,
+        identity: args.identity.unwrap_or_else(identity),
+        lease_namespace: args.lease_namespace,
+    };
+    let manager = operator::manager(client.clone(), &options)?;
+    if let (Some(probes), Some(metrics)) = (manager.probe_addr(), manager.metrics_addr()) {
+        println!(
+            "probes at http://{probes}/readyz, metrics at http://{metrics}/metrics, identity {}",
+            options.identity
+        );
+    }
+    if !args.demo {
         if embedded.is_some() {
             println!(
                 "operator running; kubectl --server <url> apply -f examples/foo-operator/artifacts/; Ctrl-C stops"
             );
         }
-        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
-        tokio::select! {
-            r = tokio::signal::ctrl_c() => r?,
-            _ = term.recv() => {}
-        }
-        Ok(())
-    };
-    let report = running.shutdown().await?;
-    tracing::info!(?report, "operator stopped");
-    outcome
+        return Ok(manager.run_until_signal().await?);
+    }
+    let stop = CancellationToken::new();
+    let running = tokio::spawn(manager.run(stop.clone()));
+    let outcome = demo::run(client, &args.namespace, |line| println!("{line}")).await;
+    stop.cancel();
+    match running.await {
+        Ok(result) => result?,
+        Err(error) => tracing::error!(%error, "manager task failed"),
+    }
+    Ok(outcome?)
 }
 
 #[tokio::main]

@@ -2,27 +2,27 @@
 //! `examples/sample-controller`'s hand-wired `controller.rs` and `runner.rs`).
 
 use std::collections::BTreeMap;
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::Deployment;
-use k8s_openapi::api::core::v1::{Container, EventSource, PodSpec};
+use k8s_openapi::api::core::v1::{Container, PodSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, ObjectMeta, Time};
 use k8s_openapi::jiff::Timestamp;
 use kubegen::cache::Lister;
 use kubegen::client::params::{Patch, PatchParams};
 use kubegen::client::{Client, ResourceClient};
+use kubegen::controller::Action;
 use kubegen::controller::finalizer::{FinalizerError, FinalizerEvent, finalizer};
-use kubegen::controller::{Action, Controller, ControllerError, ShutdownReport};
 use kubegen::controllerutil::{
     CONDITION_FALSE, CONDITION_TRUE, CreateOrUpdateError, OperationResult, OwnerError,
     create_or_update, is_controlled_by, set_condition, set_controller_reference,
 };
-use kubegen::informers::SharedInformerFactory;
-use kubegen::record::{ClientEventSink, EventBroadcaster, EventRecorder, EventType};
+use kubegen::leaderelection::LeaderElectionConfig;
+use kubegen::manager::{LeaderElectionOptions, Manager, ManagerError};
+use kubegen::record::{EventRecorder, EventType};
 use serde_json::json;
-use tokio::task::JoinHandle;
-use tokio_util::sync::CancellationToken;
 
 use crate::Foo;
 
@@ -183,59 +183,52 @@ fn cleanup(foo: &Foo, ctx: &Context) -> Result<Action, Error> {
     Ok(Action::done())
 }
 
-/// A running operator and what it needs to stop cleanly.
-pub struct Running {
-    factory: SharedInformerFactory,
-    broadcaster: EventBroadcaster,
-    stop: CancellationToken,
-    task: JoinHandle<Result<ShutdownReport, ControllerError>>,
+/// How the operator runs.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Concurrent reconciles.
+    pub workers: usize,
+    /// `/healthz` and `/readyz` (port 0: any free port).
+    pub probe_addr: SocketAddr,
+    /// `/metrics` (the probe address shares the probes' server).
+    pub metrics_addr: SocketAddr,
+    /// This replica's identity in the leader election.
+    pub identity: String,
+    /// Where the Lease `foo-operator` lives.
+    pub lease_namespace: String,
 }
 
-/// Starts the operator over `client` with `workers` concurrent reconciles.
-pub fn start(client: Client, workers: usize) -> Running {
-    let factory = SharedInformerFactory::new(client.clone(), Duration::from_secs(30));
-    let broadcaster = EventBroadcaster::new();
-    broadcaster.start_structured_logging(tracing::Level::INFO);
-    broadcaster.start_recording_to_sink(ClientEventSink::new(client.clone()));
-    let source = EventSource {
-        component: Some(NAME.to_owned()),
-        host: None,
+/// The operator: a manager running the Foo controller while this replica holds the Lease.
+pub fn manager(client: Client, options: &Options) -> Result<Manager, ManagerError> {
+    let election = LeaderElectionOptions {
+        namespace: options.lease_namespace.clone(),
+        name: NAME.into(),
+        identity: options.identity.clone(),
+        config: LeaderElectionConfig {
+            release_on_cancel: true,
+            ..LeaderElectionConfig::default()
+        },
     };
-    let recorder = broadcaster.new_recorder(source);
-    let controller = Controller::<Foo>::builder(&factory)
+    let mut manager = Manager::builder(client.clone())
+        .default_resync(Duration::from_secs(30))
+        .leader_election(election)
+        .probe_address(options.probe_addr)
+        .metrics_address(options.metrics_addr)
+        .build()?;
+    let recorder = manager.event_recorder(NAME);
+    let controller = manager
+        .controller::<Foo>()
         .named(NAME)
         .owns::<Deployment>()
-        .max_concurrent_reconciles(workers)
+        .max_concurrent_reconciles(options.workers)
         .recorder(recorder.clone())
         .build();
-    let ctx = Arc::new(Context {
+    let deployments = manager.factory().lister_for::<Deployment>();
+    let ctx = Context {
         client,
-        deployments: factory.lister_for::<Deployment>(),
+        deployments,
         recorder,
-    });
-    let stop = CancellationToken::new();
-    let task = tokio::spawn(controller.run(reconcile, ctx, stop.clone()));
-    Running {
-        factory,
-        broadcaster,
-        stop,
-        task,
-    }
-}
-
-impl Running {
-    /// Stops the controller (in-flight reconciles finish), the informers and the events.
-    pub async fn shutdown(self) -> Result<ShutdownReport, ControllerError> {
-        self.stop.cancel();
-        let report = match self.task.await {
-            Ok(result) => result,
-            Err(error) => {
-                tracing::error!(%error, "controller task failed");
-                Ok(ShutdownReport::default())
-            }
-        };
-        self.factory.shutdown().await;
-        self.broadcaster.shutdown().await;
-        report
-    }
+    };
+    manager.add_controller(controller, reconcile, Arc::new(ctx));
+    Ok(manager)
 }

@@ -18,8 +18,8 @@
 //! 5. Shuts down in an order that never lets two replicas act as leader: runnables are
 //!    cancelled and awaited (each controller lets its in-flight reconciles finish, bounded;
 //!    the manager waits at most `graceful_shutdown_timeout` for all of them), **then** the
-//!    elector stops, releasing the lease if configured, then the informers and the
-//!    endpoints stop. A lost lease ends `run` with [`ManagerError::LeaderElectionLost`], as
+//!    elector stops, releasing the lease if configured, then the informers, the event
+//!    broadcaster (its queued events flushed) and the endpoints stop. A lost lease ends `run` with [`ManagerError::LeaderElectionLost`], as
 //!    controller-runtime exits: the process should restart and stand again.
 
 use std::{net::SocketAddr, sync::Arc, time::Duration};
@@ -41,8 +41,10 @@ use crate::{
     informers::SharedInformerFactory,
     leaderelection::{ConfigError, LeaderElectionConfig, LeaderElector, LeaseLock},
     metrics::PrometheusMetrics,
+    record::{ClientEventSink, EventBroadcaster, EventRecorder},
     workqueue::PrometheusMetricsProvider,
 };
+use k8s_openapi::api::core::v1::EventSource;
 
 /// How far past its lease a leader that stopped renewing may get before `/healthz` fails
 /// (controller-runtime's leader-election health check).
@@ -204,6 +206,7 @@ impl ManagerBuilder {
             metrics_listener,
             shared_metrics,
             graceful_shutdown_timeout: self.graceful_shutdown_timeout,
+            broadcaster: None,
         })
     }
 }
@@ -231,6 +234,8 @@ pub struct Manager {
     metrics_listener: Option<std::net::TcpListener>,
     shared_metrics: bool,
     graceful_shutdown_timeout: Duration,
+    /// Created by the first `event_recorder` call; shut down at the end of `run`.
+    broadcaster: Option<EventBroadcaster>,
 }
 
 impl std::fmt::Debug for Manager {
@@ -339,6 +344,23 @@ impl Manager {
             needs_leader,
             run: Box::new(move |stop| run(stop).boxed()),
         });
+    }
+
+    /// A recorder of events from `component`, written to the API server (and logged) by one
+    /// broadcaster the manager shares between its recorders and flushes when `run` ends
+    /// (controller-runtime's `GetEventRecorderFor`). Needs a tokio runtime.
+    pub fn event_recorder(&mut self, component: &str) -> EventRecorder {
+        let client = &self.client;
+        let broadcaster = self.broadcaster.get_or_insert_with(|| {
+            let broadcaster = EventBroadcaster::new();
+            broadcaster.start_structured_logging(tracing::Level::INFO);
+            broadcaster.start_recording_to_sink(ClientEventSink::new(client.clone()));
+            broadcaster
+        });
+        broadcaster.new_recorder(EventSource {
+            component: Some(component.to_owned()),
+            host: None,
+        })
     }
 
     /// Adds a `/healthz` check.
@@ -466,6 +488,9 @@ impl Manager {
             tracing::error!(%error, "leader election task failed");
         }
         self.factory.shutdown().await;
+        if let Some(broadcaster) = &self.broadcaster {
+            broadcaster.shutdown().await;
+        }
         http_stop.cancel();
         if lost {
             Err(ManagerError::LeaderElectionLost)

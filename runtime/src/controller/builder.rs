@@ -4,7 +4,7 @@
 use std::{sync::Arc, time::Duration};
 
 use super::{
-    Controller, Predicate, Request,
+    ConsistencyStore, Controller, Predicate, Request,
     controller::Settings,
     handler::{map_owner, map_self},
     predicate::Always,
@@ -29,6 +29,7 @@ pub struct ControllerBuilder<K: Object> {
     recorder: Option<EventRecorder>,
     metrics: Option<Arc<dyn ControllerMetricsProvider>>,
     queue_metrics: Option<Arc<dyn MetricsProvider>>,
+    consistency: Option<Arc<ConsistencyStore<K>>>,
 }
 
 impl<K: Object> std::fmt::Debug for ControllerBuilder<K> {
@@ -55,6 +56,7 @@ impl<K: Object> Controller<K> {
             recorder: None,
             metrics: None,
             queue_metrics: None,
+            consistency: None,
         }
     }
 }
@@ -178,6 +180,25 @@ impl<K: Object> ControllerBuilder<K> {
         self
     }
 
+    /// Read-your-own-writes for reconciles (KEP-5647): before reconciling a request, wait
+    /// (up to [`consistency_wait`](Self::consistency_wait)) until the cache reflects every
+    /// write of that object recorded in `store` — the store of the [`CachedClient`](super::CachedClient)
+    /// the reconcile writes through. A request whose cache is still stale is requeued with
+    /// backoff instead of reconciled, and counted in `stale_sync_skips_total`.
+    #[must_use]
+    pub fn read_your_writes(mut self, store: Arc<ConsistencyStore<K>>) -> Self {
+        self.consistency = Some(store);
+        self
+    }
+
+    /// How long a reconcile waits for the cache to see the controller's own write (default
+    /// 5 s).
+    #[must_use]
+    pub fn consistency_wait(mut self, wait: Duration) -> Self {
+        self.settings.consistency_wait = wait;
+        self
+    }
+
     /// The controller; its informers are requested from the factory now (so a
     /// `factory.start()` before [`Controller::run`] starts them too).
     pub fn build(self) -> Controller<K> {
@@ -204,6 +225,7 @@ impl<K: Object> ControllerBuilder<K> {
             settings: self.settings,
             recorder: self.recorder,
             metrics,
+            consistency: self.consistency,
         }
     }
 }

@@ -45,7 +45,7 @@ use tokio::{task::JoinSet, time::Instant};
 use tokio_util::sync::CancellationToken;
 
 use super::{
-    Action, ControllerError, Request, is_terminal,
+    Action, ConsistencyStore, ControllerError, Request, is_terminal,
     source::{Registered, Source},
 };
 use crate::{
@@ -63,6 +63,7 @@ pub(super) struct Settings {
     pub(super) max_concurrent_reconciles: usize,
     pub(super) reconcile_timeout: Option<Duration>,
     pub(super) graceful_shutdown_timeout: Duration,
+    pub(super) consistency_wait: Duration,
 }
 
 impl Default for Settings {
@@ -71,6 +72,7 @@ impl Default for Settings {
             max_concurrent_reconciles: 1,
             reconcile_timeout: None,
             graceful_shutdown_timeout: Duration::from_secs(30),
+            consistency_wait: super::DEFAULT_CONSISTENCY_WAIT,
         }
     }
 }
@@ -119,6 +121,7 @@ pub struct Controller<K: Object> {
     pub(super) settings: Settings,
     pub(super) recorder: Option<EventRecorder>,
     pub(super) metrics: Option<ControllerMetrics>,
+    pub(super) consistency: Option<Arc<ConsistencyStore<K>>>,
 }
 
 impl<K: Object> std::fmt::Debug for Controller<K> {
@@ -133,7 +136,7 @@ impl<K: Object> std::fmt::Debug for Controller<K> {
 }
 
 /// What every worker shares.
-struct Worker<K, C, F> {
+struct Worker<K: Object, C, F> {
     name: String,
     indexer: ReadOnlyIndexer<K>,
     queue: RateLimitingQueue<Request>,
@@ -142,6 +145,8 @@ struct Worker<K, C, F> {
     timeout: Option<Duration>,
     recorder: Option<EventRecorder>,
     metrics: Option<ControllerMetrics>,
+    consistency: Option<Arc<ConsistencyStore<K>>>,
+    consistency_wait: Duration,
     in_flight: AtomicUsize,
 }
 
@@ -193,6 +198,7 @@ impl<K: Object> Controller<K> {
             settings,
             recorder,
             metrics,
+            consistency,
         } = self;
         let mut registered = Vec::with_capacity(sources.len());
         for source in sources {
@@ -229,6 +235,8 @@ impl<K: Object> Controller<K> {
             timeout: settings.reconcile_timeout,
             recorder,
             metrics,
+            consistency,
+            consistency_wait: settings.consistency_wait,
             in_flight: AtomicUsize::new(0),
         });
         let mut workers = JoinSet::new();
@@ -295,6 +303,9 @@ where
     }
 
     async fn process(&self, request: &Request) {
+        if !self.caught_up(request).await {
+            return;
+        }
         let Some(obj) = self.indexer.get_by_key(&request.cache_key()) else {
             tracing::debug!(controller = %self.name, %request, "not in the cache (deleted): nothing to reconcile");
             self.queue.forget(request);
@@ -351,6 +362,26 @@ where
                 self.queue.add_rate_limited(request.clone());
             }
         }
+    }
+
+    /// Read-your-own-writes: whether the cache reflects the controller's writes of the
+    /// request's object; if not in time, the request is requeued with backoff.
+    async fn caught_up(&self, request: &Request) -> bool {
+        let Some(store) = &self.consistency else {
+            return true;
+        };
+        let started = Instant::now();
+        let ready = store
+            .ensure_ready(&request.cache_key(), self.consistency_wait)
+            .await;
+        if let Some(metrics) = &self.metrics {
+            metrics.consistency_wait(started.elapsed().as_secs_f64(), !ready);
+        }
+        if !ready {
+            tracing::warn!(controller = %self.name, %request, "the cache has not caught up with our own write: requeuing instead of reconciling stale state");
+            self.queue.add_rate_limited(request.clone());
+        }
+        ready
     }
 
     /// Runs the reconcile function once, catching a panic and applying the timeout.

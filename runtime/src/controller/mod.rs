@@ -19,9 +19,13 @@
 //! * [`Action`], [`TerminalError`], [`Request`]: what reconcile functions deal in.
 //! * [`predicate`]: event filters ([`GenerationChanged`], …) and their combinators.
 //! * [`finalizer`]: the finalizer flow (add, apply, clean up once, remove).
+//! * [`CachedClient`] and [`ConsistencyStore`]: reads from the cache, writes to the API
+//!   server, and read-your-own-writes for reads and reconciles (KEP-5647).
 
 mod action;
 mod builder;
+mod client;
+mod consistency;
 #[allow(clippy::module_inception)]
 mod controller;
 mod error;
@@ -33,6 +37,8 @@ mod source;
 
 pub use action::Action;
 pub use builder::ControllerBuilder;
+pub use client::{CachedClient, DEFAULT_CONSISTENCY_WAIT, ReadError};
+pub use consistency::ConsistencyStore;
 pub use controller::{Controller, ShutdownReport};
 pub use error::{ControllerError, TerminalError, is_terminal};
 pub use predicate::{

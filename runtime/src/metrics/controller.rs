@@ -46,6 +46,12 @@ pub trait ControllerMetricsProvider: Send + Sync {
         &self,
         controller: &str,
     ) -> Arc<dyn SettableGaugeMetric>;
+    /// `stale_sync_skips_total{controller}`: reconciles skipped (and requeued) because the
+    /// cache had not caught up with the controller's own write in time (KEP-5647).
+    fn new_stale_sync_skips_metric(&self, controller: &str) -> Arc<dyn CounterMetric>;
+    /// `consistency_wait_seconds{controller}`: how long reconciles waited for the cache to
+    /// catch up with the controller's own writes.
+    fn new_consistency_wait_metric(&self, controller: &str) -> Arc<dyn HistogramMetric>;
 }
 
 /// The metric handles of one controller.
@@ -60,6 +66,8 @@ pub struct ControllerMetrics {
     time: Arc<dyn HistogramMetric>,
     active_workers: Arc<dyn GaugeMetric>,
     max_concurrent: Arc<dyn SettableGaugeMetric>,
+    stale_skips: Arc<dyn CounterMetric>,
+    consistency_wait: Arc<dyn HistogramMetric>,
 }
 
 impl std::fmt::Debug for ControllerMetrics {
@@ -83,12 +91,22 @@ impl ControllerMetrics {
             time: provider.new_reconcile_time_metric(name),
             active_workers: provider.new_active_workers_metric(name),
             max_concurrent: provider.new_max_concurrent_reconciles_metric(name),
+            stale_skips: provider.new_stale_sync_skips_metric(name),
+            consistency_wait: provider.new_consistency_wait_metric(name),
         }
     }
 
     /// Records the configured concurrency.
     pub fn max_concurrent_reconciles(&self, n: usize) {
         self.max_concurrent.set(n as f64);
+    }
+
+    /// A reconcile waited `seconds` for the cache; `skipped` when it gave up.
+    pub fn consistency_wait(&self, seconds: f64, skipped: bool) {
+        self.consistency_wait.observe(seconds);
+        if skipped {
+            self.stale_skips.inc();
+        }
     }
 
     /// A reconcile started.

@@ -154,6 +154,8 @@ pub struct PrometheusMetrics {
     reconcile_time: Histograms,
     active_workers: Family<Labels, Gauge>,
     max_concurrent: Family<Labels, FloatGauge>,
+    stale_skips: Family<Labels, Counter>,
+    consistency_wait: Histograms,
     leader: Family<Labels, FloatGauge>,
     slowpath: Family<Labels, Counter>,
 }
@@ -186,6 +188,8 @@ impl PrometheusMetrics {
             reconcile_time: Family::new_with_constructor(reconcile_histogram),
             active_workers: Family::default(),
             max_concurrent: Family::default(),
+            stale_skips: Family::default(),
+            consistency_wait: Family::new_with_constructor(reconcile_histogram),
             leader: Family::default(),
             slowpath: Family::default(),
         };
@@ -310,6 +314,16 @@ impl PrometheusMetrics {
             "controller_runtime_max_concurrent_reconciles",
             "Maximum number of concurrent reconciles per controller",
             m.max_concurrent.clone(),
+        );
+        r.register(
+            "stale_sync_skips",
+            "Reconciles skipped because the cache had not caught up with the controller's own write",
+            m.stale_skips.clone(),
+        );
+        r.register(
+            "consistency_wait_seconds",
+            "Time reconciles waited for the cache to catch up with the controller's own writes",
+            m.consistency_wait.clone(),
         );
         r.register(
             "leader_election_master_status",
@@ -455,6 +469,16 @@ impl ControllerMetricsProvider for PrometheusMetrics {
     fn new_max_concurrent_reconciles_metric(&self, n: &str) -> Arc<dyn SettableGaugeMetric> {
         Arc::new(PromFloatGauge(
             self.max_concurrent.get_or_create_owned(&controller(n)),
+        ))
+    }
+    fn new_stale_sync_skips_metric(&self, n: &str) -> Arc<dyn CounterMetric> {
+        Arc::new(PromCounter(
+            self.stale_skips.get_or_create_owned(&controller(n)),
+        ))
+    }
+    fn new_consistency_wait_metric(&self, n: &str) -> Arc<dyn HistogramMetric> {
+        Arc::new(PromHistogram(
+            self.consistency_wait.get_or_create_owned(&controller(n)),
         ))
     }
 }

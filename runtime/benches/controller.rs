@@ -5,6 +5,10 @@
 //! medians are reported. Both run `KUBEGEN_BENCH_CONCURRENCY` reconciles at once (4 by
 //! default), without client-side throttling, on a 2-thread tokio runtime.
 //!
+//! A third row runs kubegen's controller with read-your-own-writes on (a `CachedClient`'s
+//! consistency store gating every reconcile; nothing written, so every check is the fast
+//! path), for the tracker's overhead.
+//!
 //! Two figures per tool: from start until every object has been reconciled once (initial
 //! sync included: kubegen's streaming list, kube-runtime's paged list), and the reconcile
 //! phase alone (first to last reconcile), as reconciles per second.
@@ -22,7 +26,7 @@ use futures::StreamExt;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kubegen::{
     client::{Client, Config},
-    controller::{Action, Controller},
+    controller::{Action, CachedClient, Controller},
     informers::SharedInformerFactory,
 };
 use kubegen_testserver::{
@@ -69,16 +73,25 @@ impl Counter {
     }
 }
 
-async fn kubegen_run(url: &str, n: usize, concurrency: usize) -> (f64, f64) {
+async fn kubegen_run(
+    url: &str,
+    n: usize,
+    concurrency: usize,
+    read_your_writes: bool,
+) -> (f64, f64) {
     let client =
         Client::try_from_config(Config::new(url.parse().unwrap()).with_rate_limit(-1.0, 0))
             .unwrap();
     let counter = Counter::new(n);
     let start = Instant::now();
-    let factory = SharedInformerFactory::new(client, Duration::ZERO);
-    let controller = Controller::<ConfigMap>::builder(&factory)
-        .max_concurrent_reconciles(concurrency)
-        .build();
+    let factory = SharedInformerFactory::new(client.clone(), Duration::ZERO);
+    let mut builder =
+        Controller::<ConfigMap>::builder(&factory).max_concurrent_reconciles(concurrency);
+    if read_your_writes {
+        let cached = CachedClient::<ConfigMap>::new(client.clone(), &factory).unwrap();
+        builder = builder.read_your_writes(&cached);
+    }
+    let controller = builder.build();
     let stop = CancellationToken::new();
     let run = tokio::spawn(controller.run(
         |_cm: Arc<ConfigMap>, counter: Arc<Counter>| {
@@ -171,16 +184,18 @@ fn main() {
     }
     let url = server.url();
     // Warm-up (not reported): the server's first lists are slower.
-    rt.block_on(kubegen_run(&url, n, concurrency));
+    rt.block_on(kubegen_run(&url, n, concurrency, false));
     rt.block_on(kube_rs_run(&url, n, concurrency));
-    let (mut kubegen, mut kube_rs) = (Vec::new(), Vec::new());
+    let (mut kubegen, mut kube_rs, mut ryw) = (Vec::new(), Vec::new(), Vec::new());
     for round in 0..rounds {
         if round % 2 == 0 {
-            kubegen.push(rt.block_on(kubegen_run(&url, n, concurrency)));
+            kubegen.push(rt.block_on(kubegen_run(&url, n, concurrency, false)));
+            ryw.push(rt.block_on(kubegen_run(&url, n, concurrency, true)));
             kube_rs.push(rt.block_on(kube_rs_run(&url, n, concurrency)));
         } else {
             kube_rs.push(rt.block_on(kube_rs_run(&url, n, concurrency)));
-            kubegen.push(rt.block_on(kubegen_run(&url, n, concurrency)));
+            ryw.push(rt.block_on(kubegen_run(&url, n, concurrency, true)));
+            kubegen.push(rt.block_on(kubegen_run(&url, n, concurrency, false)));
         }
     }
     println!(
@@ -188,7 +203,11 @@ fn main() {
     );
     println!("|---|---|---|---|---|---|");
     let mut rates = Vec::new();
-    for (name, runs) in [("kubegen", &kubegen), ("kube-runtime", &kube_rs)] {
+    for (name, runs) in [
+        ("kubegen", &kubegen),
+        ("kube-runtime", &kube_rs),
+        ("kubegen + read-your-writes", &ryw),
+    ] {
         let total = median(runs.iter().map(|r| r.0).collect());
         let phase = median(runs.iter().map(|r| r.1).collect());
         println!(
@@ -202,5 +221,10 @@ fn main() {
         "\nkubegen / kube-runtime reconciles per second: {:.2}× (phase), {:.2}× (end to end); concurrency {concurrency}, medians of {rounds} rounds",
         rates[0].0 / rates[1].0,
         rates[0].1 / rates[1].1
+    );
+    println!(
+        "read-your-writes overhead (no writes pending): {:+.1}% reconcile phase time, {:+.1}% end to end",
+        (rates[0].0 / rates[2].0 - 1.0) * 100.0,
+        (rates[0].1 / rates[2].1 - 1.0) * 100.0
     );
 }

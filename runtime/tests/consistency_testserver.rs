@@ -137,9 +137,8 @@ async fn a_controller_never_reconciles_a_state_older_than_its_own_write() {
     }
     let factory = SharedInformerFactory::new(client.clone(), Duration::ZERO);
     let cached = CachedClient::<ConfigMap>::new(client.clone(), &factory).expect("client");
-    let store = cached.consistency().expect("on by default").clone();
     let controller = Controller::<ConfigMap>::builder(&factory)
-        .read_your_writes(store)
+        .read_your_writes(&cached)
         .max_concurrent_reconciles(2)
         .build();
     server.set_watch_delivery_delay(Some(Duration::from_millis(100)));
@@ -209,11 +208,10 @@ async fn a_reconcile_is_skipped_and_counted_when_the_cache_lags_too_long() {
         .expect("create");
     let factory = SharedInformerFactory::new(client.clone(), Duration::ZERO);
     let cached = CachedClient::<ConfigMap>::new(client.clone(), &factory).expect("client");
-    let store = cached.consistency().expect("on").clone();
     let mut registry = prometheus_client::registry::Registry::default();
     let controller = Controller::<ConfigMap>::builder(&factory)
         .named("lagging")
-        .read_your_writes(store)
+        .read_your_writes(&cached)
         .consistency_wait(Duration::from_millis(50))
         .metrics(Arc::new(PrometheusMetrics::new(&mut registry)))
         .build();

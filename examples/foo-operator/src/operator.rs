@@ -10,11 +10,10 @@ use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{Container, PodSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, ObjectMeta, Time};
 use k8s_openapi::jiff::Timestamp;
-use kubegen::cache::Lister;
 use kubegen::client::params::{Patch, PatchParams};
 use kubegen::client::{Client, ResourceClient};
-use kubegen::controller::Action;
 use kubegen::controller::finalizer::{FinalizerError, FinalizerEvent, finalizer};
+use kubegen::controller::{Action, CachedClient};
 use kubegen::controllerutil::{
     CONDITION_FALSE, CONDITION_TRUE, CreateOrUpdateError, OperationResult, OwnerError,
     create_or_update, is_controlled_by, set_condition, set_controller_reference,
@@ -52,10 +51,12 @@ pub enum Error {
     Finalizer(#[from] Box<FinalizerError<Error>>),
 }
 
-/// What every reconcile shares.
+/// What every reconcile shares: clients that read from the cache and wait for their own
+/// writes (so no reconcile acts on a cache older than the operator's last write).
 pub struct Context {
     client: Client,
-    deployments: Lister<Deployment>,
+    foos: CachedClient<Foo>,
+    deployments: CachedClient<Deployment>,
     recorder: EventRecorder,
 }
 
@@ -77,7 +78,7 @@ pub async fn reconcile(foo: Arc<Foo>, ctx: Arc<Context>) -> Result<Action, Error
 async fn apply(foo: &Foo, ctx: &Context) -> Result<Action, Error> {
     let namespace = foo.metadata.namespace.as_deref().unwrap_or_default();
     let name = &foo.spec.deployment_name;
-    let existing = ctx.deployments.namespaced(namespace).get(name).ok();
+    let existing = ctx.deployments.get(Some(namespace), name).await.ok();
     if existing.is_some_and(|d| !is_controlled_by(d.as_ref(), foo)) {
         let message = format!("Resource {name:?} already exists and is not managed by Foo");
         let recorder = &ctx.recorder;
@@ -92,6 +93,7 @@ async fn apply(foo: &Foo, ctx: &Context) -> Result<Action, Error> {
     skeleton.metadata.namespace = Some(namespace.to_owned());
     let (deployment, result) =
         create_or_update(&deployments, skeleton, |d| desired_spec(foo, d)).await?;
+    ctx.deployments.record_write(&deployment);
     if result != OperationResult::Unchanged {
         let message = format!("Deployment {name:?} {}", result.as_str());
         ctx.recorder
@@ -161,12 +163,10 @@ async fn write_status(
     }
     let namespace = foo.metadata.namespace.as_deref().unwrap_or_default();
     let name = foo.metadata.name.as_deref().unwrap_or_default();
-    ResourceClient::<Foo>::namespaced(ctx.client.clone(), namespace)
-        .patch_status(
-            name,
-            &PatchParams::default(),
-            &Patch::Merge(json!({ "status": status })),
-        )
+    let patch = Patch::Merge(json!({ "status": status }));
+    let params = PatchParams::default();
+    ctx.foos
+        .patch_status(Some(namespace), name, &params, &patch)
         .await?;
     Ok(())
 }
@@ -216,16 +216,19 @@ pub fn manager(client: Client, options: &Options) -> Result<Manager, ManagerErro
         .metrics_address(options.metrics_addr)
         .build()?;
     let recorder = manager.event_recorder(NAME);
+    let foos = CachedClient::new(client.clone(), manager.factory())?;
+    let deployments = CachedClient::new(client.clone(), manager.factory())?;
     let controller = manager
         .controller::<Foo>()
+        .read_your_writes(&foos)
         .named(NAME)
         .owns::<Deployment>()
         .max_concurrent_reconciles(options.workers)
         .recorder(recorder.clone())
         .build();
-    let deployments = manager.factory().lister_for::<Deployment>();
     let ctx = Context {
         client,
+        foos,
         deployments,
         recorder,
     };

@@ -34,6 +34,7 @@ fn the_binary_demo_exits_0() {
     let output = Command::new(env!("CARGO_BIN_EXE_foo-operator"))
         .arg("--demo")
         .env_remove("KUBECONFIG")
+        .env("NO_COLOR", "1")
         .output()
         .expect("run foo-operator");
     let stdout = String::from_utf8_lossy(&output.stdout);
@@ -43,4 +44,8 @@ fn the_binary_demo_exits_0() {
         String::from_utf8_lossy(&output.stderr)
     );
     assert!(stdout.contains("demo finished"), "{stdout}");
+    let log = String::from_utf8_lossy(&output.stderr);
+    for conflict in ["409", "Conflict", "AlreadyExists"] {
+        assert!(!log.contains(conflict), "{conflict:?} in the log:\n{log}");
+    }
 }

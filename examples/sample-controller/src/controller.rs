@@ -7,6 +7,13 @@
 //! (Warning event, error) when a Deployment of that name belongs to someone else, scale it
 //! when the replicas differ, then write the Deployment's available replicas into the Foo's
 //! status. A failed key is retried with the queue's backoff.
+//!
+//! Read-your-own-writes (Kubernetes 1.36's `ConsistencyStore`, KEP-5647): the
+//! controller records the resourceVersion of every Foo status and Deployment it writes, and
+//! a sync first waits (bounded) until the informers' caches have seen those writes. Without
+//! it, the sync that the controller's own status write triggers reads a cache that lacks
+//! the Deployment it just created and creates it again ("already exists"), or updates a
+//! stale Foo (409 Conflict).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -20,6 +27,7 @@ use kubegen::cache::{
     meta_namespace_key, split_meta_namespace_key, wait_for_cache_sync,
 };
 use kubegen::client::params::PostParams;
+use kubegen::controller::ConsistencyStore;
 use kubegen::deepcopy::DeepCopy;
 use kubegen::kubernetes::clientset::versioned::Clientset as KubeClientset;
 use kubegen::kubernetes::informers::externalversions::SharedInformerFactory as KubeInformerFactory;
@@ -41,6 +49,8 @@ pub const SUCCESS_SYNCED: &str = "Synced";
 pub const ERR_RESOURCE_EXISTS: &str = "ErrResourceExists";
 /// Event message when a Foo is synced.
 pub const MESSAGE_RESOURCE_SYNCED: &str = "Foo synced successfully";
+/// How long a sync waits for the caches to see the controller's own last write.
+pub const CONSISTENCY_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// Why a key could not be synced (it is retried with backoff).
 #[derive(Debug, thiserror::Error)]
@@ -51,6 +61,9 @@ pub enum SyncError {
     /// A Deployment of the Foo's name exists and is controlled by something else.
     #[error("Resource {0:?} already exists and is not managed by Foo")]
     NotOwned(String),
+    /// The cache has not caught up with this controller's own write of the object yet.
+    #[error("the cache has not caught up with our own write of {0}")]
+    Stale(String),
     /// An API call failed.
     #[error(transparent)]
     Api(#[from] kubegen::client::Error),
@@ -77,6 +90,10 @@ pub struct Controller {
     foos: FooLister,
     queue: RateLimitingQueue<String>,
     recorder: EventRecorder,
+    /// The controller's own writes of Foos and Deployments, so a sync never acts on a cache
+    /// that has not seen them yet (read-your-own-writes, KEP-5647).
+    foo_writes: Arc<ConsistencyStore<Foo>>,
+    deployment_writes: Arc<ConsistencyStore<Deployment>>,
 }
 
 impl std::fmt::Debug for Controller {
@@ -106,7 +123,11 @@ impl Controller {
                 .name("Foos")
                 .rate_limiter(default_controller_rate_limiter()),
         );
+        let foo_writes = ConsistencyStore::new(&foos_informer)?;
+        let deployment_writes = ConsistencyStore::new(&deployments_informer)?;
         let controller = Arc::new(Self {
+            foo_writes,
+            deployment_writes,
             kube,
             sample,
             deployments: deployment_informer.lister(),
@@ -225,6 +246,10 @@ impl Controller {
             Ok((ns, name)) if !ns.is_empty() => (ns.to_owned(), name.to_owned()),
             _ => return Err(SyncError::InvalidKey(key.to_owned())),
         };
+        // Read-your-own-writes: the Foo as this controller last wrote it, or newer.
+        if !self.foo_writes.ensure_ready(key, CONSISTENCY_WAIT).await {
+            return Err(SyncError::Stale(key.to_owned()));
+        }
         let foo = match self.foos.foos(&namespace).get(&name) {
             Ok(foo) => foo,
             Err(e) if e.is_not_found() => {
@@ -240,6 +265,14 @@ impl Controller {
             return Ok(());
         }
         let deployments = self.kube.apps_v1().deployments(&namespace);
+        let deployment_key = format!("{namespace}/{deployment_name}");
+        if !self
+            .deployment_writes
+            .ensure_ready(&deployment_key, CONSISTENCY_WAIT)
+            .await
+        {
+            return Err(SyncError::Stale(deployment_key));
+        }
         let deployment = match self
             .deployments
             .deployments(&namespace)
@@ -250,6 +283,7 @@ impl Controller {
                 let created = deployments
                     .create(&post_params(), &new_deployment(&foo))
                     .await?;
+                self.wrote(&self.deployment_writes, &deployment_key, &created.metadata);
                 Arc::new(created)
             }
             Err(e) => return Err(SyncError::InvalidKey(e.to_string())),
@@ -269,14 +303,14 @@ impl Controller {
         let deployment = match foo.spec.replicas {
             Some(want) if replicas != Some(want) => {
                 tracing::info!(foo = %name, want, have = ?replicas, "Update deployment resource");
-                Arc::new(
-                    deployments
-                        .update(
-                            &post_params(),
-                            &new_deployment(&foo).with_meta_of(&deployment),
-                        )
-                        .await?,
-                )
+                let updated = deployments
+                    .update(
+                        &post_params(),
+                        &new_deployment(&foo).with_meta_of(&deployment),
+                    )
+                    .await?;
+                self.wrote(&self.deployment_writes, &deployment_key, &updated.metadata);
+                Arc::new(updated)
             }
             _ => deployment,
         };
@@ -305,12 +339,25 @@ impl Controller {
             available_replicas: available,
         });
         let namespace = foo.metadata.namespace.as_deref().unwrap_or_default();
-        self.sample
+        let written = self
+            .sample
             .samplecontroller_v1alpha1()
             .foos(namespace)
             .update_status(&post_params(), &copy)
             .await?;
+        let key = format!(
+            "{namespace}/{}",
+            foo.metadata.name.as_deref().unwrap_or_default()
+        );
+        self.wrote(&self.foo_writes, &key, &written.metadata);
         Ok(())
+    }
+
+    /// Records a write's resourceVersion, so the next sync of that object waits for it.
+    fn wrote<K: kubegen::Object>(&self, store: &ConsistencyStore<K>, key: &str, meta: &ObjectMeta) {
+        if let Some(rv) = meta.resource_version.as_deref() {
+            store.wrote_at(key, rv);
+        }
     }
 
     fn enqueue_foo(&self, foo: &Foo) {

@@ -1,5 +1,6 @@
-//! `sample-controller --demo` (the README's first command) exits 0 within a time bound
-//! and prints every step.
+//! `sample-controller --demo` (the README's first command) exits 0 within a time bound,
+//! prints every step, and logs no 409 (Conflict or AlreadyExists): the controller reads
+//! its own writes (KEP-5647).
 
 use std::io::Read;
 use std::process::{Command, Stdio};
@@ -10,10 +11,17 @@ fn demo_runs_every_step_against_the_embedded_server_and_exits_0() {
     let mut child = Command::new(env!("CARGO_BIN_EXE_sample-controller"))
         .arg("--demo")
         .env_remove("KUBECONFIG")
+        .env("NO_COLOR", "1")
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
+        .stderr(Stdio::piped())
         .spawn()
         .expect("spawn sample-controller");
+    let mut stderr = child.stderr.take().expect("stderr");
+    let errors = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = stderr.read_to_string(&mut text);
+        text
+    });
     let deadline = Instant::now() + Duration::from_secs(90);
     let status = loop {
         if let Some(status) = child.try_wait().expect("wait") {
@@ -33,6 +41,10 @@ fn demo_runs_every_step_against_the_embedded_server_and_exits_0() {
         .read_to_string(&mut out)
         .expect("read stdout");
     assert!(status.success(), "exit {status:?}; output:\n{out}");
+    let log = errors.join().expect("stderr reader");
+    for conflict in ["409", "Conflict", "AlreadyExists"] {
+        assert!(!log.contains(conflict), "{conflict:?} in the log:\n{log}");
+    }
     for line in [
         "controlled by Foo example-foo",
         "scaled Deployment example-foo to 3 replicas",

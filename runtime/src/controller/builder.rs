@@ -4,7 +4,7 @@
 use std::{sync::Arc, time::Duration};
 
 use super::{
-    ConsistencyStore, Controller, Predicate, Request,
+    CachedClient, ConsistencyStore, Controller, Predicate, Request,
     controller::Settings,
     handler::{map_owner, map_self},
     predicate::Always,
@@ -182,12 +182,13 @@ impl<K: Object> ControllerBuilder<K> {
 
     /// Read-your-own-writes for reconciles (KEP-5647): before reconciling a request, wait
     /// (up to [`consistency_wait`](Self::consistency_wait)) until the cache reflects every
-    /// write of that object recorded in `store` — the store of the [`CachedClient`](super::CachedClient)
-    /// the reconcile writes through. A request whose cache is still stale is requeued with
-    /// backoff instead of reconciled, and counted in `stale_sync_skips_total`.
+    /// write of that object made through `client` (the [`CachedClient`] the reconcile writes
+    /// `K` through; nothing changes if it was built without read-your-own-writes). A request
+    /// whose cache is still stale is requeued with backoff instead of reconciled, and
+    /// counted in `stale_sync_skips_total`.
     #[must_use]
-    pub fn read_your_writes(mut self, store: Arc<ConsistencyStore<K>>) -> Self {
-        self.consistency = Some(store);
+    pub fn read_your_writes(mut self, client: &CachedClient<K>) -> Self {
+        self.consistency = client.consistency().cloned();
         self
     }
 

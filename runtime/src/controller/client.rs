@@ -159,6 +159,13 @@ impl<K: Object> CachedClient<K> {
         })
     }
 
+    /// Records a write of `obj` made without this client (by a helper such as
+    /// [`create_or_update`](crate::controllerutil::create_or_update)), so reads and
+    /// reconciles wait for it as for this client's own.
+    pub fn record_write(&self, obj: &K) {
+        self.record(obj);
+    }
+
     fn record(&self, obj: &K) {
         if let (Some(store), Some(name), Some(rv)) = (
             &self.consistency,

@@ -19,7 +19,8 @@
 //!    cancelled and awaited (each controller lets its in-flight reconciles finish, bounded;
 //!    the manager waits at most `graceful_shutdown_timeout` for all of them), **then** the
 //!    elector stops, releasing the lease if configured, then the informers, the event
-//!    broadcaster (its queued events flushed) and the endpoints stop. A lost lease ends `run` with [`ManagerError::LeaderElectionLost`], as
+//!    broadcaster (its queued events flushed) and the endpoints stop. A lost lease ends
+//!    `run` with [`ManagerError::LeaderElectionLost`], as
 //!    controller-runtime exits: the process should restart and stand again.
 
 use std::{net::SocketAddr, sync::Arc, time::Duration};
@@ -68,6 +69,9 @@ pub enum ManagerError {
     /// This replica lost its lease: leader-only work was stopped; restart and stand again.
     #[error("leader election lost")]
     LeaderElectionLost,
+    /// An informer refused an event handler (it was stopped).
+    #[error("informer: {0}")]
+    Informer(#[from] crate::cache::InformerError),
     /// Waiting for a signal failed.
     #[error("signals: {0}")]
     Signal(#[source] std::io::Error),

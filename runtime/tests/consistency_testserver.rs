@@ -128,6 +128,17 @@ fn rv(obj: &ConfigMap) -> u64 {
 /// own last write, and no update conflicts.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_controller_never_reconciles_a_state_older_than_its_own_write() {
+    counter_controller(false).await;
+}
+
+/// The same under a fault schedule: besides the late delivery, watches are dropped every
+/// 150 ms and the history compacted every 450 ms (the informer relists, with 410s).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_controller_never_reconciles_a_state_older_than_its_own_write_under_faults() {
+    counter_controller(true).await;
+}
+
+async fn counter_controller(faults: bool) {
     let (server, client) = server_and_client().await;
     let cms = ResourceClient::<ConfigMap>::namespaced(client.clone(), "default");
     for name in ["a", "b"] {
@@ -178,10 +189,24 @@ async fn a_controller_never_reconciles_a_state_older_than_its_own_write() {
     };
     let stop = CancellationToken::new();
     let task = tokio::spawn(controller.run(reconcile, seen.clone(), stop.clone()));
-    eventually("both counters at 10", WAIT, || {
+    let chaos = async {
+        for round in 1.. {
+            tokio::time::sleep(Duration::from_millis(150)).await;
+            if faults {
+                server.drop_watches();
+                if round % 3 == 0 {
+                    server.compact();
+                }
+            }
+        }
+    };
+    let done = eventually("both counters at 10", WAIT, || {
         seen.updates.load(Ordering::SeqCst) >= 20
-    })
-    .await;
+    });
+    tokio::select! {
+        () = done => {}
+        () = chaos => {}
+    }
     stop.cancel();
     task.await.expect("joined").expect("ran");
     assert_eq!(

@@ -139,6 +139,38 @@ async fn negative_qps_disables_throttling() {
     assert_eq!(start.elapsed(), Duration::ZERO);
 }
 
+/// A default `Config` (what `Client::try_default()` builds) does not throttle: 50 requests
+/// at once take no time, where client-go's 5 QPS / burst 10 would hold them for 8 s
+/// (servers limit clients with API Priority and Fairness; controller-runtime's config
+/// getters disable the client-side limiter since #3119). Opting in restores the limit.
+#[tokio::test(start_paused = true)]
+async fn the_default_config_does_not_throttle_and_client_gos_limit_is_an_opt_in() {
+    let config = kubegen::client::Config::new("https://example.test:6443".parse().unwrap());
+    for (config, expected) in [
+        (config.clone(), Duration::ZERO),
+        (
+            config.with_rate_limit(kubegen::client::DEFAULT_QPS, kubegen::client::DEFAULT_BURST),
+            Duration::from_secs(8),
+        ),
+    ] {
+        let replies = (0..50).map(|_| Reply::json(200, cm_json())).collect();
+        let (_script, t) = mock(replies);
+        let client = Client::builder(t)
+            .rate_limit(config.qps, config.burst)
+            .build();
+        let cms: ResourceClient<ConfigMap> = ResourceClient::default_namespaced(client);
+        let start = Instant::now();
+        for _ in 0..50 {
+            cms.get("c").await.unwrap();
+        }
+        let took = start.elapsed();
+        assert!(
+            took.abs_diff(expected) <= Duration::from_millis(1),
+            "{took:?}, expected {expected:?}"
+        );
+    }
+}
+
 #[tokio::test]
 async fn bearer_token_and_accept_headers_are_sent() {
     let (script, t) = mock(vec![Reply::json(

@@ -1,12 +1,14 @@
 //! Client-side throttling: a token bucket under tokio's clock (client-go's
-//! `flowcontrol.NewTokenBucketRateLimiter`, used by `rest.Config` with QPS 5 and burst 10).
+//! `flowcontrol.NewTokenBucketRateLimiter`, used by client-go's `rest.Config` with QPS 5
+//! and burst 10). Off by default in kubegen (see [`Config`](super::Config)); these are the
+//! figures to opt in with.
 
 use parking_lot::Mutex;
 use tokio::time::{Duration, Instant};
 
-/// client-go's default queries per second.
+/// client-go's default queries per second (kubegen's default is no client-side limit).
 pub const DEFAULT_QPS: f32 = 5.0;
-/// client-go's default burst.
+/// client-go's default burst (kubegen's default is no client-side limit).
 pub const DEFAULT_BURST: u32 = 10;
 
 /// A token bucket: `burst` tokens at most, refilled at `qps` tokens per second.

@@ -589,7 +589,57 @@ fn main() {
                 mib(m.stream_peak_kib),
             );
         }
+        print_ratios(&workloads, &results);
         drop(server);
+    }
+}
+
+/// The side-by-side table: kubegen / kube-rs per figure, the median of the
+/// per-round ratios with their min–max (rounds pair the two tools), and kubegen's sync CPU
+/// against the decode floor.
+fn print_ratios(workloads: &[String], results: &[Vec<Measured>]) {
+    let runs = |name: &str| {
+        workloads
+            .iter()
+            .position(|w| w == name)
+            .map(|i| &results[i])
+    };
+    let (Some(ours), Some(theirs)) = (runs("kubegen"), runs("kube-rs")) else {
+        return;
+    };
+    let spread = |f: &dyn Fn(&Measured) -> f64, other: &[Measured]| {
+        let mut ratios: Vec<f64> = ours.iter().zip(other).map(|(a, b)| f(a) / f(b)).collect();
+        ratios.sort_by(f64::total_cmp);
+        let (lo, hi) = (ratios[0], ratios[ratios.len() - 1]);
+        format!("{:.2} ({lo:.2}–{hi:.2})", ratios[ratios.len() / 2])
+    };
+    println!();
+    println!(
+        "| figure | kubegen / kube-rs, median (min–max) of {} rounds |",
+        ours.len()
+    );
+    println!("|---|---|");
+    println!(
+        "| initial sync, wall | {} |",
+        spread(&|m| m.sync_secs, theirs)
+    );
+    println!(
+        "| initial sync, CPU | {} |",
+        spread(&|m| m.sync_cpu_ms as f64, theirs)
+    );
+    println!(
+        "| peak RSS after sync | {} |",
+        spread(&|m| m.steady_kib as f64, theirs)
+    );
+    println!(
+        "| watch, CPU for the update stream | {} |",
+        spread(&|m| m.stream_cpu_ms as f64, theirs)
+    );
+    if let Some(floor) = runs("floor") {
+        println!(
+            "| kubegen initial sync CPU / decode floor | {} |",
+            spread(&|m| m.sync_cpu_ms as f64, floor)
+        );
     }
 }
 

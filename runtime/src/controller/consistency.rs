@@ -23,7 +23,14 @@
 //! the stale state (the controller requeues the request and counts it in
 //! `stale_sync_skips_total`).
 
-use std::{collections::HashMap, sync::Arc, time::Duration};
+use std::{
+    collections::HashMap,
+    sync::{
+        Arc,
+        atomic::{AtomicUsize, Ordering},
+    },
+    time::Duration,
+};
 
 use parking_lot::Mutex;
 use tokio::sync::Notify;
@@ -66,6 +73,9 @@ const RECHECK: Duration = Duration::from_millis(10);
 pub struct ConsistencyStore<K: Object> {
     informer: SharedIndexInformer<K>,
     written: Mutex<HashMap<String, Written>>,
+    /// `written.len()`, readable without the lock: with nothing written, every key is ready
+    /// at the cost of one atomic load (the common case of a reconcile).
+    pending: AtomicUsize,
     changed: Arc<Notify>,
 }
 
@@ -90,6 +100,7 @@ impl<K: Object> ConsistencyStore<K> {
         Ok(Arc::new(Self {
             informer: informer.clone(),
             written: Mutex::new(HashMap::new()),
+            pending: AtomicUsize::new(0),
             changed,
         }))
     }
@@ -106,26 +117,34 @@ impl<K: Object> ConsistencyStore<K> {
             Written::At(previous) => *previous = (*previous).max(rv),
             Written::Deleted => *entry = Written::At(rv),
         }
+        self.pending.store(written.len(), Ordering::Release);
     }
 
     /// Records that the controller deleted `key`.
     pub fn deleted(&self, key: &str) {
-        self.written.lock().insert(key.to_owned(), Written::Deleted);
+        let mut written = self.written.lock();
+        written.insert(key.to_owned(), Written::Deleted);
+        self.pending.store(written.len(), Ordering::Release);
     }
 
     /// Forgets `key` (a caller that gave up on it, or no longer cares).
     pub fn clear(&self, key: &str) {
-        self.written.lock().remove(key);
+        let mut written = self.written.lock();
+        written.remove(key);
+        self.pending.store(written.len(), Ordering::Release);
     }
 
     /// How many keys wait for the cache.
     pub fn pending(&self) -> usize {
-        self.written.lock().len()
+        self.pending.load(Ordering::Acquire)
     }
 
     /// Whether the cache reflects every write of `key` made through this store; a key
     /// found ready is forgotten.
     pub fn is_ready(&self, key: &str) -> bool {
+        if self.pending.load(Ordering::Acquire) == 0 {
+            return true;
+        }
         let mut written = self.written.lock();
         let Some(&write) = written.get(key) else {
             return true;
@@ -143,6 +162,7 @@ impl<K: Object> ConsistencyStore<K> {
         };
         if ready {
             written.remove(key);
+            self.pending.store(written.len(), Ordering::Release);
         }
         ready
     }
@@ -162,6 +182,9 @@ impl<K: Object> ConsistencyStore<K> {
 
     /// Waits up to `timeout` for [`is_ready`](Self::is_ready); whether it became ready.
     pub async fn ensure_ready(&self, key: &str, timeout: Duration) -> bool {
+        if self.is_ready(key) {
+            return true;
+        }
         let deadline = tokio::time::Instant::now() + timeout;
         loop {
             let changed = self.changed.notified();

@@ -303,10 +303,11 @@ where
     }
 
     async fn process(&self, request: &Request) {
-        if !self.caught_up(request).await {
+        let key = request.cache_key();
+        if !self.caught_up(request, &key).await {
             return;
         }
-        let Some(obj) = self.indexer.get_by_key(&request.cache_key()) else {
+        let Some(obj) = self.indexer.get_by_key(&key) else {
             tracing::debug!(controller = %self.name, %request, "not in the cache (deleted): nothing to reconcile");
             self.queue.forget(request);
             return;
@@ -366,14 +367,15 @@ where
 
     /// Read-your-own-writes: whether the cache reflects the controller's writes of the
     /// request's object; if not in time, the request is requeued with backoff.
-    async fn caught_up(&self, request: &Request) -> bool {
+    async fn caught_up(&self, request: &Request, key: &str) -> bool {
         let Some(store) = &self.consistency else {
             return true;
         };
+        if store.is_ready(key) {
+            return true;
+        }
         let started = Instant::now();
-        let ready = store
-            .ensure_ready(&request.cache_key(), self.consistency_wait)
-            .await;
+        let ready = store.ensure_ready(key, self.consistency_wait).await;
         if let Some(metrics) = &self.metrics {
             metrics.consistency_wait(started.elapsed().as_secs_f64(), !ready);
         }

@@ -34,6 +34,7 @@
 
 #[cfg(feature = "files")]
 pub mod builder;
+pub mod crd;
 pub mod ctxt;
 #[cfg(feature = "files")]
 pub mod diagnostic;

@@ -9,18 +9,17 @@
 //! for the CLI and the derive.
 //!
 //! A definition's `$ref`s are inlined (a CRD schema has no references); a reference's own
-//! `description` wins over the target's, as in the published documents. `ObjectMeta`
-//! below the root becomes `type: object` (what controller-gen emits for an embedded
-//! `metav1.ObjectMeta`; kube-apiserver validates `metadata` of embedded objects itself).
+//! `description` wins over the target's, as in the published documents. An embedded
+//! `ObjectMeta` (a pod template's `metadata`) keeps its full schema: controller-gen's
+//! default there, a bare `type: object`, makes kube-apiserver prune the template's labels
+//! and annotations (controller-tools issue 462); only the root `metadata` is `type:
+//! object` ([`super::manifest`]), as kube-apiserver handles it itself.
 
 use std::sync::OnceLock;
 
 use serde_json::{Map, Value, json};
 
 const DEFINITIONS: &str = include_str!("k8s_definitions.json");
-
-/// The definition name of `ObjectMeta`.
-pub const OBJECT_META: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta";
 
 fn definitions() -> &'static Map<String, Value> {
     static DEFS: OnceLock<Map<String, Value>> = OnceLock::new();
@@ -59,26 +58,21 @@ pub fn schema(name: &str) -> Option<Value> {
     let defs = definitions();
     let def = defs.get(name)?;
     let mut stack = vec![name.to_owned()];
-    Some(inline(name, def, defs, &mut stack))
+    Some(inline(def, defs, &mut stack))
 }
 
-fn inline(name: &str, schema: &Value, defs: &Map<String, Value>, stack: &mut Vec<String>) -> Value {
-    if name == OBJECT_META {
-        return json!({"type": "object"});
-    }
+fn inline(schema: &Value, defs: &Map<String, Value>, stack: &mut Vec<String>) -> Value {
     let Value::Object(obj) = schema else {
         return schema.clone();
     };
     if let Some(Value::String(target)) = obj.get("$ref") {
-        let mut out = if target == OBJECT_META {
-            json!({"type": "object"})
-        } else if stack.contains(target) {
+        let mut out = if stack.contains(target) {
             // A recursive type: Kubernetes' own CRD schemas stop the recursion with an
             // open object.
             json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true})
         } else if let Some(def) = defs.get(target) {
             stack.push(target.clone());
-            let v = inline(target, def, defs, stack);
+            let v = inline(def, defs, stack);
             stack.pop();
             v
         } else {
@@ -96,12 +90,12 @@ fn inline(name: &str, schema: &Value, defs: &Map<String, Value>, stack: &mut Vec
                 Value::Object(props) => Value::Object(
                     props
                         .iter()
-                        .map(|(p, s)| (p.clone(), inline("", s, defs, stack)))
+                        .map(|(p, s)| (p.clone(), inline(s, defs, stack)))
                         .collect(),
                 ),
                 other => other.clone(),
             },
-            "items" | "additionalProperties" => inline("", v, defs, stack),
+            "items" | "additionalProperties" => inline(v, defs, stack),
             _ => v.clone(),
         };
         out.insert(k.clone(), v);
@@ -133,13 +127,12 @@ mod tests {
     }
 
     #[test]
-    fn references_are_inlined_and_object_meta_is_an_object() {
+    fn references_are_inlined_and_embedded_object_meta_keeps_its_fields() {
         let s = schema("io.k8s.api.core.v1.PodTemplateSpec").expect("known");
         assert_eq!(
-            s.pointer("/properties/metadata/type"),
-            Some(&json!("object"))
+            s.pointer("/properties/metadata/properties/labels/additionalProperties/type"),
+            Some(&json!("string"))
         );
-        assert!(s.pointer("/properties/metadata/properties").is_none());
         let containers = s
             .pointer("/properties/spec/properties/containers/items/properties/name/type")
             .expect("inlined");

@@ -581,7 +581,6 @@ impl<'a> Schemas<'a> {
         }
         match k8s::resolve(&segments) {
             Ok(Some(name)) => k8s::schema(&name).unwrap_or_else(|| self.unknown(ty)),
-            Ok(None) if last == "ObjectMeta" => json!({"type": "object"}),
             Ok(None) => self.unknown(ty),
             Err(candidates) => {
                 self.cx.error_spanned_by(

@@ -64,6 +64,18 @@ fn parse_count(raw: &RawMarker, cx: &Ctxt) -> Option<u64> {
     }
 }
 
+/// controller-gen's string syntax: `` `raw` `` and `"quoted"` are unquoted, bare text is
+/// taken as written.
+pub fn unquote(v: &str) -> String {
+    if v.len() >= 2 && v.starts_with('`') && v.ends_with('`') {
+        return v[1..v.len() - 1].to_owned();
+    }
+    if v.len() >= 2 && v.starts_with('"') && v.ends_with('"') {
+        return serde_json::from_str::<String>(v).unwrap_or_else(|_| v[1..v.len() - 1].to_owned());
+    }
+    v.to_owned()
+}
+
 /// controller-gen's reading of an untyped value: JSON when it parses as JSON (numbers,
 /// booleans, `null`, quoted strings, `[...]`, `{...}`), else the bare text as a string.
 pub fn json_value(text: &str) -> serde_json::Value {
@@ -372,7 +384,7 @@ fn read_value(marker: Marker, raw: &RawMarker, cx: &Ctxt) -> Option<Value> {
         ValueKind::Number => parse_number(raw, cx).map(Value::Number),
         ValueKind::Count => parse_count(raw, cx).map(Value::Count),
         ValueKind::Strings => required_value(raw, cx).map(|v| Value::Str(v.to_owned())),
-        ValueKind::Text => required_value(raw, cx).map(|v| Value::Str(v.to_owned())),
+        ValueKind::Text => required_value(raw, cx).map(|v| Value::Str(unquote(v))),
         ValueKind::Json => required_value(raw, cx).map(|v| Value::Json(json_value(v))),
         ValueKind::JsonList => {
             required_value(raw, cx).map(|v| Value::JsonList(v.split(';').map(json_value).collect()))

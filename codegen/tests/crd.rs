@@ -14,6 +14,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
 use k8s_openapi::api::core::v1::{Container, PodSpec, PodTemplateSpec};
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, ObjectMeta, Time};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
@@ -55,6 +56,30 @@ fn committed_crds_match_fresh_generation() {
             "shapes.kubegen.dev_shapes.yaml"
         ]
     );
+}
+
+/// One generator: `#[derive(kubegen::Schema)]`'s `crd()` (the type alone, with holes
+/// filled at run time from the other types' derived schemas) is the CLI's file.
+#[test]
+fn derive_crd_matches_the_cli() {
+    let manifests = files::manifests(&root().join("apis"), &PluralExceptions::default()).unwrap();
+    let cli = |name: &str| {
+        manifests
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.clone())
+            .unwrap()
+    };
+    // As k8s-openapi's type (which reads `minimum: 1` as the float it is in
+    // JSONSchemaProps), and as JSON where no number is involved.
+    let typed =
+        |v: serde_json::Value| -> CustomResourceDefinition { serde_json::from_value(v).unwrap() };
+    assert_eq!(Shape::crd(), typed(cli("shapes.kubegen.dev_shapes.yaml")));
+    assert_eq!(
+        serde_json::to_value(Shape::crd()).unwrap(),
+        cli("shapes.kubegen.dev_shapes.yaml")
+    );
+    assert_eq!(Gauge::crd(), typed(cli("shapes.kubegen.dev_gauges.yaml")));
 }
 
 #[test]
@@ -148,10 +173,10 @@ fn full_spec(i: usize) -> ShapeSpec {
         Source::Http("https://example.com/x".into()),
     ];
     let backends = [
-        Backend::Service(ServiceBackend {
+        Backend::Service {
             name: "svc".into(),
             port: 80,
-        }),
+        },
         Backend::Bucket {
             bucket: "b".into(),
             region: "eu".into(),

@@ -23,6 +23,21 @@ pub fn generate(
     input_dir: &Path,
     exceptions: &PluralExceptions,
 ) -> Result<Vec<(String, String)>, Error> {
+    Ok(manifests(input_dir, exceptions)?
+        .into_iter()
+        .map(|(name, manifest)| {
+            let mut text = HEADER.to_owned();
+            text.push_str(&yaml::to_yaml(&manifest));
+            (name, text)
+        })
+        .collect())
+}
+
+/// [`generate`]'s manifests as JSON values, sorted by file name.
+pub fn manifests(
+    input_dir: &Path,
+    exceptions: &PluralExceptions,
+) -> Result<Vec<(String, serde_json::Value)>, Error> {
     let mut out = Vec::new();
     let mut diagnostics = Vec::new();
     for dir in source::discover(input_dir)? {
@@ -40,27 +55,22 @@ pub fn generate(
             // Spans carry lines only; the file is the one of the type whose schema or
             // markers failed, found by line among the package's files.
             for e in errors {
-                let line = e.span().start().line;
                 let path =
                     locate(&package, &files, e.span()).unwrap_or_else(|| dir.dir.join("mod.rs"));
                 diagnostics.push(Diagnostic {
                     path,
-                    line,
+                    line: e.span().start().line,
                     message: e.to_string(),
                 });
             }
             continue;
         }
-        for crd in crds {
-            let mut text = HEADER.to_owned();
-            text.push_str(&yaml::to_yaml(&crd.manifest));
-            out.push((crd.file_name, text));
-        }
+        out.extend(crds.into_iter().map(|c| (c.file_name, c.manifest)));
     }
     if !diagnostics.is_empty() {
         return Err(Error::Invalid(diagnostics));
     }
-    out.sort();
+    out.sort_by(|a, b| a.0.cmp(&b.0));
     Ok(out)
 }
 

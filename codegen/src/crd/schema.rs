@@ -27,10 +27,28 @@ use crate::markers::TypeMarkers;
 use crate::markers::vocabulary::{OPTIONAL, REQUIRED, VALIDATION_OPTIONAL, VALIDATION_REQUIRED};
 use crate::model::{Body, TypeDef};
 
-/// The types a schema may refer to by name: the package's own.
+/// The key of a hole in a derive's schema template (see [`Schemas::for_derive`]).
+pub const HOLE: &str = "$kubegen:hole";
+
+/// The types a schema may refer to by name: the package's own (CLI), or, for the derive,
+/// none: a type defined elsewhere becomes a hole, `{"$kubegen:hole": n, ...}`, that the
+/// derived code fills at run time with `<T as kubegen::crd::Schema>::schema()` (the same
+/// generator's output for `T`), the placeholder's other keys (the field's description and
+/// markers) applied over it.
 pub struct Schemas<'a> {
     types: BTreeMap<String, &'a TypeDef>,
+    holes: Option<std::cell::RefCell<Vec<syn::Type>>>,
     cx: &'a Ctxt,
+}
+
+/// The key of a derive template's list of flattened holes, `[{"hole": n, "optional":
+/// bool}]`, whose properties (and, unless optional, required names) are merged into the
+/// object at run time, exactly as [`Schemas`] merges a flattened struct it can see.
+pub const FLATTEN: &str = "$kubegen:flatten";
+
+/// Whether `v` is a hole of a derive template.
+pub fn is_hole(v: &Value) -> bool {
+    v.get(HOLE).is_some()
 }
 
 /// The description of doc comments: marker lines dropped, lines of a paragraph joined
@@ -193,8 +211,23 @@ impl<'a> Schemas<'a> {
                 .into_iter()
                 .map(|t| (t.ident.to_string(), t))
                 .collect(),
+            holes: None,
             cx,
         }
+    }
+
+    /// Schemas for a derive: only `ty` itself is known; other named types are holes.
+    pub fn for_derive(ty: &'a TypeDef, cx: &'a Ctxt) -> Self {
+        Self {
+            types: BTreeMap::from([(ty.ident.to_string(), ty)]),
+            holes: Some(std::cell::RefCell::new(Vec::new())),
+            cx,
+        }
+    }
+
+    /// The holes' types, in hole order (derive mode).
+    pub fn take_holes(&self) -> Vec<syn::Type> {
+        self.holes.as_ref().map(|h| h.take()).unwrap_or_default()
     }
 
     /// The schema of a named type of the package, its type-level markers applied.
@@ -285,6 +318,16 @@ impl<'a> Schemas<'a> {
                             "x-kubernetes-preserve-unknown-fields",
                             json!(true),
                         );
+                        continue;
+                    }
+                    if let Some(n) = fs.get(HOLE) {
+                        // The derive merges the type's properties in at run time, as below.
+                        if let Value::Object(m) = &mut schema {
+                            let list = m.entry(FLATTEN).or_insert_with(|| json!([]));
+                            if let Value::Array(list) = list {
+                                list.push(json!({"hole": n, "optional": optional}));
+                            }
+                        }
                         continue;
                     }
                     if !is_object(&fs) {
@@ -443,6 +486,13 @@ impl<'a> Schemas<'a> {
                     match c {
                         None => objects.push(json!({"type": "object"})),
                         Some(c) if is_object(c) => objects.push(c.clone()),
+                        Some(c) if is_hole(c) => self.cx.error_at(
+                            ty.ident.span(),
+                            format!(
+                                "`{}`: internally tagged variant `{n}` holds a type defined elsewhere, whose fields the derive cannot merge; make it a struct variant, or generate the CRD with `kubegen-codegen crd`",
+                                ty.ident
+                            ),
+                        ),
                         Some(_) => self.cx.error_at(
                             ty.ident.span(),
                             format!(
@@ -521,6 +571,21 @@ impl<'a> Schemas<'a> {
         }
     }
 
+    fn hole(&self, ty: &syn::Type) -> Value {
+        let Some(holes) = &self.holes else {
+            return self.unknown(ty);
+        };
+        let mut holes = holes.borrow_mut();
+        let n = match holes.iter().position(|t| t == ty) {
+            Some(n) => n,
+            None => {
+                holes.push(ty.clone());
+                holes.len() - 1
+            }
+        };
+        json!({ HOLE: n })
+    }
+
     fn unknown(&self, ty: &syn::Type) -> Value {
         self.cx.error_spanned_by(
             ty,
@@ -579,9 +644,11 @@ impl<'a> Schemas<'a> {
         {
             return self.named(def, stack);
         }
+        let is_k8s = segments.len() == 1 || segments.first().is_some_and(|s| s == "k8s_openapi");
         match k8s::resolve(&segments) {
-            Ok(Some(name)) => k8s::schema(&name).unwrap_or_else(|| self.unknown(ty)),
-            Ok(None) => self.unknown(ty),
+            Ok(Some(name)) if is_k8s => k8s::schema(&name).unwrap_or_else(|| self.unknown(ty)),
+            Ok(_) if self.holes.is_some() => self.hole(ty),
+            Ok(_) => self.unknown(ty),
             Err(candidates) => {
                 self.cx.error_spanned_by(
                     ty,

@@ -28,7 +28,9 @@ pub fn apply<'m>(schema: &mut Value, markers: impl Iterator<Item = &'m Found>, c
         let ty = type_of(schema).map(str::to_owned);
         let want = |types: &[&str]| -> bool {
             let int_or_string = schema.get("x-kubernetes-int-or-string").is_some();
-            let ok = ty.as_deref().is_some_and(|t| types.contains(&t))
+            // A derive's hole is checked when the type it stands for is derived.
+            let ok = super::schema::is_hole(schema)
+                || ty.as_deref().is_some_and(|t| types.contains(&t))
                 || (int_or_string && types.iter().any(|t| *t == "string" || *t == "integer"));
             if !ok {
                 cx.error_at(
@@ -128,6 +130,12 @@ pub fn apply<'m>(schema: &mut Value, markers: impl Iterator<Item = &'m Found>, c
         m.insert("x-kubernetes-list-map-keys".into(), Value::Array(map_keys));
     }
     if !rules.is_empty() {
-        m.insert("x-kubernetes-validations".into(), Value::Array(rules));
+        // A field's rules come after its type's.
+        match m.get_mut("x-kubernetes-validations") {
+            Some(Value::Array(existing)) => existing.extend(rules),
+            _ => {
+                m.insert("x-kubernetes-validations".into(), Value::Array(rules));
+            }
+        }
     }
 }

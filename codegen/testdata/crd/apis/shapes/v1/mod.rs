@@ -1,6 +1,8 @@
 //! shapes.kubegen.dev/v1: one type per serde shape and controller-gen marker, for
 //! `kubegen-codegen crd` (golden output in `codegen/testdata/crd/crds/`). `tests/crd.rs`
-//! also compiles this file, so every shape here is what serde really reads and writes.
+//! also compiles this file, so every shape here is what serde really reads and writes,
+//! and `#[derive(kubegen::Schema)]` gives `Shape::crd()` / `Gauge::crd()` to compare with
+//! the CLI's files.
 //!
 //! +groupName=shapes.kubegen.dev
 
@@ -16,7 +18,8 @@ use serde::{Deserialize, Serialize};
 ///
 /// It has a second paragraph.
 /// +genclient
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, kubegen::Schema)]
+#[resource(group = "shapes.kubegen.dev", version = "v1")]
 pub struct Shape {
     /// Standard object metadata.
     #[serde(default)]
@@ -29,7 +32,7 @@ pub struct Shape {
 }
 
 /// Fields of every kind.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, kubegen::Schema)]
 #[serde(rename_all = "camelCase")]
 pub struct ShapeSpec {
     /// Required: neither Option nor default.
@@ -106,7 +109,7 @@ pub struct ShapeSpec {
 }
 
 /// Colors.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, kubegen::Schema)]
 #[serde(rename_all = "lowercase")]
 pub enum Color {
     /// Red.
@@ -120,7 +123,7 @@ pub enum Color {
 }
 
 /// Where content comes from (`{"git": {...}}` or `{"http": "..."}`).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, kubegen::Schema)]
 #[serde(rename_all = "camelCase")]
 pub enum Source {
     /// A git repository.
@@ -136,11 +139,16 @@ pub enum Source {
 }
 
 /// A backend, tagged by `kind`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, kubegen::Schema)]
 #[serde(tag = "kind")]
 pub enum Backend {
     /// A service.
-    Service(ServiceBackend),
+    Service {
+        /// The service name.
+        name: String,
+        /// Its port.
+        port: i32,
+    },
     /// A bucket.
     Bucket {
         /// Its name.
@@ -152,17 +160,8 @@ pub enum Backend {
     None,
 }
 
-/// A service backend.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ServiceBackend {
-    /// The service name.
-    pub name: String,
-    /// Its port.
-    pub port: i32,
-}
-
 /// An action with a `type` and `params`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, kubegen::Schema)]
 #[serde(tag = "type", content = "params", rename_all = "snake_case")]
 pub enum Action {
     /// Scale to a count.
@@ -180,7 +179,7 @@ pub enum Action {
 }
 
 /// A port by number or name.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, kubegen::Schema)]
 #[serde(untagged)]
 pub enum PortRef {
     /// A number.
@@ -190,7 +189,7 @@ pub enum PortRef {
 }
 
 /// A target by name or by labels.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, kubegen::Schema)]
 #[serde(untagged)]
 pub enum Target {
     /// By name.
@@ -209,7 +208,7 @@ pub enum Target {
 }
 
 /// Fields shared by several specs.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, kubegen::Schema)]
 #[serde(rename_all = "camelCase")]
 pub struct Common {
     /// Who owns it.
@@ -220,7 +219,7 @@ pub struct Common {
 }
 
 /// Status of a Shape.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, kubegen::Schema)]
 #[serde(rename_all = "camelCase")]
 pub struct ShapeStatus {
     /// Conditions, by type.
@@ -242,7 +241,8 @@ pub struct ShapeStatus {
 /// +kubebuilder:printcolumn:name="Unit",type=string,JSONPath=".spec.unit",description="The unit",priority=1
 /// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=".metadata.creationTimestamp"
 /// +kubebuilder:validation:XValidation:rule="self.metadata.name.startsWith('g')",message="names start with g"
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, kubegen::Schema)]
+#[resource(group = "shapes.kubegen.dev", version = "v1")]
 pub struct Gauge {
     /// Standard object metadata.
     #[serde(default)]
@@ -252,7 +252,7 @@ pub struct Gauge {
 }
 
 /// Every validation marker on a field of a fitting type.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, kubegen::Schema)]
 #[serde(rename_all = "camelCase")]
 pub struct GaugeSpec {
     /// Between 1 and 10.
@@ -311,7 +311,7 @@ pub struct GaugeSpec {
 
 /// A time window (type-level markers apply wherever it is used).
 /// +kubebuilder:validation:XValidation:rule="self.start <= self.end",message="start after end",reason=FieldValueInvalid,fieldPath=".start"
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, kubegen::Schema)]
 pub struct Window {
     /// Start minute.
     pub start: i32,

@@ -464,3 +464,53 @@ async fn status_conditions_are_a_map_list_of_kubernetes_conditions() {
     let got: Shape = back(&shapes.update_status(&pp, &obj).await.unwrap());
     assert_eq!(got.status, shape.status);
 }
+
+/// Malformed markers and unrepresentable types are `file:line: message` errors, every
+/// one of them at once.
+#[test]
+fn cli_errors_name_file_and_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("apis/things/v1");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("mod.rs"),
+        "//! +groupName=things.example.com\n\nmod types;\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("types.rs"),
+        r#"/// +genclient
+pub struct Thing {
+    pub metadata: ObjectMeta,
+    pub spec: ThingSpec,
+}
+
+pub struct ThingSpec {
+    /// +kubebuilder:validation:Maximum=lots
+    pub level: i32,
+    /// +kubebuilder:validation:Pattern=^a$
+    pub count: u64,
+    pub when: std::time::Instant,
+}
+"#,
+    )
+    .unwrap();
+    let err = files::generate(&tmp.path().join("apis"), &PluralExceptions::default())
+        .unwrap_err()
+        .to_string();
+    let types = dir.join("types.rs");
+    let want = [
+        format!(
+            "{}:8: `+kubebuilder:validation:Maximum` expects a number, found `lots`",
+            types.display()
+        ),
+        format!(
+            "{}:10: `+kubebuilder:validation:Pattern` applies to string schemas, not to `integer`",
+            types.display()
+        ),
+        format!("{}:12: no schema for `std::time::Instant`", types.display()),
+    ];
+    for w in want {
+        assert!(err.contains(&w), "`{w}` not in:\n{err}");
+    }
+}

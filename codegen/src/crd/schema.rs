@@ -67,7 +67,8 @@ pub fn description(attrs: &[syn::Attribute]) -> Option<String> {
         else {
             continue;
         };
-        for line in s.value().lines() {
+        // `split`, not `lines`: an empty `///` is a paragraph break.
+        for line in s.value().split('\n') {
             let line = line.trim();
             if crate::markers::parse_marker_line(line).is_some() {
                 continue;
@@ -660,5 +661,134 @@ impl<'a> Schemas<'a> {
                 json!({"type": "object"})
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lower::{Mode, PackageContext, lower_items};
+    use crate::plural::PluralExceptions;
+
+    /// The schema of `name` among `items`, or the errors.
+    fn schema_of(items: syn::File, name: &str) -> Result<Value, Vec<String>> {
+        let exceptions = PluralExceptions::default();
+        let ctx = PackageContext {
+            mode: Mode::Cli,
+            group: Some("g.io".into()),
+            version: Some("v1".into()),
+            deep_copy: None,
+            group_go_name: None,
+            plural_exceptions: &exceptions,
+        };
+        let cx = Ctxt::new();
+        let types = lower_items(&items.items, &[], &ctx, &cx);
+        let v = {
+            let schemas = Schemas::new(&types, &cx);
+            let ty = types.iter().find(|t| t.ident == name).expect("type");
+            schemas.named(ty, &mut Vec::new())
+        };
+        match cx.check() {
+            Ok(()) => Ok(v),
+            Err(e) => Err(e.into_iter().map(|e| e.to_string()).collect()),
+        }
+    }
+
+    #[test]
+    fn internally_tagged_newtype_variants_merge_the_struct_fields() {
+        let v = schema_of(
+            syn::parse_quote! {
+                #[serde(tag = "kind")]
+                enum B { S(Svc), Off }
+                struct Svc { name: String, #[serde(default)] port: i32 }
+            },
+            "B",
+        )
+        .unwrap();
+        assert_eq!(
+            v,
+            json!({"type": "object", "required": ["kind"], "properties": {
+                "kind": {"type": "string", "enum": ["S", "Off"]},
+                "name": {"type": "string"},
+                "port": {"type": "integer", "format": "int32"},
+            }})
+        );
+    }
+
+    #[test]
+    fn untagged_unions_stay_structural() {
+        let v = schema_of(
+            syn::parse_quote! {
+                #[serde(untagged)]
+                enum U { A(bool), B(Vec<String>) }
+            },
+            "U",
+        )
+        .unwrap();
+        assert_eq!(v, json!({"x-kubernetes-preserve-unknown-fields": true}));
+        let v = schema_of(
+            syn::parse_quote! {
+                #[serde(untagged)]
+                enum U { A(i64), B(String) }
+            },
+            "U",
+        )
+        .unwrap();
+        assert_eq!(v, json!({"x-kubernetes-int-or-string": true}));
+    }
+
+    #[test]
+    fn a_flattened_map_keeps_unknown_fields() {
+        let v = schema_of(
+            syn::parse_quote! {
+                struct S { a: String, #[serde(flatten)] rest: BTreeMap<String, serde_json::Value> }
+            },
+            "S",
+        )
+        .unwrap();
+        assert_eq!(
+            v,
+            json!({"type": "object", "required": ["a"], "x-kubernetes-preserve-unknown-fields": true,
+                   "properties": {"a": {"type": "string"}}})
+        );
+    }
+
+    #[test]
+    fn recursive_and_unknown_types_are_errors() {
+        let errs = schema_of(
+            syn::parse_quote! {
+                struct Tree { children: Vec<Tree> }
+            },
+            "Tree",
+        )
+        .unwrap_err();
+        assert_eq!(
+            errs,
+            ["`Tree` contains itself (through Tree): a CRD schema cannot be recursive"]
+        );
+        let errs = schema_of(
+            syn::parse_quote! {
+                struct S { a: Mystery }
+            },
+            "S",
+        )
+        .unwrap_err();
+        assert!(errs[0].starts_with("no schema for `Mystery`"), "{errs:?}");
+    }
+
+    #[test]
+    fn descriptions_drop_markers_and_join_paragraphs() {
+        let item: syn::ItemStruct = syn::parse_quote! {
+            /// First line
+            /// continues.
+            ///
+            /// Second paragraph.
+            /// +kubebuilder:validation:MaxLength=3
+            struct S;
+        };
+        assert_eq!(
+            description(&item.attrs).as_deref(),
+            Some("First line continues.\nSecond paragraph.")
+        );
     }
 }

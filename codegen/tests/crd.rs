@@ -235,7 +235,7 @@ fn full_spec(i: usize) -> ShapeSpec {
         }),
         resources: None,
         memory: Some(Quantity("512Mi".into())),
-        max_unavailable: Some(if i % 2 == 0 {
+        max_unavailable: Some(if i.is_multiple_of(2) {
             IntOrString::Int(1)
         } else {
             IntOrString::String("25%".into())
@@ -336,7 +336,8 @@ async fn validation_markers_accept_valid_and_reject_invalid_objects() {
     assert_eq!(got.spec.mode.as_deref(), Some("Slow"));
     assert_eq!(got.spec.retries, Some(3));
 
-    let cases: Vec<(&str, Box<dyn Fn(&mut Gauge)>, &str)> = vec![
+    type Change = Box<dyn Fn(&mut Gauge)>;
+    let cases: Vec<(&str, Change, &str)> = vec![
         ("g-max", Box::new(|g| g.spec.level = 11), "spec.level"),
         ("g-min", Box::new(|g| g.spec.level = 0), "spec.level"),
         (

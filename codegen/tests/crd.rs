@@ -52,6 +52,7 @@ fn committed_crds_match_fresh_generation() {
     assert_eq!(
         names,
         [
+            "shapes.kubegen.dev_dials.yaml",
             "shapes.kubegen.dev_gauges.yaml",
             "shapes.kubegen.dev_shapes.yaml"
         ]
@@ -80,6 +81,7 @@ fn derive_crd_matches_the_cli() {
         cli("shapes.kubegen.dev_shapes.yaml")
     );
     assert_eq!(Gauge::crd(), typed(cli("shapes.kubegen.dev_gauges.yaml")));
+    assert_eq!(Dial::crd(), typed(cli("shapes.kubegen.dev_dials.yaml")));
 }
 
 #[test]
@@ -96,6 +98,7 @@ fn verify_reports_stale_missing_and_extra_files() {
     std::fs::remove_file(out.join("shapes.kubegen.dev_shapes.yaml")).unwrap();
     let outcome = check();
     assert_eq!(outcome.differing.len(), 3, "{}", outcome.diff);
+    assert!(outcome.diff.contains("/dev/null"), "{}", outcome.diff);
     assert!(
         outcome
             .diff
@@ -492,6 +495,8 @@ pub struct ThingSpec {
     /// +kubebuilder:validation:Pattern=^a$
     pub count: u64,
     pub when: std::time::Instant,
+    /// +mapType=bogus
+    pub m: BTreeMap<String, String>,
 }
 "#,
     )
@@ -510,8 +515,65 @@ pub struct ThingSpec {
             types.display()
         ),
         format!("{}:12: no schema for `std::time::Instant`", types.display()),
+        format!(
+            "{}:13: `+mapType=bogus`: expected `atomic` or `granular`",
+            types.display()
+        ),
     ];
     for w in want {
         assert!(err.contains(&w), "`{w}` not in:\n{err}");
     }
+}
+
+/// `EmbeddedResource` + `PreserveUnknownFields` keep a whole object; `XIntOrString`
+/// takes a number or a string; an embedded object without `kind` is refused, as
+/// kube-apiserver validates `x-kubernetes-embedded-resource` nodes.
+#[tokio::test]
+async fn structural_markers_keep_what_they_promise() {
+    let (_server, client) = server().await;
+    let dials = dynamic(&client, "Dial", "dials", Some("default"));
+    let pp = PostParams::default();
+    for (i, surge) in [serde_json::json!(2), serde_json::json!("25%")]
+        .into_iter()
+        .enumerate()
+    {
+        let name = format!("dial-{i}");
+        let dial = Dial {
+            metadata: meta(&name),
+            spec: DialSpec {
+                replicas: 2,
+                color: "red".into(),
+                settings: BTreeMap::from([("a".into(), "b".into())]),
+                surge: Some(surge),
+                object: Some(serde_json::json!({
+                    "apiVersion": "v1",
+                    "kind": "ConfigMap",
+                    "metadata": {"name": "cm"},
+                    "data": {"k": "v"},
+                    "anything": {"nested": [1, 2]},
+                })),
+                extra: BTreeMap::from([("x".into(), "y".into())]),
+            },
+            status: None,
+        };
+        let got: Dial = back(&dials.create(&pp, &object("Dial", &dial)).await.unwrap());
+        assert_eq!(same_user_fields(got, |d| &mut d.metadata, &name), dial);
+    }
+    let mut v = serde_json::to_value(Dial {
+        metadata: meta("dial-bad"),
+        spec: DialSpec {
+            object: Some(serde_json::json!({"apiVersion": "v1", "metadata": {"name": "x"}})),
+            ..DialSpec::default()
+        },
+        status: None,
+    })
+    .unwrap();
+    v["apiVersion"] = "shapes.kubegen.dev/v1".into();
+    v["kind"] = "Dial".into();
+    let err = dials
+        .create(&pp, &serde_json::from_value(v).unwrap())
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("spec.object.kind"), "{err}");
 }

@@ -10,7 +10,9 @@ use super::schema::Schemas;
 use crate::ctxt::Ctxt;
 use crate::markers::TypeMarkers;
 use crate::markers::value::Value as MarkerValue;
-use crate::markers::vocabulary::{PRINT_COLUMN, RESOURCE, SUBRESOURCE_STATUS};
+use crate::markers::vocabulary::{
+    PRINT_COLUMN, RESOURCE, SELECTABLE_FIELD, SUBRESOURCE_SCALE, SUBRESOURCE_STATUS,
+};
 use crate::model::{ResourceDef, Scope, TypeDef};
 
 /// `<group>_<plural>.yaml`, controller-gen's file name.
@@ -95,6 +97,57 @@ pub fn crd(ty: &TypeDef, r: &ResourceDef, schemas: &Schemas<'_>, cx: &Ctxt) -> V
     });
     if r.has_status() || markers.span(SUBRESOURCE_STATUS).is_some() {
         version["subresources"] = json!({"status": {}});
+    }
+    for f in markers.all(SUBRESOURCE_SCALE) {
+        let MarkerValue::Args(args) = &f.value else {
+            continue;
+        };
+        let mut scale = Map::new();
+        for (k, v) in args {
+            let key = match k.as_str() {
+                "specpath" => "specReplicasPath",
+                "statuspath" => "statusReplicasPath",
+                "selectorpath" => "labelSelectorPath",
+                other => {
+                    cx.error_at(
+                        f.span,
+                        format!(
+                            "`{}`: unknown argument `{other}` (expected specpath, statuspath, selectorpath)",
+                            f.written
+                        ),
+                    );
+                    continue;
+                }
+            };
+            scale.insert(key.to_owned(), json!(v));
+        }
+        for needed in ["specReplicasPath", "statusReplicasPath"] {
+            if !scale.contains_key(needed) {
+                let arg = if needed == "specReplicasPath" {
+                    "specpath"
+                } else {
+                    "statuspath"
+                };
+                cx.error_at(f.span, format!("`{}` needs `{arg}=...`", f.written));
+            }
+        }
+        version["subresources"]["scale"] = Value::Object(scale);
+    }
+    let mut selectable = Vec::new();
+    for f in markers.all(SELECTABLE_FIELD) {
+        let MarkerValue::Args(args) = &f.value else {
+            continue;
+        };
+        match args.as_slice() {
+            [(k, v)] if k == "JSONPath" => selectable.push(json!({"jsonPath": v})),
+            _ => cx.error_at(
+                f.span,
+                format!("`{}` takes exactly `JSONPath=...`", f.written),
+            ),
+        }
+    }
+    if !selectable.is_empty() {
+        version["selectableFields"] = Value::Array(selectable);
     }
     let mut columns = Vec::new();
     for f in markers.all(PRINT_COLUMN) {

@@ -11,9 +11,10 @@ use crate::ctxt::Ctxt;
 use crate::markers::Found;
 use crate::markers::value::Value as MarkerValue;
 use crate::markers::vocabulary::{
-    DEFAULT, ENUM, EXCLUSIVE_MAXIMUM, EXCLUSIVE_MINIMUM, FORMAT, LIST_MAP_KEY, LIST_TYPE,
-    MAX_ITEMS, MAX_LENGTH, MAX_PROPERTIES, MAXIMUM, MIN_ITEMS, MIN_LENGTH, MIN_PROPERTIES, MINIMUM,
-    MULTIPLE_OF, PATTERN, UNIQUE_ITEMS, X_VALIDATION,
+    DEFAULT, EMBEDDED_RESOURCE, ENUM, EXCLUSIVE_MAXIMUM, EXCLUSIVE_MINIMUM, FORMAT, LIST_MAP_KEY,
+    LIST_TYPE, MAP_TYPE, MAX_ITEMS, MAX_LENGTH, MAX_PROPERTIES, MAXIMUM, MIN_ITEMS, MIN_LENGTH,
+    MIN_PROPERTIES, MINIMUM, MULTIPLE_OF, PATTERN, PRESERVE_UNKNOWN, UNIQUE_ITEMS, X_INT_OR_STRING,
+    X_VALIDATION,
 };
 
 fn type_of(schema: &Value) -> Option<&str> {
@@ -76,6 +77,36 @@ pub fn apply<'m>(schema: &mut Value, markers: impl Iterator<Item = &'m Found>, c
                 ("maxProperties", json!(n))
             }
             (DEFAULT, MarkerValue::Json(v)) => ("default", v.clone()),
+            (PRESERVE_UNKNOWN, _) => ("x-kubernetes-preserve-unknown-fields", json!(true)),
+            (EMBEDDED_RESOURCE, _) => {
+                // An embedded object (a RawExtension-like `serde_json::Value`) is an object.
+                if ty.is_none()
+                    && let Value::Object(m) = schema
+                {
+                    m.insert("type".into(), json!("object"));
+                } else if !want(&["object"]) {
+                    continue;
+                }
+                ("x-kubernetes-embedded-resource", json!(true))
+            }
+            (X_INT_OR_STRING, _) => {
+                if let Value::Object(m) = schema {
+                    m.remove("type");
+                    m.remove("format");
+                    m.remove("x-kubernetes-preserve-unknown-fields");
+                }
+                ("x-kubernetes-int-or-string", json!(true))
+            }
+            (MAP_TYPE, MarkerValue::Str(t)) if want(&["object"]) => {
+                if !matches!(t.as_str(), "atomic" | "granular") {
+                    cx.error_at(
+                        f.span,
+                        format!("`+mapType={t}`: expected `atomic` or `granular`"),
+                    );
+                    continue;
+                }
+                ("x-kubernetes-map-type", json!(t))
+            }
             (LIST_TYPE, MarkerValue::Str(t)) if want(&["array"]) => {
                 if !matches!(t.as_str(), "atomic" | "set" | "map") {
                     cx.error_at(

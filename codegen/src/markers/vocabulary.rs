@@ -166,6 +166,8 @@ vocabulary! {
     // controller-gen's CRD markers (sigs.k8s.io/controller-tools pkg/crd/markers).
     OBJECT_ROOT:          "kubebuilder:object:root",                 Any,         Type,    [];
     SUBRESOURCE_STATUS:   "kubebuilder:subresource:status",          Flag,        Type,    [];
+    SUBRESOURCE_SCALE:    "kubebuilder:subresource:scale",           Args,        Type,    [];
+    SELECTABLE_FIELD:     "kubebuilder:selectablefield",             Args,        Type,    [];
     RESOURCE:             "kubebuilder:resource",                    Args,        Type,    [];
     PRINT_COLUMN:         "kubebuilder:printcolumn",                 Args,        Type,    [];
     MINIMUM:              "kubebuilder:validation:Minimum",          Number,      Field,   [];
@@ -187,6 +189,10 @@ vocabulary! {
     VALIDATION_OPTIONAL:  "kubebuilder:validation:Optional",         Flag,        Field,   [];
     X_VALIDATION:         "kubebuilder:validation:XValidation",      Args,        Field,   [];
     DEFAULT:              "kubebuilder:default",                     Json,        Field,   [];
+    PRESERVE_UNKNOWN:     "kubebuilder:pruning:PreserveUnknownFields", Flag,      Field,   [];
+    EMBEDDED_RESOURCE:    "kubebuilder:validation:EmbeddedResource", Flag,        Field,   [];
+    X_INT_OR_STRING:      "kubebuilder:validation:XIntOrString",     Flag,        Field,   [];
+    MAP_TYPE:             "mapType",                                 Str,         Field,   [];
     OPTIONAL:             "optional",                                Flag,        Field,   [];
     REQUIRED:             "required",                                Flag,        Field,   [];
     LIST_TYPE:            "listType",                                Str,         Field,   [];
@@ -206,7 +212,9 @@ pub const OWNED_PREFIXES: &[&str] = &[
     "kubebuilder:object:root",
     "kubebuilder:validation:",
     "kubebuilder:printcolumn",
-    "kubebuilder:subresource:status",
+    "kubebuilder:subresource:",
+    "kubebuilder:selectablefield",
+    "kubebuilder:pruning:",
     "kubebuilder:resource",
     "kubebuilder:default",
 ];

@@ -318,3 +318,58 @@ pub struct Window {
     /// End minute.
     pub end: i32,
 }
+
+/// A Dial has a scale subresource, a selectable field and the structural markers.
+/// +genclient
+/// +kubebuilder:subresource:scale:specpath=.spec.replicas,statuspath=.status.replicas,selectorpath=.status.selector
+/// +kubebuilder:selectablefield:JSONPath=`.spec.color`
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, kubegen::Schema)]
+#[resource(group = "shapes.kubegen.dev", version = "v1")]
+pub struct Dial {
+    /// Standard object metadata.
+    #[serde(default)]
+    pub metadata: ObjectMeta,
+    /// The dial.
+    pub spec: DialSpec,
+    /// What was observed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<DialStatus>,
+}
+
+/// Structural markers.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, kubegen::Schema)]
+pub struct DialSpec {
+    /// Desired replicas.
+    pub replicas: i32,
+    /// A color to select on.
+    #[serde(default)]
+    pub color: String,
+    /// Kept whole on apply.
+    /// +mapType=atomic
+    #[serde(default)]
+    pub settings: BTreeMap<String, String>,
+    /// A number or a percentage, stored as text.
+    /// +kubebuilder:validation:XIntOrString
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub surge: Option<serde_json::Value>,
+    /// A whole Kubernetes object.
+    /// +kubebuilder:validation:EmbeddedResource
+    /// +kubebuilder:pruning:PreserveUnknownFields
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub object: Option<serde_json::Value>,
+    /// Settings the server keeps as sent.
+    /// +kubebuilder:pruning:PreserveUnknownFields
+    #[serde(default)]
+    pub extra: BTreeMap<String, String>,
+}
+
+/// Observed replicas and selector.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, kubegen::Schema)]
+pub struct DialStatus {
+    /// Observed replicas.
+    #[serde(default)]
+    pub replicas: i32,
+    /// The pods' selector.
+    #[serde(default)]
+    pub selector: String,
+}

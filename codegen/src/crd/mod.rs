@@ -4,6 +4,7 @@
 //! * [`serde_attrs`]: the `#[serde(...)]` attributes that decide the JSON shape.
 //! * [`k8s`]: Kubernetes' own schemas of embedded k8s-openapi types (k8s-openapi's
 //!   `schemars` output, committed as `k8s_definitions.json`).
+//! * [`template`]: the derive's holes (types defined elsewhere, filled at run time).
 //! * [`schema`]: types → structural schemas.
 //! * [`validation`]: controller-gen's validation markers from the one marker table.
 //! * [`manifest`]: the CRD document (names, scope, version, subresources, columns).
@@ -16,6 +17,7 @@ pub mod k8s;
 pub mod manifest;
 pub mod schema;
 pub mod serde_attrs;
+pub mod template;
 pub mod validation;
 pub mod yaml;
 

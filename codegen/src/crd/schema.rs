@@ -21,14 +21,12 @@ use serde_json::{Map, Value, json};
 use syn::spanned::Spanned;
 
 use super::serde_attrs::{Container, Field, Variant};
+use super::template::{FLATTEN, HOLE, is_hole};
 use super::{k8s, validation};
 use crate::ctxt::Ctxt;
 use crate::markers::TypeMarkers;
 use crate::markers::vocabulary::{OPTIONAL, REQUIRED, VALIDATION_OPTIONAL, VALIDATION_REQUIRED};
 use crate::model::{Body, TypeDef};
-
-/// The key of a hole in a derive's schema template (see [`Schemas::for_derive`]).
-pub const HOLE: &str = "$kubegen:hole";
 
 /// The types a schema may refer to by name: the package's own (CLI), or, for the derive,
 /// none: a type defined elsewhere becomes a hole, `{"$kubegen:hole": n, ...}`, that the
@@ -39,16 +37,6 @@ pub struct Schemas<'a> {
     types: BTreeMap<String, &'a TypeDef>,
     holes: Option<std::cell::RefCell<Vec<syn::Type>>>,
     cx: &'a Ctxt,
-}
-
-/// The key of a derive template's list of flattened holes, `[{"hole": n, "optional":
-/// bool}]`, whose properties (and, unless optional, required names) are merged into the
-/// object at run time, exactly as [`Schemas`] merges a flattened struct it can see.
-pub const FLATTEN: &str = "$kubegen:flatten";
-
-/// Whether `v` is a hole of a derive template.
-pub fn is_hole(v: &Value) -> bool {
-    v.get(HOLE).is_some()
 }
 
 /// The description of doc comments: marker lines dropped, lines of a paragraph joined

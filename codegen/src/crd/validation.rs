@@ -30,7 +30,7 @@ pub fn apply<'m>(schema: &mut Value, markers: impl Iterator<Item = &'m Found>, c
         let want = |types: &[&str]| -> bool {
             let int_or_string = schema.get("x-kubernetes-int-or-string").is_some();
             // A derive's hole is checked when the type it stands for is derived.
-            let ok = super::schema::is_hole(schema)
+            let ok = super::template::is_hole(schema)
                 || ty.as_deref().is_some_and(|t| types.contains(&t))
                 || (int_or_string && types.iter().any(|t| *t == "string" || *t == "integer"));
             if !ok {

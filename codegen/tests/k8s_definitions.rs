@@ -2,8 +2,10 @@
 //! impls, generated from Kubernetes' OpenAPI document) for the types a CRD field may
 //! embed, with every definition they refer to. The CRD generator reads Rust source and
 //! cannot call `JsonSchema` on a type it only names, so the definitions are committed;
-//! this test regenerates them and fails when the committed file differs
-//! (`KUBEGEN_UPDATE_DEFINITIONS=1` rewrites it; `hack/update-codegen.sh` sets it).
+//! this test regenerates them and fails when the committed file differs (after a
+//! k8s-openapi upgrade, `KUBEGEN_UPDATE_DEFINITIONS=1 cargo test -p kubegen-codegen --test
+//! k8s_definitions` rewrites it). Roots: the types CRDs commonly embed; everything they
+//! refer to comes along.
 
 use std::path::Path;
 

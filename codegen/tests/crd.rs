@@ -54,6 +54,7 @@ fn committed_crds_match_fresh_generation() {
         [
             "shapes.kubegen.dev_dials.yaml",
             "shapes.kubegen.dev_gauges.yaml",
+            "shapes.kubegen.dev_meters.yaml",
             "shapes.kubegen.dev_shapes.yaml"
         ]
     );
@@ -576,4 +577,52 @@ async fn structural_markers_keep_what_they_promise() {
         .unwrap_err()
         .to_string();
     assert!(err.contains("spec.object.kind"), "{err}");
+}
+
+/// Versions of one kind merge into one CRD (controller-gen's rule: with several
+/// versions, exactly one is `+kubebuilder:storageversion`); the server serves all.
+#[tokio::test]
+async fn versions_of_a_kind_merge_into_one_crd() {
+    let manifests = files::manifests(&root().join("apis"), &PluralExceptions::default()).unwrap();
+    let (_, meters) = manifests
+        .iter()
+        .find(|(n, _)| n == "shapes.kubegen.dev_meters.yaml")
+        .unwrap();
+    let versions: Vec<(&str, bool)> = meters["spec"]["versions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| (v["name"].as_str().unwrap(), v["storage"].as_bool().unwrap()))
+        .collect();
+    assert_eq!(versions, [("v1", true), ("v1beta1", false), ("v2", false)]);
+    let (_server, client) = server().await;
+    for version in ["v1", "v1beta1", "v2"] {
+        let ar = ApiResource::from_gvk_with_plural(
+            &GroupVersionKind::gvk("shapes.kubegen.dev", version, "Meter"),
+            "meters",
+        );
+        let list = DynamicClient::namespaced(client.clone(), &ar, "default")
+            .list(&Default::default())
+            .await;
+        assert!(list.is_ok(), "{version}: {list:?}");
+    }
+
+    // Without a storage version marker, two versions are an error naming the kind.
+    let tmp = tempfile::tempdir().unwrap();
+    for v in ["v1", "v2"] {
+        let dir = tmp.path().join("apis/things").join(v);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("mod.rs"),
+            "//! +groupName=things.example.com\n\n/// +genclient\npub struct Thing {\n    pub metadata: ObjectMeta,\n}\n",
+        )
+        .unwrap();
+    }
+    let err = files::generate(&tmp.path().join("apis"), &PluralExceptions::default())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("mod.rs:4: things.example.com_things.yaml: 2 versions, 0 marked `+kubebuilder:storageversion`"),
+        "{err}"
+    );
 }

@@ -33,12 +33,13 @@ pub fn generate(
         .collect())
 }
 
-/// [`generate`]'s manifests as JSON values, sorted by file name.
+/// [`generate`]'s manifests as JSON values, sorted by file name; the versions of one
+/// kind (one package each) merge into one CRD.
 pub fn manifests(
     input_dir: &Path,
     exceptions: &PluralExceptions,
 ) -> Result<Vec<(String, serde_json::Value)>, Error> {
-    let mut out = Vec::new();
+    let mut out: Vec<(String, serde_json::Value, bool, Diagnostic)> = Vec::new();
     let mut diagnostics = Vec::new();
     for dir in source::discover(input_dir)? {
         let (package, files) = match source::load_package_files(&dir, exceptions) {
@@ -65,13 +66,95 @@ pub fn manifests(
             }
             continue;
         }
-        out.extend(crds.into_iter().map(|c| (c.file_name, c.manifest)));
+        for c in crds {
+            let ty = &package.types[c.type_index];
+            let at = Diagnostic {
+                path: files[c.type_index].clone(),
+                line: ty.ident.span().start().line,
+                message: String::new(),
+            };
+            out.push((c.file_name, c.manifest, c.storage_version, at));
+        }
     }
     if !diagnostics.is_empty() {
         return Err(Error::Invalid(diagnostics));
     }
-    out.sort_by(|a, b| a.0.cmp(&b.0));
-    Ok(out)
+    merge_versions(out)
+}
+
+/// One CRD per `<group>_<plural>`: the versions of a kind (one package each) merge, in
+/// version-name order, with controller-gen's rules: the names and scope must agree, and
+/// with several versions exactly one is marked `+kubebuilder:storageversion`.
+fn merge_versions(
+    crds: Vec<(String, serde_json::Value, bool, Diagnostic)>,
+) -> Result<Vec<(String, serde_json::Value)>, Error> {
+    let mut by_name: std::collections::BTreeMap<
+        String,
+        Vec<(serde_json::Value, bool, Diagnostic)>,
+    > = std::collections::BTreeMap::new();
+    for (name, manifest, storage, at) in crds {
+        by_name
+            .entry(name)
+            .or_default()
+            .push((manifest, storage, at));
+    }
+    let mut out = Vec::new();
+    let mut diagnostics = Vec::new();
+    for (name, mut parts) in by_name {
+        if parts.len() == 1 {
+            if let Some((m, _, _)) = parts.pop() {
+                out.push((name, m));
+            }
+            continue;
+        }
+        let version_of = |m: &serde_json::Value| {
+            m.pointer("/spec/versions/0/name")
+                .and_then(serde_json::Value::as_str)
+                .unwrap_or_default()
+                .to_owned()
+        };
+        parts.sort_by_key(|(m, _, _)| version_of(m));
+        let (first, _, _) = &parts[0];
+        let mut merged = first.clone();
+        let mut versions = Vec::new();
+        for (m, storage, at) in &parts {
+            for key in ["/spec/names", "/spec/scope"] {
+                if m.pointer(key) != first.pointer(key) {
+                    diagnostics.push(Diagnostic {
+                        message: format!(
+                            "version `{}` of {name} disagrees with version `{}` on `{}`",
+                            version_of(m),
+                            version_of(first),
+                            key.trim_start_matches("/spec/")
+                        ),
+                        ..at.clone()
+                    });
+                }
+            }
+            let mut v = m.pointer("/spec/versions/0").cloned().unwrap_or_default();
+            v["storage"] = serde_json::Value::Bool(*storage);
+            versions.push(v);
+        }
+        let stored: Vec<&Diagnostic> = parts.iter().filter(|p| p.1).map(|p| &p.2).collect();
+        if stored.len() != 1 {
+            let at = stored.get(1).copied().unwrap_or(&parts[0].2).clone();
+            diagnostics.push(Diagnostic {
+                message: format!(
+                    "{name}: {} versions, {} marked `+kubebuilder:storageversion`: mark exactly one",
+                    parts.len(),
+                    stored.len()
+                ),
+                ..at
+            });
+        }
+        merged["spec"]["versions"] = serde_json::Value::Array(versions);
+        out.push((name, merged));
+    }
+    if diagnostics.is_empty() {
+        Ok(out)
+    } else {
+        Err(Error::Invalid(diagnostics))
+    }
 }
 
 /// The file of the type whose definition spans the error's line (types of one file

@@ -33,6 +33,9 @@ pub struct Crd {
     pub type_index: usize,
     /// The manifest.
     pub manifest: serde_json::Value,
+    /// `+kubebuilder:storageversion`: this version is stored when several versions of
+    /// the kind merge into one CRD.
+    pub storage_version: bool,
 }
 
 /// The CRDs of every struct resource of `package` (`+genclient` types, or the derive's
@@ -53,6 +56,9 @@ pub fn package_crds(package: &Package, cx: &Ctxt) -> Vec<Crd> {
                 file_name: manifest::file_name(r),
                 type_index: i,
                 manifest: manifest::crd(ty, r, &schemas, cx),
+                storage_version: crate::markers::TypeMarkers::from_attrs(&ty.attrs, cx)
+                    .span(crate::markers::vocabulary::STORAGE_VERSION)
+                    .is_some(),
             })
         })
         .collect()

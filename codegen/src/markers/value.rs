@@ -574,7 +574,7 @@ mod tests {
         );
         for other in [
             "+kubebuilder:rbac:groups=apps,resources=deployments,verbs=get",
-            "+kubebuilder:storageversion",
+            "+kubebuilder:deprecatedversion",
             "+k8s:openapi-gen=true",
             "+readonly",
         ] {

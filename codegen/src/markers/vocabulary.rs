@@ -168,6 +168,7 @@ vocabulary! {
     SUBRESOURCE_STATUS:   "kubebuilder:subresource:status",          Flag,        Type,    [];
     SUBRESOURCE_SCALE:    "kubebuilder:subresource:scale",           Args,        Type,    [];
     SELECTABLE_FIELD:     "kubebuilder:selectablefield",             Args,        Type,    [];
+    STORAGE_VERSION:      "kubebuilder:storageversion",              Flag,        Type,    [];
     RESOURCE:             "kubebuilder:resource",                    Args,        Type,    [];
     PRINT_COLUMN:         "kubebuilder:printcolumn",                 Args,        Type,    [];
     MINIMUM:              "kubebuilder:validation:Minimum",          Number,      Field,   [];
@@ -204,7 +205,7 @@ vocabulary! {
 /// (`+optional`, `+k8s:openapi-gen`, `+kubebuilder:...`) pass through.
 /// Of controller-gen's namespace, the parts whose markers this generator gives a
 /// meaning (`kubebuilder:validation:`, `kubebuilder:printcolumn` ...) are owned; the
-/// rest (`+kubebuilder:rbac`, `+kubebuilder:storageversion`) passes through.
+/// rest (`+kubebuilder:rbac`, `+kubebuilder:deprecatedversion`) passes through.
 pub const OWNED_PREFIXES: &[&str] = &[
     "genclient",
     "k8s:deepcopy-gen",
@@ -214,6 +215,7 @@ pub const OWNED_PREFIXES: &[&str] = &[
     "kubebuilder:printcolumn",
     "kubebuilder:subresource:",
     "kubebuilder:selectablefield",
+    "kubebuilder:storageversion",
     "kubebuilder:pruning:",
     "kubebuilder:resource",
     "kubebuilder:default",

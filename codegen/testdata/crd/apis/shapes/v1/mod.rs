@@ -373,3 +373,16 @@ pub struct DialStatus {
     #[serde(default)]
     pub selector: String,
 }
+
+/// A Meter is served in v1 (stored), v1beta1 and v2: one CRD with three versions.
+/// +genclient
+/// +kubebuilder:storageversion
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Meter {
+    /// Standard object metadata.
+    #[serde(default)]
+    pub metadata: ObjectMeta,
+    /// The reading.
+    #[serde(default)]
+    pub value: i64,
+}

@@ -34,11 +34,15 @@ fn definitions() -> Map<String, Value> {
     add::<core::PersistentVolumeClaimTemplate>(&mut generator);
     add::<core::ServicePort>(&mut generator);
     add::<core::ServiceSpec>(&mut generator);
+    add::<core::NodeSpec>(&mut generator);
+    add::<core::SecretKeySelector>(&mut generator);
+    add::<core::ConfigMapKeySelector>(&mut generator);
     add::<apps::DeploymentStrategy>(&mut generator);
     add::<batch::JobSpec>(&mut generator);
     add::<meta::Condition>(&mut generator);
     add::<meta::LabelSelector>(&mut generator);
     add::<meta::OwnerReference>(&mut generator);
+    add::<meta::MicroTime>(&mut generator);
     generator
         .take_definitions(true)
         .into_iter()

@@ -602,6 +602,22 @@ impl<'a> Schemas<'a> {
             ("i64" | "u32" | "u64" | "isize" | "usize", None, None) => {
                 return json!({"type": "integer", "format": "int64"});
             }
+            ("IpAddr" | "Ipv4Addr" | "Ipv6Addr" | "SocketAddr", None, None) => {
+                return json!({"type": "string"});
+            }
+            // serde writes these as RFC 3339 strings (jiff, chrono, time with its
+            // `rfc3339` serde helpers are the common cases).
+            ("Timestamp" | "DateTime" | "OffsetDateTime", _, None)
+                if segments.len() == 1
+                    || segments
+                        .iter()
+                        .any(|s| matches!(s.as_str(), "jiff" | "chrono" | "time")) =>
+            {
+                return json!({"type": "string", "format": "date-time"});
+            }
+            // k8s-openapi's ByteString: base64 text, OpenAPI's `format: byte` (as Kubernetes
+            // publishes `[]byte` fields such as Secret.data).
+            ("ByteString", None, None) => return json!({"type": "string", "format": "byte"}),
             ("f32", None, None) => return json!({"type": "number", "format": "float"}),
             ("f64", None, None) => return json!({"type": "number", "format": "double"}),
             ("Box" | "Arc" | "Rc" | "Cow", Some(inner), _) => {
@@ -762,6 +778,27 @@ mod tests {
         )
         .unwrap_err();
         assert!(errs[0].starts_with("no schema for `Mystery`"), "{errs:?}");
+    }
+
+    #[test]
+    fn text_types_serde_writes_as_strings() {
+        let v = schema_of(
+            syn::parse_quote! {
+                struct S { ip: std::net::IpAddr, at: jiff::Timestamp, raw: ByteString, t: MicroTime }
+            },
+            "S",
+        )
+        .unwrap();
+        assert_eq!(v["properties"]["ip"], json!({"type": "string"}));
+        assert_eq!(
+            v["properties"]["at"],
+            json!({"type": "string", "format": "date-time"})
+        );
+        assert_eq!(
+            v["properties"]["raw"],
+            json!({"type": "string", "format": "byte"})
+        );
+        assert_eq!(v["properties"]["t"]["format"], json!("date-time"));
     }
 
     #[test]

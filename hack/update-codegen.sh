@@ -8,7 +8,9 @@
 #  4. the real-world trees (cert-manager, Gateway API, Prometheus Operator, a workload
 #     CRD: codegen/testdata/realworld/apis → client);
 #  5. the #![deny(warnings)] fixture crate (codegen/fixtures/deny-warnings: every marker
-#     form).
+#     form);
+#  6. the CRDs of the CRD test tree (`kubegen-codegen crd`: codegen/testdata/crd/apis →
+#     codegen/testdata/crd/crds, one <group>_<plural>.yaml per resource).
 # Each generates zz_generated_*.rs beside the version modules of its API tree and the
 # clientset / listers / informers of its output directory.
 # `hack/update-codegen.sh verify` checks all of them instead of writing.
@@ -60,3 +62,12 @@ codegen \
   --output-module crate::client \
   --boilerplate hack/boilerplate.txt \
   --with-fake
+
+crd_flags=()
+if [[ "${mode}" == "verify" ]]; then
+  crd_flags=(--verify)
+fi
+cargo run --quiet --locked -p kubegen-codegen --bin kubegen-codegen -- crd "${crd_flags[@]}" \
+  --input-dir codegen/testdata/crd/apis \
+  --input-module crate::apis \
+  --output-dir codegen/testdata/crd/crds

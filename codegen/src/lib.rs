@@ -34,6 +34,7 @@
 
 #[cfg(feature = "files")]
 pub mod builder;
+pub mod crd;
 pub mod ctxt;
 #[cfg(feature = "files")]
 pub mod diagnostic;
@@ -115,6 +116,33 @@ pub fn expand_derive_resource(input: &syn::DeriveInput) -> TokenStream {
 /// `#[derive(kubegen::deepcopy::DeepCopy)]`: the field-wise `DeepCopy` impl.
 pub fn expand_derive_deep_copy(input: &syn::DeriveInput) -> TokenStream {
     expand_derive(input, Mode::DeriveDeepCopy)
+}
+
+/// `#[derive(kubegen::Schema)]`: `impl kubegen::crd::Schema` and, for a type with
+/// `#[resource(group = ..., version = ...)]`, `crd()`; or every error, spanned.
+pub fn expand_derive_schema(input: &syn::DeriveInput) -> TokenStream {
+    let exceptions = PluralExceptions::default();
+    let is_resource = input.attrs.iter().any(|a| a.path().is_ident("resource"));
+    let ctx = PackageContext {
+        mode: if is_resource {
+            Mode::DeriveResource
+        } else {
+            Mode::DeriveDeepCopy
+        },
+        group: None,
+        version: None,
+        deep_copy: None,
+        group_go_name: None,
+        plural_exceptions: &exceptions,
+    };
+    let cx = Ctxt::new();
+    let tokens = lower::lower_type(input, Vec::new(), &ctx, &cx)
+        .map(|ty| expand::schema_impl(&ty, &cx))
+        .unwrap_or_default();
+    match cx.check() {
+        Ok(()) => tokens,
+        Err(err) => err.to_compile_error(),
+    }
 }
 
 /// Package context for [`expand_file`]: what the version directory and its mod.rs say.

@@ -7,7 +7,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
-use kubegen_codegen::{Config, Error, Generator};
+use kubegen_codegen::crd::files;
+use kubegen_codegen::{Config, Error, Generator, PluralExceptions};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -26,6 +27,30 @@ enum Command {
     Update(Options),
     /// Regenerate into a temporary directory and exit 1 with a diff when the tree is stale.
     Verify(Options),
+    /// Write one CustomResourceDefinition per resource as <output-dir>/<group>_<plural>.yaml
+    /// (controller-gen's naming), or with --verify exit 1 with a diff when they are stale.
+    Crd(CrdOptions),
+}
+
+#[derive(Args, Debug)]
+struct CrdOptions {
+    /// The apis root: <input-dir>/<group>/<version>/mod.rs.
+    #[arg(long)]
+    input_dir: PathBuf,
+    /// The Rust module path of --input-dir; CRDs do not depend on it (accepted so one
+    /// option set serves `update` and `crd`).
+    #[arg(long, default_value = "crate::apis")]
+    input_module: String,
+    /// Where the CRD YAML files go (an entirely generated directory: verify reports any
+    /// .yaml file in it that generation would not produce).
+    #[arg(long)]
+    output_dir: PathBuf,
+    /// Compare instead of writing; exit 1 with a diff when stale.
+    #[arg(long)]
+    verify: bool,
+    /// Kind:Plural pairs overriding the pluraliser (repeatable, or comma-separated).
+    #[arg(long, value_delimiter = ',')]
+    plural_exceptions: Vec<String>,
 }
 
 #[derive(Args, Debug)]
@@ -68,8 +93,34 @@ fn generator(opts: &Options) -> Result<Generator, Error> {
     Generator::new(config)
 }
 
+fn crd(opts: &CrdOptions) -> Result<ExitCode, Error> {
+    let mut exceptions = PluralExceptions::default();
+    for spec in &opts.plural_exceptions {
+        exceptions
+            .add_spec(spec)
+            .map_err(|e| Error::Config(e.to_string()))?;
+    }
+    if opts.verify {
+        let outcome = files::verify(&opts.input_dir, &opts.output_dir, &exceptions)?;
+        if outcome.is_up_to_date() {
+            eprintln!("{} is up to date.", opts.output_dir.display());
+            return Ok(ExitCode::SUCCESS);
+        }
+        print!("{}", outcome.diff);
+        eprintln!(
+            "{} CRD file(s) out of date; run hack/update-codegen.sh",
+            outcome.differing.len()
+        );
+        return Ok(ExitCode::from(1));
+    }
+    let written = files::update(&opts.input_dir, &opts.output_dir, &exceptions)?;
+    tracing::info!(files = written.len(), "generated CRDs");
+    Ok(ExitCode::SUCCESS)
+}
+
 fn run(cli: &Cli) -> Result<ExitCode, Error> {
     match &cli.command {
+        Command::Crd(opts) => crd(opts),
         Command::Update(opts) => {
             let files = generator(opts)?.update()?;
             tracing::info!(files = files.len(), "generated");

@@ -283,6 +283,9 @@ pub struct TypeDef {
     pub vis: syn::Visibility,
     /// Its generics (resources must have none).
     pub generics: syn::Generics,
+    /// Its attributes (doc comments, `#[serde(...)]`, `#[resource(...)]`), which the CRD
+    /// schema reads (descriptions, serde's container attributes, type markers).
+    pub attrs: Vec<syn::Attribute>,
     /// Its definition.
     pub body: Body,
     /// Module path below the version module where it is defined (`types` for

@@ -89,6 +89,15 @@ fn package_markers(
 
 /// Reads and lowers one version package. Every problem in every file is reported.
 pub fn load_package(dir: &VersionDir, exceptions: &PluralExceptions) -> Result<Package, Error> {
+    load_package_files(dir, exceptions).map(|(package, _)| package)
+}
+
+/// [`load_package`], with the file each type is defined in (parallel to
+/// `package.types`), for reporting later problems as `file:line:`.
+pub fn load_package_files(
+    dir: &VersionDir,
+    exceptions: &PluralExceptions,
+) -> Result<(Package, Vec<PathBuf>), Error> {
     let mod_path = dir.dir.join("mod.rs");
     let mod_file = parse(&mod_path)?;
     let mut diagnostics = Vec::new();
@@ -170,7 +179,7 @@ pub fn load_package(dir: &VersionDir, exceptions: &PluralExceptions) -> Result<P
         });
     }
     if diagnostics.is_empty() {
-        Ok(package)
+        Ok((package, type_files))
     } else {
         Err(Error::Invalid(diagnostics))
     }

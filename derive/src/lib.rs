@@ -28,6 +28,17 @@ pub fn derive_resource(input: TokenStream) -> TokenStream {
     kubegen_codegen::expand_derive_resource(&input).into()
 }
 
+/// Implements `kubegen::crd::Schema` (the type's structural CRD schema) and, for a type
+/// with `#[resource(group = ..., version = ...)]`, an inherent `crd()` returning its
+/// `CustomResourceDefinition`, from the same generator as `kubegen-codegen crd`. Every
+/// type a field names must implement `kubegen::crd::Schema` too, or be a std, serde_json
+/// or k8s-openapi type.
+#[proc_macro_derive(Schema, attributes(resource))]
+pub fn derive_schema(input: TokenStream) -> TokenStream {
+    let input = parse_macro_input!(input as syn::DeriveInput);
+    kubegen_codegen::expand_derive_schema(&input).into()
+}
+
 /// Implements `kubegen::deepcopy::DeepCopy` field by field for a struct or enum.
 #[proc_macro_derive(DeepCopy, attributes(resource))]
 pub fn derive_deep_copy(input: TokenStream) -> TokenStream {

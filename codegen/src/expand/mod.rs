@@ -13,6 +13,7 @@ mod informer;
 mod lister;
 pub mod names;
 mod resource;
+mod schema;
 
 pub use catalog::catalog;
 pub use client::typed_client;
@@ -20,6 +21,7 @@ pub use deepcopy::deep_copy_impl;
 pub use informer::informer;
 pub use lister::lister;
 pub use resource::resource_impl;
+pub use schema::schema_impl;
 
 use proc_macro2::TokenStream;
 

@@ -47,6 +47,40 @@ impl TypeMarkers {
         Self::read(attrs, Place::Package, cx)
     }
 
+    /// Reads the markers of a struct field (its doc comments only); type and package
+    /// markers there are errors.
+    pub fn from_field_attrs(attrs: &[syn::Attribute], cx: &Ctxt) -> Self {
+        let mut found = Vec::new();
+        for r in &doc_markers(attrs) {
+            let Some((marker, value)) = interpret(r, cx) else {
+                continue;
+            };
+            if !marker.place.allows(Place::Field) {
+                cx.error_at(
+                    r.span,
+                    format!("`{marker}` is not a field marker: put it on the type"),
+                );
+                continue;
+            }
+            if marker.kind.once() && found.iter().any(|f: &Found| f.marker == marker) {
+                cx.error_at(r.span, format!("duplicate `{}`", r.written()));
+                continue;
+            }
+            found.push(Found {
+                marker,
+                value,
+                span: r.span,
+                written: r.written(),
+            });
+        }
+        Self { found }
+    }
+
+    /// Every marker read, in source order.
+    pub fn iter(&self) -> impl Iterator<Item = &Found> {
+        self.found.iter()
+    }
+
     fn read(attrs: &[syn::Attribute], at: Place, cx: &Ctxt) -> Self {
         let mut raw = doc_markers(attrs);
         raw.extend(attr_markers(attrs, cx));
@@ -57,6 +91,9 @@ impl TypeMarkers {
             };
             if !marker.place.allows(at) {
                 let message = match at {
+                    Place::Package if marker.place == Place::Field => {
+                        format!("`{marker}` is a field marker: put it on a field or type")
+                    }
                     Place::Package => {
                         format!("`{marker}` is a type marker: put it on the type, not in mod.rs")
                     }

@@ -24,6 +24,118 @@ pub enum Value {
     Method(Extension),
     /// A `+k8s:deepcopy-gen` mode.
     DeepCopy(DeepCopyGen),
+    /// A number ([`ValueKind::Number`]).
+    Number(serde_json::Number),
+    /// A count ([`ValueKind::Count`]).
+    Count(u64),
+    /// A JSON value ([`ValueKind::Json`]).
+    Json(serde_json::Value),
+    /// JSON values ([`ValueKind::JsonList`]).
+    JsonList(Vec<serde_json::Value>),
+    /// `key=value` arguments in order ([`ValueKind::Args`]).
+    Args(Vec<(String, String)>),
+}
+
+fn parse_number(raw: &RawMarker, cx: &Ctxt) -> Option<serde_json::Number> {
+    let v = required_value(raw, cx)?;
+    match serde_json::from_str::<serde_json::Value>(v) {
+        Ok(serde_json::Value::Number(n)) => Some(n),
+        _ => {
+            cx.error_at(
+                raw.span,
+                format!("`+{}` expects a number, found `{v}`", raw.key),
+            );
+            None
+        }
+    }
+}
+
+fn parse_count(raw: &RawMarker, cx: &Ctxt) -> Option<u64> {
+    let v = required_value(raw, cx)?;
+    match v.parse::<u64>() {
+        Ok(n) => Some(n),
+        Err(_) => {
+            cx.error_at(
+                raw.span,
+                format!("`+{}` expects a non-negative integer, found `{v}`", raw.key),
+            );
+            None
+        }
+    }
+}
+
+/// controller-gen's string syntax: `` `raw` `` and `"quoted"` are unquoted, bare text is
+/// taken as written.
+pub fn unquote(v: &str) -> String {
+    if v.len() >= 2 && v.starts_with('`') && v.ends_with('`') {
+        return v[1..v.len() - 1].to_owned();
+    }
+    if v.len() >= 2 && v.starts_with('"') && v.ends_with('"') {
+        return serde_json::from_str::<String>(v).unwrap_or_else(|_| v[1..v.len() - 1].to_owned());
+    }
+    v.to_owned()
+}
+
+/// controller-gen's reading of an untyped value: JSON when it parses as JSON (numbers,
+/// booleans, `null`, quoted strings, `[...]`, `{...}`), else the bare text as a string.
+pub fn json_value(text: &str) -> serde_json::Value {
+    let text = text.trim();
+    serde_json::from_str(text).unwrap_or_else(|_| serde_json::Value::String(text.to_owned()))
+}
+
+/// Splits `a=1,b="x,y",c` at top-level commas (not inside double quotes, brackets or
+/// braces) into `(key, value)` pairs, unquoting quoted values. `Err` names the
+/// malformed part.
+pub fn split_args(text: &str) -> Result<Vec<(String, String)>, String> {
+    let mut parts = Vec::new();
+    let (mut depth, mut quoted, mut escaped) = (0i32, false, false);
+    let mut start = 0;
+    for (i, c) in text.char_indices() {
+        if escaped {
+            escaped = false;
+            continue;
+        }
+        match c {
+            '\\' if quoted => escaped = true,
+            '"' | '`' => quoted = !quoted,
+            '[' | '{' | '(' if !quoted => depth += 1,
+            ']' | '}' | ')' if !quoted => depth -= 1,
+            ',' if !quoted && depth == 0 => {
+                parts.push(&text[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    if quoted {
+        return Err(format!("unterminated quote in `{text}`"));
+    }
+    parts.push(&text[start..]);
+    let mut out = Vec::new();
+    for part in parts {
+        let part = part.trim();
+        if part.is_empty() {
+            continue;
+        }
+        let Some((k, v)) = part.split_once('=') else {
+            return Err(format!("expected `key=value`, found `{part}`"));
+        };
+        let v = v.trim();
+        let v = if v.len() >= 2
+            && ((v.starts_with('"') && v.ends_with('"'))
+                || (v.starts_with('`') && v.ends_with('`')))
+        {
+            if v.starts_with('"') {
+                serde_json::from_str::<String>(v).unwrap_or_else(|_| v[1..v.len() - 1].to_owned())
+            } else {
+                v[1..v.len() - 1].to_owned()
+            }
+        } else {
+            v.to_owned()
+        };
+        out.push((k.trim().to_owned(), v));
+    }
+    Ok(out)
 }
 
 fn no_value(raw: &RawMarker, cx: &Ctxt) -> Option<Value> {
@@ -269,6 +381,24 @@ fn read_value(marker: Marker, raw: &RawMarker, cx: &Ctxt) -> Option<Value> {
         ValueKind::Method => parse_method(raw, cx).map(Value::Method),
         ValueKind::DeepCopyGen => parse_deep_copy(raw, cx).map(Value::DeepCopy),
         ValueKind::Any => Some(Value::Present),
+        ValueKind::Number => parse_number(raw, cx).map(Value::Number),
+        ValueKind::Count => parse_count(raw, cx).map(Value::Count),
+        ValueKind::Strings => required_value(raw, cx).map(|v| Value::Str(v.to_owned())),
+        ValueKind::Text => required_value(raw, cx).map(|v| Value::Str(unquote(v))),
+        ValueKind::Json => required_value(raw, cx).map(|v| Value::Json(json_value(v))),
+        ValueKind::JsonList => {
+            required_value(raw, cx).map(|v| Value::JsonList(v.split(';').map(json_value).collect()))
+        }
+        ValueKind::Args => {
+            let v = required_value(raw, cx)?;
+            match split_args(v) {
+                Ok(args) => Some(Value::Args(args)),
+                Err(e) => {
+                    cx.error_at(raw.span, format!("`+{}`: {e}", raw.key));
+                    None
+                }
+            }
+        }
         ValueKind::Renamed(new) => {
             if let Some(v) = raw.value.as_deref().filter(|v| !v.is_empty()) {
                 cx.error_at(
@@ -285,6 +415,23 @@ fn read_value(marker: Marker, raw: &RawMarker, cx: &Ctxt) -> Option<Value> {
 /// (or that were invalid).
 pub fn interpret(raw: &RawMarker, cx: &Ctxt) -> Option<(Marker, Value)> {
     let key = raw.key.as_str();
+    // controller-gen's argument syntax puts the first argument's name after a colon:
+    // `+kubebuilder:printcolumn:name="Ready",type=string` is `+kubebuilder:printcolumn`
+    // with `name="Ready",type=string`.
+    if vocabulary::by_key(key).is_none()
+        && let Some(marker) = vocabulary::ALL.iter().find(|m| {
+            m.kind == ValueKind::Args && key.strip_prefix(m.key).is_some_and(|r| r.starts_with(':'))
+        })
+    {
+        let first = &key[marker.key.len() + 1..];
+        let joined = RawMarker {
+            key: marker.key.to_owned(),
+            value: Some(format!("{first}={}", raw.value.as_deref().unwrap_or(""))),
+            span: raw.span,
+            attr: raw.attr.clone(),
+        };
+        return read_value(*marker, &joined, cx).map(|value| (*marker, value));
+    }
     let Some(marker) = vocabulary::by_key(key) else {
         let suggestion = vocabulary::suggest_key(key);
         if vocabulary::is_owned(key) {
@@ -418,15 +565,67 @@ mod tests {
         );
         let (_, errs) = parse_one("+kubegen:frobnicate");
         assert_eq!(errs, ["unknown marker `+kubegen:frobnicate`"]);
+        let (_, errs) = parse_one("+kubebuilder:validation:Minimun=1");
+        assert_eq!(
+            errs,
+            [
+                "unknown marker `+kubebuilder:validation:Minimun`; did you mean `+kubebuilder:validation:Minimum`?"
+            ]
+        );
         for other in [
-            "+optional",
-            "+kubebuilder:validation:Minimum=1",
+            "+kubebuilder:rbac:groups=apps,resources=deployments,verbs=get",
+            "+kubebuilder:deprecatedversion",
             "+k8s:openapi-gen=true",
             "+readonly",
         ] {
             let (m, errs) = parse_one(other);
             assert!(m.is_none() && errs.is_empty(), "{other}: {errs:?}");
         }
+    }
+
+    #[test]
+    fn crd_marker_values_are_read_by_kind() {
+        let (m, errs) = parse_one("+kubebuilder:validation:Minimum=-1.5");
+        assert!(errs.is_empty());
+        assert!(matches!(m, Some((_, Value::Number(n))) if n.as_f64() == Some(-1.5)));
+        let (_, errs) = parse_one("+kubebuilder:validation:Maximum=ten");
+        assert_eq!(
+            errs,
+            ["`+kubebuilder:validation:Maximum` expects a number, found `ten`"]
+        );
+        let (_, errs) = parse_one("+kubebuilder:validation:MaxLength=-1");
+        assert_eq!(
+            errs,
+            ["`+kubebuilder:validation:MaxLength` expects a non-negative integer, found `-1`"]
+        );
+        let (m, _) = parse_one("+kubebuilder:validation:Enum=a;\"b\";3");
+        let Some((_, Value::JsonList(vs))) = m else {
+            panic!("{m:?}")
+        };
+        assert_eq!(
+            vs,
+            [
+                serde_json::json!("a"),
+                serde_json::json!("b"),
+                serde_json::json!(3)
+            ]
+        );
+        let (m, _) = parse_one(
+            "+kubebuilder:validation:XValidation:rule=\"self.a, self.b\",message=\"a,b\"",
+        );
+        let Some((_, Value::Args(args))) = m else {
+            panic!("{m:?}")
+        };
+        assert_eq!(
+            args,
+            [
+                ("rule".to_owned(), "self.a, self.b".to_owned()),
+                ("message".to_owned(), "a,b".to_owned())
+            ]
+        );
+        let (_, errs) = parse_one("+kubebuilder:printcolumn:name=\"x");
+        assert_eq!(errs.len(), 1, "{errs:?}");
+        assert!(errs[0].contains("unterminated quote"));
     }
 
     #[test]

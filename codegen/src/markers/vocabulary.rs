@@ -33,6 +33,25 @@ pub enum ValueKind {
     DeepCopyGen,
     /// Accepted with any value and otherwise ignored (or only checked for presence).
     Any,
+    /// A number (`+kubebuilder:validation:Minimum=1`, `=0.5`, `=-3`); at most once.
+    Number,
+    /// A non-negative integer (`+kubebuilder:validation:MaxLength=63`); at most once.
+    Count,
+    /// Any non-empty text, kept verbatim (`+kubebuilder:validation:Pattern=^a,b$`); at
+    /// most once.
+    Text,
+    /// controller-gen's value syntax, read as JSON: a JSON literal or a bare string
+    /// (`+kubebuilder:default=3`, `={a: 1}` is not accepted, `="x"`, `=x`); at most once.
+    Json,
+    /// A `;`-separated list of values (`+kubebuilder:validation:Enum=a;b;c`), each read
+    /// as [`ValueKind::Json`]; at most once.
+    JsonList,
+    /// A required, non-empty value; every occurrence adds one (`+listMapKey=type`).
+    Strings,
+    /// Comma-separated `key=value` arguments, values optionally double-quoted
+    /// (`+kubebuilder:printcolumn:name="Ready",type=string,JSONPath=...`); every
+    /// occurrence counts (the keys a marker accepts are checked by its reader).
+    Args,
     /// A retired spelling of the named marker: with a value it is an error pointing at
     /// the new one (client-gen's rule); without, it is not a marker of this generator.
     Renamed(&'static str),
@@ -43,7 +62,15 @@ impl ValueKind {
     pub fn once(self) -> bool {
         matches!(
             self,
-            ValueKind::Str | ValueKind::StrOrEmpty | ValueKind::Bool | ValueKind::DeepCopyGen
+            ValueKind::Str
+                | ValueKind::StrOrEmpty
+                | ValueKind::Bool
+                | ValueKind::DeepCopyGen
+                | ValueKind::Number
+                | ValueKind::Count
+                | ValueKind::Text
+                | ValueKind::Json
+                | ValueKind::JsonList
         )
     }
 }
@@ -57,12 +84,17 @@ pub enum Place {
     Package,
     /// Either.
     Either,
+    /// On a struct field, or on a type whose schema it then constrains wherever the type
+    /// is used (controller-gen's validation markers).
+    Field,
 }
 
 impl Place {
     /// Whether a marker declared for `self` may appear at `at` (`Type` or `Package`).
     pub fn allows(self, at: Place) -> bool {
-        self == Place::Either || self == at
+        self == at
+            || (self == Place::Either && at != Place::Field)
+            || (self == Place::Field && at == Place::Type)
     }
 }
 
@@ -103,7 +135,10 @@ macro_rules! vocabulary {
     };
 }
 
-use ValueKind::{Any, Bool, DeepCopyGen, Flag, GenClient, Method, Renamed, Str, StrOrEmpty, Verbs};
+use ValueKind::{
+    Any, Args, Bool, Count, DeepCopyGen, Flag, GenClient, Json, JsonList, Method, Number, Renamed,
+    Str, StrOrEmpty, Strings, Text, Verbs,
+};
 
 vocabulary! {
     // name               marker key                                 value        where    #[resource(...)] keys
@@ -128,12 +163,63 @@ vocabulary! {
     INHERIT:              "kubegen:inherit",                         Any,         Type,    ["inherit"];
     OLD_NON_NAMESPACED:   "nonNamespaced",                           Renamed(NON_NAMESPACED.key), Type, [];
     OLD_READONLY:         "readonly",                                Renamed(READONLY.key), Type, [];
+    // controller-gen's CRD markers (sigs.k8s.io/controller-tools pkg/crd/markers).
+    OBJECT_ROOT:          "kubebuilder:object:root",                 Any,         Type,    [];
+    SUBRESOURCE_STATUS:   "kubebuilder:subresource:status",          Flag,        Type,    [];
+    SUBRESOURCE_SCALE:    "kubebuilder:subresource:scale",           Args,        Type,    [];
+    SELECTABLE_FIELD:     "kubebuilder:selectablefield",             Args,        Type,    [];
+    STORAGE_VERSION:      "kubebuilder:storageversion",              Flag,        Type,    [];
+    RESOURCE:             "kubebuilder:resource",                    Args,        Type,    [];
+    PRINT_COLUMN:         "kubebuilder:printcolumn",                 Args,        Type,    [];
+    MINIMUM:              "kubebuilder:validation:Minimum",          Number,      Field,   [];
+    MAXIMUM:              "kubebuilder:validation:Maximum",          Number,      Field,   [];
+    EXCLUSIVE_MINIMUM:    "kubebuilder:validation:ExclusiveMinimum", Bool,        Field,   [];
+    EXCLUSIVE_MAXIMUM:    "kubebuilder:validation:ExclusiveMaximum", Bool,        Field,   [];
+    MULTIPLE_OF:          "kubebuilder:validation:MultipleOf",       Number,      Field,   [];
+    MIN_LENGTH:           "kubebuilder:validation:MinLength",        Count,       Field,   [];
+    MAX_LENGTH:           "kubebuilder:validation:MaxLength",        Count,       Field,   [];
+    PATTERN:              "kubebuilder:validation:Pattern",          Text,        Field,   [];
+    ENUM:                 "kubebuilder:validation:Enum",             JsonList,    Field,   [];
+    FORMAT:               "kubebuilder:validation:Format",           Text,        Field,   [];
+    MIN_ITEMS:            "kubebuilder:validation:MinItems",         Count,       Field,   [];
+    MAX_ITEMS:            "kubebuilder:validation:MaxItems",         Count,       Field,   [];
+    UNIQUE_ITEMS:         "kubebuilder:validation:UniqueItems",      Bool,        Field,   [];
+    MIN_PROPERTIES:       "kubebuilder:validation:MinProperties",    Count,       Field,   [];
+    MAX_PROPERTIES:       "kubebuilder:validation:MaxProperties",    Count,       Field,   [];
+    VALIDATION_REQUIRED:  "kubebuilder:validation:Required",         Flag,        Field,   [];
+    VALIDATION_OPTIONAL:  "kubebuilder:validation:Optional",         Flag,        Field,   [];
+    X_VALIDATION:         "kubebuilder:validation:XValidation",      Args,        Field,   [];
+    DEFAULT:              "kubebuilder:default",                     Json,        Field,   [];
+    PRESERVE_UNKNOWN:     "kubebuilder:pruning:PreserveUnknownFields", Flag,      Field,   [];
+    EMBEDDED_RESOURCE:    "kubebuilder:validation:EmbeddedResource", Flag,        Field,   [];
+    X_INT_OR_STRING:      "kubebuilder:validation:XIntOrString",     Flag,        Field,   [];
+    MAP_TYPE:             "mapType",                                 Str,         Field,   [];
+    OPTIONAL:             "optional",                                Flag,        Field,   [];
+    REQUIRED:             "required",                                Flag,        Field,   [];
+    LIST_TYPE:            "listType",                                Str,         Field,   [];
+    LIST_MAP_KEY:         "listMapKey",                              Strings,     Field,   [];
 }
 
 /// Key prefixes this generator owns: an unknown key under one of them is an error
 /// (client-gen rejects unknown `genclient` tags the same way). Markers of other tools
 /// (`+optional`, `+k8s:openapi-gen`, `+kubebuilder:...`) pass through.
-pub const OWNED_PREFIXES: &[&str] = &["genclient", "k8s:deepcopy-gen", "kubegen:"];
+/// Of controller-gen's namespace, the parts whose markers this generator gives a
+/// meaning (`kubebuilder:validation:`, `kubebuilder:printcolumn` ...) are owned; the
+/// rest (`+kubebuilder:rbac`, `+kubebuilder:deprecatedversion`) passes through.
+pub const OWNED_PREFIXES: &[&str] = &[
+    "genclient",
+    "k8s:deepcopy-gen",
+    "kubegen:",
+    "kubebuilder:object:root",
+    "kubebuilder:validation:",
+    "kubebuilder:printcolumn",
+    "kubebuilder:subresource:",
+    "kubebuilder:selectablefield",
+    "kubebuilder:storageversion",
+    "kubebuilder:pruning:",
+    "kubebuilder:resource",
+    "kubebuilder:default",
+];
 
 /// The marker with doc-comment key `key`.
 pub fn by_key(key: &str) -> Option<Marker> {
@@ -231,7 +317,8 @@ mod tests {
             assert!(is_owned(m.key), "{}", m.key);
         }
         assert!(!is_owned("k8s:openapi-gen"));
-        assert!(!is_owned("kubebuilder:validation:Minimum"));
+        assert!(is_owned("kubebuilder:validation:Minimun"));
+        assert!(!is_owned("kubebuilder:rbac:groups"));
     }
 
     #[test]

@@ -1,0 +1,819 @@
+//! Rust types → structural OpenAPI v3 schemas, as kube-apiserver requires of a CRD
+//! (`k8s.io/apiextensions-apiserver/pkg/apiserver/schema/validation.go`,
+//! "Specifying a structural schema" in the CRD docs): every node has a `type`, except
+//! under `x-kubernetes-int-or-string` or `x-kubernetes-preserve-unknown-fields`; no
+//! `$ref`; no `oneOf`/`anyOf` branches with types or properties of their own.
+//!
+//! What serde reads decides the schema: struct fields by their serde names, `required`
+//! for fields that are neither `Option`, `#[serde(default)]` (field or container) nor
+//! `+optional`; `skip` fields are absent; `flatten` merges the flattened type's
+//! properties. Enums: unit-only → a string enum; externally tagged → an object with one
+//! optional property per variant and `maxProperties: 1`; internally tagged → one object
+//! with the tag (a required string enum) and the union of the variants' properties;
+//! adjacently tagged → the tag and the union of the contents; untagged → the union of
+//! the variants (integer-or-string → `x-kubernetes-int-or-string`; mixed kinds →
+//! `x-kubernetes-preserve-unknown-fields`). controller-gen's validation markers on a
+//! field or a type are applied last ([`super::validation`]).
+
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Value, json};
+use syn::spanned::Spanned;
+
+use super::serde_attrs::{Container, Field, Variant};
+use super::template::{FLATTEN, HOLE, is_hole};
+use super::{k8s, validation};
+use crate::ctxt::Ctxt;
+use crate::markers::TypeMarkers;
+use crate::markers::vocabulary::{OPTIONAL, REQUIRED, VALIDATION_OPTIONAL, VALIDATION_REQUIRED};
+use crate::model::{Body, TypeDef};
+
+/// The types a schema may refer to by name: the package's own (CLI), or, for the derive,
+/// none: a type defined elsewhere becomes a hole, `{"$kubegen:hole": n, ...}`, that the
+/// derived code fills at run time with `<T as kubegen::crd::Schema>::schema()` (the same
+/// generator's output for `T`), the placeholder's other keys (the field's description and
+/// markers) applied over it.
+pub struct Schemas<'a> {
+    types: BTreeMap<String, &'a TypeDef>,
+    holes: Option<std::cell::RefCell<Vec<syn::Type>>>,
+    cx: &'a Ctxt,
+}
+
+/// The description of doc comments: marker lines dropped, lines of a paragraph joined
+/// with spaces, paragraphs with newlines (`None` when empty).
+pub fn description(attrs: &[syn::Attribute]) -> Option<String> {
+    let mut paragraphs: Vec<String> = Vec::new();
+    let mut current = String::new();
+    for attr in attrs.iter().filter(|a| a.path().is_ident("doc")) {
+        let syn::Meta::NameValue(nv) = &attr.meta else {
+            continue;
+        };
+        let syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Str(s),
+            ..
+        }) = &nv.value
+        else {
+            continue;
+        };
+        // `split`, not `lines`: an empty `///` is a paragraph break.
+        for line in s.value().split('\n') {
+            let line = line.trim();
+            if crate::markers::parse_marker_line(line).is_some() {
+                continue;
+            }
+            if line.is_empty() {
+                if !current.is_empty() {
+                    paragraphs.push(std::mem::take(&mut current));
+                }
+            } else {
+                if !current.is_empty() {
+                    current.push(' ');
+                }
+                current.push_str(line);
+            }
+        }
+    }
+    if !current.is_empty() {
+        paragraphs.push(current);
+    }
+    (!paragraphs.is_empty()).then(|| paragraphs.join("\n"))
+}
+
+fn last_ident(path: &syn::Path) -> Option<String> {
+    path.segments.last().map(|s| s.ident.to_string())
+}
+
+/// The generic arguments of a path's last segment.
+fn type_args(path: &syn::Path) -> Vec<&syn::Type> {
+    match path.segments.last().map(|s| &s.arguments) {
+        Some(syn::PathArguments::AngleBracketed(a)) => a
+            .args
+            .iter()
+            .filter_map(|a| match a {
+                syn::GenericArgument::Type(t) => Some(t),
+                _ => None,
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// `Option<T>`'s `T`.
+pub fn option_inner(ty: &syn::Type) -> Option<&syn::Type> {
+    let syn::Type::Path(p) = ty else { return None };
+    if p.qself.is_none() && last_ident(&p.path).as_deref() == Some("Option") {
+        type_args(&p.path).first().copied()
+    } else {
+        None
+    }
+}
+
+fn insert(schema: &mut Value, key: &str, v: Value) {
+    if let Value::Object(m) = schema {
+        m.insert(key.to_owned(), v);
+    }
+}
+
+/// Whether a schema is an object schema with properties (so it can be merged).
+fn is_object(v: &Value) -> bool {
+    v.get("type") == Some(&json!("object")) && v.get("additionalProperties").is_none()
+}
+
+/// The union of object schemas: every property (recursively merged when two variants
+/// share it), required only when required by all.
+fn merge_objects(parts: &[Value]) -> Value {
+    let mut props: Map<String, Value> = Map::new();
+    let mut required: Option<Vec<String>> = None;
+    for p in parts {
+        if let Some(Value::Object(ps)) = p.get("properties") {
+            for (k, v) in ps {
+                let merged = match props.get(k) {
+                    Some(old) => union(&[old.clone(), v.clone()]),
+                    None => v.clone(),
+                };
+                props.insert(k.clone(), merged);
+            }
+        }
+        let req: Vec<String> = p
+            .get("required")
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(|s| s.as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default();
+        required = Some(match required {
+            None => req,
+            Some(old) => old.into_iter().filter(|r| req.contains(r)).collect(),
+        });
+    }
+    let mut out = json!({"type": "object"});
+    if !props.is_empty() {
+        insert(&mut out, "properties", Value::Object(props));
+    }
+    if let Some(req) = required.filter(|r| !r.is_empty()) {
+        insert(&mut out, "required", json!(req));
+    }
+    out
+}
+
+/// One schema accepting what any of `parts` accepts, structurally: same-typed parts
+/// merge, integer-or-string is int-or-string, anything else preserves unknown fields.
+fn union(parts: &[Value]) -> Value {
+    let types: Vec<Option<&Value>> = parts.iter().map(|p| p.get("type")).collect();
+    if parts.iter().all(is_object) {
+        return merge_objects(parts);
+    }
+    let strip = |v: &Value| {
+        let mut v = v.clone();
+        if let Value::Object(m) = &mut v {
+            m.remove("description");
+        }
+        v
+    };
+    if let Some(first) = parts.first()
+        && parts.iter().all(|p| strip(p) == strip(first))
+    {
+        return first.clone();
+    }
+    let kinds: std::collections::BTreeSet<&str> = types
+        .iter()
+        .filter_map(|t| t.and_then(Value::as_str))
+        .collect();
+    if types.iter().all(Option::is_some) && kinds.len() == 1 {
+        // Same type, different constraints: the type alone.
+        return json!({"type": kinds.iter().next().copied().unwrap_or("object")});
+    }
+    if types.iter().all(Option::is_some) && kinds.iter().all(|k| matches!(*k, "integer" | "string"))
+    {
+        return json!({"x-kubernetes-int-or-string": true});
+    }
+    json!({"x-kubernetes-preserve-unknown-fields": true})
+}
+
+impl<'a> Schemas<'a> {
+    /// Schemas over `types` (a package's types); problems go to `cx`.
+    pub fn new(types: impl IntoIterator<Item = &'a TypeDef>, cx: &'a Ctxt) -> Self {
+        Self {
+            types: types
+                .into_iter()
+                .map(|t| (t.ident.to_string(), t))
+                .collect(),
+            holes: None,
+            cx,
+        }
+    }
+
+    /// Schemas for a derive: only `ty` itself is known; other named types are holes.
+    pub fn for_derive(ty: &'a TypeDef, cx: &'a Ctxt) -> Self {
+        Self {
+            types: BTreeMap::from([(ty.ident.to_string(), ty)]),
+            holes: Some(std::cell::RefCell::new(Vec::new())),
+            cx,
+        }
+    }
+
+    /// The holes' types, in hole order (derive mode).
+    pub fn take_holes(&self) -> Vec<syn::Type> {
+        self.holes.as_ref().map(|h| h.take()).unwrap_or_default()
+    }
+
+    /// The schema of a named type of the package, its type-level markers applied.
+    pub fn named(&self, ty: &TypeDef, stack: &mut Vec<String>) -> Value {
+        let name = ty.ident.to_string();
+        if stack.contains(&name) {
+            self.cx.error_at(
+                ty.ident.span(),
+                format!(
+                    "`{name}` contains itself (through {}): a CRD schema cannot be recursive",
+                    stack.join(" → ")
+                ),
+            );
+            return json!({"type": "object"});
+        }
+        stack.push(name);
+        let container = Container::from_attrs(&ty.attrs, self.cx);
+        let mut schema = match &ty.body {
+            Body::Struct(fields) => self.structure(ty, fields, &container, stack),
+            Body::Enum(variants) => self.enumeration(ty, variants, &container, stack),
+            Body::Union | Body::Alias => {
+                self.cx.error_at(
+                    ty.ident.span(),
+                    format!("`{}`: no schema for a union or type alias", ty.ident),
+                );
+                json!({"type": "object"})
+            }
+        };
+        stack.pop();
+        if let Some(d) = description(&ty.attrs) {
+            insert(&mut schema, "description", json!(d));
+        }
+        let markers = TypeMarkers::from_attrs(&ty.attrs, self.cx);
+        validation::apply(&mut schema, markers.iter(), self.cx);
+        schema
+    }
+
+    fn structure(
+        &self,
+        ty: &TypeDef,
+        fields: &syn::Fields,
+        container: &Container,
+        stack: &mut Vec<String>,
+    ) -> Value {
+        match fields {
+            syn::Fields::Named(named) => {
+                let mut props = Map::new();
+                let mut required = Vec::new();
+                let mut flattened = Vec::new();
+                for f in &named.named {
+                    let attrs = Field::from_attrs(&f.attrs, self.cx);
+                    if attrs.skip {
+                        continue;
+                    }
+                    let Some(ident) = &f.ident else { continue };
+                    let rust_name = ident.to_string();
+                    let rust_name = rust_name.strip_prefix("r#").unwrap_or(&rust_name);
+                    let (fs, optional) = self.field_schema(f, stack);
+                    if attrs.flatten {
+                        flattened.push((fs, optional || attrs.default, f.ty.span()));
+                        continue;
+                    }
+                    let name = attrs.rename.clone().unwrap_or_else(|| {
+                        container
+                            .rename_all
+                            .map_or_else(|| rust_name.to_owned(), |r| r.field(rust_name))
+                    });
+                    let markers = TypeMarkers::from_field_attrs(&f.attrs, self.cx);
+                    let forced_required = markers.span(REQUIRED).is_some()
+                        || markers.span(VALIDATION_REQUIRED).is_some();
+                    let forced_optional = markers.span(OPTIONAL).is_some()
+                        || markers.span(VALIDATION_OPTIONAL).is_some();
+                    let is_required = forced_required
+                        || !(optional || attrs.default || container.default || forced_optional);
+                    if is_required {
+                        required.push(name.clone());
+                    }
+                    props.insert(name, fs);
+                }
+                let mut schema = json!({"type": "object"});
+                for (fs, optional, span) in flattened {
+                    if fs.get("additionalProperties").is_some()
+                        || fs.get("x-kubernetes-preserve-unknown-fields").is_some()
+                    {
+                        // A flattened map takes every other key: unknown fields are data.
+                        insert(
+                            &mut schema,
+                            "x-kubernetes-preserve-unknown-fields",
+                            json!(true),
+                        );
+                        continue;
+                    }
+                    if let Some(n) = fs.get(HOLE) {
+                        // The derive merges the type's properties in at run time, as below.
+                        if let Value::Object(m) = &mut schema {
+                            let list = m.entry(FLATTEN).or_insert_with(|| json!([]));
+                            if let Value::Array(list) = list {
+                                list.push(json!({"hole": n, "optional": optional}));
+                            }
+                        }
+                        continue;
+                    }
+                    if !is_object(&fs) {
+                        self.cx
+                            .error_at(span, "`#[serde(flatten)]` needs a struct or map field");
+                        continue;
+                    }
+                    if let Some(Value::Object(ps)) = fs.get("properties") {
+                        for (k, v) in ps {
+                            props.insert(k.clone(), v.clone());
+                        }
+                    }
+                    if !optional && let Some(Value::Array(r)) = fs.get("required") {
+                        required.extend(r.iter().filter_map(|s| s.as_str().map(str::to_owned)));
+                    }
+                }
+                if !props.is_empty() {
+                    insert(&mut schema, "properties", Value::Object(props));
+                }
+                if !required.is_empty() {
+                    required.sort();
+                    required.dedup();
+                    insert(&mut schema, "required", json!(required));
+                }
+                schema
+            }
+            syn::Fields::Unnamed(u) if u.unnamed.len() == 1 => {
+                let f = &u.unnamed[0];
+                self.field_schema(f, stack).0
+            }
+            _ => {
+                self.cx.error_at(
+                    ty.ident.span(),
+                    format!(
+                        "`{}`: a unit or tuple struct has no structural schema (serde writes it as null or a mixed array)",
+                        ty.ident
+                    ),
+                );
+                json!({"type": "object"})
+            }
+        }
+    }
+
+    fn variant_name(&self, v: &syn::Variant, attrs: &Variant, container: &Container) -> String {
+        attrs.rename.clone().unwrap_or_else(|| {
+            let n = v.ident.to_string();
+            container.rename_all.map_or(n.clone(), |r| r.variant(&n))
+        })
+    }
+
+    /// A variant's content: its fields as an object, a newtype's inner schema, or `None`
+    /// for a unit variant.
+    fn variant_content(
+        &self,
+        v: &syn::Variant,
+        attrs: &Variant,
+        stack: &mut Vec<String>,
+    ) -> Option<Value> {
+        match &v.fields {
+            syn::Fields::Unit => None,
+            syn::Fields::Unnamed(u) if u.unnamed.len() == 1 => {
+                Some(self.field_schema(&u.unnamed[0], stack).0)
+            }
+            syn::Fields::Unnamed(_) => {
+                self.cx.error_at(
+                    v.ident.span(),
+                    format!(
+                        "variant `{}`: a tuple variant is a mixed array, which has no structural schema",
+                        v.ident
+                    ),
+                );
+                Some(json!({"type": "object"}))
+            }
+            syn::Fields::Named(_) => {
+                let container = Container {
+                    rename_all: attrs.rename_all,
+                    ..Container::default()
+                };
+                let ty = TypeDef {
+                    ident: v.ident.clone(),
+                    vis: syn::Visibility::Inherited,
+                    generics: syn::Generics::default(),
+                    attrs: Vec::new(),
+                    body: Body::Struct(v.fields.clone()),
+                    module: Vec::new(),
+                    deep_copy: false,
+                    derived: crate::model::Derived::default(),
+                    resource: None,
+                };
+                Some(self.structure(&ty, &v.fields, &container, stack))
+            }
+        }
+    }
+
+    fn enumeration(
+        &self,
+        ty: &TypeDef,
+        variants: &[syn::Variant],
+        container: &Container,
+        stack: &mut Vec<String>,
+    ) -> Value {
+        let mut parts: Vec<(String, Option<Value>, Option<String>)> = Vec::new();
+        for v in variants {
+            let attrs = Variant::from_attrs(&v.attrs, self.cx);
+            if attrs.skip {
+                continue;
+            }
+            let name = self.variant_name(v, &attrs, container);
+            let content = self.variant_content(v, &attrs, stack);
+            parts.push((name, content, description(&v.attrs)));
+        }
+        let names: Vec<Value> = parts.iter().map(|(n, _, _)| json!(n)).collect();
+        let all_unit = parts.iter().all(|(_, c, _)| c.is_none());
+        if container.untagged {
+            let schemas: Vec<Value> = parts
+                .iter()
+                .map(|(_, c, _)| c.clone().unwrap_or_else(|| json!({"type": "string"})))
+                .collect();
+            if parts.iter().any(|(_, c, _)| c.is_none()) {
+                // An untagged unit variant is `null`.
+                self.cx.error_at(
+                    ty.ident.span(),
+                    format!(
+                        "`{}`: an untagged unit variant deserializes from null, which a CRD schema cannot express",
+                        ty.ident
+                    ),
+                );
+            }
+            return union(&schemas);
+        }
+        match (&container.tag, &container.content) {
+            (None, _) if all_unit => json!({"type": "string", "enum": names}),
+            (None, _) => {
+                if parts.iter().any(|(_, c, _)| c.is_none()) {
+                    self.cx.error_at(
+                        ty.ident.span(),
+                        format!(
+                            "`{}`: an externally tagged enum mixing unit variants (strings) and data variants (objects) has no structural schema; use `#[serde(tag = \"...\")]`",
+                            ty.ident
+                        ),
+                    );
+                }
+                let mut props = Map::new();
+                for (n, c, d) in &parts {
+                    let mut s = c.clone().unwrap_or_else(|| json!({"type": "object"}));
+                    if let Some(d) = d {
+                        insert(&mut s, "description", json!(d));
+                    }
+                    props.insert(n.clone(), s);
+                }
+                json!({"type": "object", "properties": props, "maxProperties": 1, "minProperties": 1})
+            }
+            (Some(tag), None) => {
+                let mut objects = Vec::new();
+                for (n, c, _) in &parts {
+                    match c {
+                        None => objects.push(json!({"type": "object"})),
+                        Some(c) if is_object(c) => objects.push(c.clone()),
+                        Some(c) if is_hole(c) => self.cx.error_at(
+                            ty.ident.span(),
+                            format!(
+                                "`{}`: internally tagged variant `{n}` holds a type defined elsewhere, whose fields the derive cannot merge; make it a struct variant, or generate the CRD with `kubegen-codegen crd`",
+                                ty.ident
+                            ),
+                        ),
+                        Some(_) => self.cx.error_at(
+                            ty.ident.span(),
+                            format!(
+                                "`{}`: internally tagged variant `{n}` must hold a struct (serde rejects other contents)",
+                                ty.ident
+                            ),
+                        ),
+                    }
+                }
+                let mut schema = merge_objects(&objects);
+                self.add_tag(&mut schema, tag, names);
+                schema
+            }
+            (Some(tag), Some(content)) => {
+                let contents: Vec<Value> = parts.iter().filter_map(|(_, c, _)| c.clone()).collect();
+                let mut schema = json!({"type": "object"});
+                if !contents.is_empty() {
+                    insert(
+                        &mut schema,
+                        "properties",
+                        json!({ content.as_str(): union(&contents) }),
+                    );
+                }
+                self.add_tag(&mut schema, tag, names);
+                schema
+            }
+        }
+    }
+
+    fn add_tag(&self, schema: &mut Value, tag: &str, names: Vec<Value>) {
+        let Value::Object(m) = schema else { return };
+        let props = m
+            .entry("properties")
+            .or_insert_with(|| Value::Object(Map::new()));
+        if let Value::Object(p) = props {
+            p.insert(tag.to_owned(), json!({"type": "string", "enum": names}));
+        }
+        let req = m.entry("required").or_insert_with(|| json!([]));
+        if let Value::Array(r) = req {
+            r.push(json!(tag));
+            r.sort_by(|a, b| a.as_str().cmp(&b.as_str()));
+            r.dedup();
+        }
+    }
+
+    /// A field's schema (markers and description applied) and whether it is optional
+    /// by its type (`Option`).
+    fn field_schema(&self, f: &syn::Field, stack: &mut Vec<String>) -> (Value, bool) {
+        let (ty, optional) = match option_inner(&f.ty) {
+            Some(inner) => (inner, true),
+            None => (&f.ty, false),
+        };
+        let mut schema = self.type_schema(ty, stack);
+        if let Some(d) = description(&f.attrs) {
+            insert(&mut schema, "description", json!(d));
+        }
+        let markers = TypeMarkers::from_field_attrs(&f.attrs, self.cx);
+        validation::apply(&mut schema, markers.iter(), self.cx);
+        (schema, optional)
+    }
+
+    /// The schema of a Rust type as written.
+    pub fn type_schema(&self, ty: &syn::Type, stack: &mut Vec<String>) -> Value {
+        match ty {
+            syn::Type::Reference(r) => self.type_schema(&r.elem, stack),
+            syn::Type::Paren(p) => self.type_schema(&p.elem, stack),
+            syn::Type::Group(g) => self.type_schema(&g.elem, stack),
+            syn::Type::Array(a) => {
+                json!({"type": "array", "items": self.type_schema(&a.elem, stack)})
+            }
+            syn::Type::Slice(a) => {
+                json!({"type": "array", "items": self.type_schema(&a.elem, stack)})
+            }
+            syn::Type::Path(p) if p.qself.is_none() => self.path_schema(ty, &p.path, stack),
+            _ => self.unknown(ty),
+        }
+    }
+
+    fn hole(&self, ty: &syn::Type) -> Value {
+        let Some(holes) = &self.holes else {
+            return self.unknown(ty);
+        };
+        let mut holes = holes.borrow_mut();
+        let n = match holes.iter().position(|t| t == ty) {
+            Some(n) => n,
+            None => {
+                holes.push(ty.clone());
+                holes.len() - 1
+            }
+        };
+        json!({ HOLE: n })
+    }
+
+    fn unknown(&self, ty: &syn::Type) -> Value {
+        self.cx.error_spanned_by(
+            ty,
+            format!(
+                "no schema for `{}`: not a type of this package, a std or serde_json type, or a k8s-openapi type the generator knows",
+                quote::ToTokens::to_token_stream(ty).to_string().replace(' ', "")
+            ),
+        );
+        json!({"type": "object"})
+    }
+
+    fn path_schema(&self, ty: &syn::Type, path: &syn::Path, stack: &mut Vec<String>) -> Value {
+        let Some(last) = last_ident(path) else {
+            return self.unknown(ty);
+        };
+        let args = type_args(path);
+        let arg = |i: usize| args.get(i).copied();
+        let segments: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
+        match (last.as_str(), arg(0), arg(1)) {
+            ("String" | "str" | "char", None, None) => return json!({"type": "string"}),
+            ("bool", None, None) => return json!({"type": "boolean"}),
+            ("i8" | "i16" | "i32" | "u8" | "u16", None, None) => {
+                return json!({"type": "integer", "format": "int32"});
+            }
+            ("i64" | "u32" | "u64" | "isize" | "usize", None, None) => {
+                return json!({"type": "integer", "format": "int64"});
+            }
+            ("IpAddr" | "Ipv4Addr" | "Ipv6Addr" | "SocketAddr", None, None) => {
+                return json!({"type": "string"});
+            }
+            // serde writes these as RFC 3339 strings (jiff, chrono, time with its
+            // `rfc3339` serde helpers are the common cases).
+            ("Timestamp" | "DateTime" | "OffsetDateTime", _, None)
+                if segments.len() == 1
+                    || segments
+                        .iter()
+                        .any(|s| matches!(s.as_str(), "jiff" | "chrono" | "time")) =>
+            {
+                return json!({"type": "string", "format": "date-time"});
+            }
+            // k8s-openapi's ByteString: base64 text, OpenAPI's `format: byte` (as Kubernetes
+            // publishes `[]byte` fields such as Secret.data).
+            ("ByteString", None, None) => return json!({"type": "string", "format": "byte"}),
+            ("f32", None, None) => return json!({"type": "number", "format": "float"}),
+            ("f64", None, None) => return json!({"type": "number", "format": "double"}),
+            ("Box" | "Arc" | "Rc" | "Cow", Some(inner), _) => {
+                return self.type_schema(inner, stack);
+            }
+            ("Option", Some(inner), None) => return self.type_schema(inner, stack),
+            ("Vec" | "VecDeque" | "LinkedList", Some(inner), None) => {
+                return json!({"type": "array", "items": self.type_schema(inner, stack)});
+            }
+            ("BTreeSet" | "HashSet" | "IndexSet", Some(inner), None) => {
+                return json!({
+                    "type": "array",
+                    "items": self.type_schema(inner, stack),
+                    "x-kubernetes-list-type": "set",
+                });
+            }
+            ("BTreeMap" | "HashMap" | "IndexMap", Some(_), Some(value)) => {
+                return json!({"type": "object", "additionalProperties": self.type_schema(value, stack)});
+            }
+            ("Value", None, None)
+                if segments.len() == 1 || segments.iter().any(|s| s == "serde_json") =>
+            {
+                return json!({"x-kubernetes-preserve-unknown-fields": true});
+            }
+            _ => {}
+        }
+        if segments.len() == 1
+            && let Some(def) = self.types.get(&last)
+        {
+            return self.named(def, stack);
+        }
+        let is_k8s = segments.len() == 1 || segments.first().is_some_and(|s| s == "k8s_openapi");
+        match k8s::resolve(&segments) {
+            Ok(Some(name)) if is_k8s => k8s::schema(&name).unwrap_or_else(|| self.unknown(ty)),
+            Ok(_) if self.holes.is_some() => self.hole(ty),
+            Ok(_) => self.unknown(ty),
+            Err(candidates) => {
+                self.cx.error_spanned_by(
+                    ty,
+                    format!(
+                        "`{last}` is ambiguous among k8s-openapi types ({}): write its full `k8s_openapi::...` path",
+                        candidates.join(", ")
+                    ),
+                );
+                json!({"type": "object"})
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lower::{Mode, PackageContext, lower_items};
+    use crate::plural::PluralExceptions;
+
+    /// The schema of `name` among `items`, or the errors.
+    fn schema_of(items: syn::File, name: &str) -> Result<Value, Vec<String>> {
+        let exceptions = PluralExceptions::default();
+        let ctx = PackageContext {
+            mode: Mode::Cli,
+            group: Some("g.io".into()),
+            version: Some("v1".into()),
+            deep_copy: None,
+            group_go_name: None,
+            plural_exceptions: &exceptions,
+        };
+        let cx = Ctxt::new();
+        let types = lower_items(&items.items, &[], &ctx, &cx);
+        let v = {
+            let schemas = Schemas::new(&types, &cx);
+            let ty = types.iter().find(|t| t.ident == name).expect("type");
+            schemas.named(ty, &mut Vec::new())
+        };
+        match cx.check() {
+            Ok(()) => Ok(v),
+            Err(e) => Err(e.into_iter().map(|e| e.to_string()).collect()),
+        }
+    }
+
+    #[test]
+    fn internally_tagged_newtype_variants_merge_the_struct_fields() {
+        let v = schema_of(
+            syn::parse_quote! {
+                #[serde(tag = "kind")]
+                enum B { S(Svc), Off }
+                struct Svc { name: String, #[serde(default)] port: i32 }
+            },
+            "B",
+        )
+        .unwrap();
+        assert_eq!(
+            v,
+            json!({"type": "object", "required": ["kind"], "properties": {
+                "kind": {"type": "string", "enum": ["S", "Off"]},
+                "name": {"type": "string"},
+                "port": {"type": "integer", "format": "int32"},
+            }})
+        );
+    }
+
+    #[test]
+    fn untagged_unions_stay_structural() {
+        let v = schema_of(
+            syn::parse_quote! {
+                #[serde(untagged)]
+                enum U { A(bool), B(Vec<String>) }
+            },
+            "U",
+        )
+        .unwrap();
+        assert_eq!(v, json!({"x-kubernetes-preserve-unknown-fields": true}));
+        let v = schema_of(
+            syn::parse_quote! {
+                #[serde(untagged)]
+                enum U { A(i64), B(String) }
+            },
+            "U",
+        )
+        .unwrap();
+        assert_eq!(v, json!({"x-kubernetes-int-or-string": true}));
+    }
+
+    #[test]
+    fn a_flattened_map_keeps_unknown_fields() {
+        let v = schema_of(
+            syn::parse_quote! {
+                struct S { a: String, #[serde(flatten)] rest: BTreeMap<String, serde_json::Value> }
+            },
+            "S",
+        )
+        .unwrap();
+        assert_eq!(
+            v,
+            json!({"type": "object", "required": ["a"], "x-kubernetes-preserve-unknown-fields": true,
+                   "properties": {"a": {"type": "string"}}})
+        );
+    }
+
+    #[test]
+    fn recursive_and_unknown_types_are_errors() {
+        let errs = schema_of(
+            syn::parse_quote! {
+                struct Tree { children: Vec<Tree> }
+            },
+            "Tree",
+        )
+        .unwrap_err();
+        assert_eq!(
+            errs,
+            ["`Tree` contains itself (through Tree): a CRD schema cannot be recursive"]
+        );
+        let errs = schema_of(
+            syn::parse_quote! {
+                struct S { a: Mystery }
+            },
+            "S",
+        )
+        .unwrap_err();
+        assert!(errs[0].starts_with("no schema for `Mystery`"), "{errs:?}");
+    }
+
+    #[test]
+    fn text_types_serde_writes_as_strings() {
+        let v = schema_of(
+            syn::parse_quote! {
+                struct S { ip: std::net::IpAddr, at: jiff::Timestamp, raw: ByteString, t: MicroTime }
+            },
+            "S",
+        )
+        .unwrap();
+        assert_eq!(v["properties"]["ip"], json!({"type": "string"}));
+        assert_eq!(
+            v["properties"]["at"],
+            json!({"type": "string", "format": "date-time"})
+        );
+        assert_eq!(
+            v["properties"]["raw"],
+            json!({"type": "string", "format": "byte"})
+        );
+        assert_eq!(v["properties"]["t"]["format"], json!("date-time"));
+    }
+
+    #[test]
+    fn descriptions_drop_markers_and_join_paragraphs() {
+        let item: syn::ItemStruct = syn::parse_quote! {
+            /// First line
+            /// continues.
+            ///
+            /// Second paragraph.
+            /// +kubebuilder:validation:MaxLength=3
+            struct S;
+        };
+        assert_eq!(
+            description(&item.attrs).as_deref(),
+            Some("First line continues.\nSecond paragraph.")
+        );
+    }
+}

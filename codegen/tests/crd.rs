@@ -1,0 +1,628 @@
+//! `kubegen-codegen crd`: the committed CRDs of `testdata/crd/apis` are what the
+//! generator writes, the test server (which enforces kube-apiserver's structural-schema
+//! rules, `testserver/src/schema/structural.rs`) accepts every one of them, and objects
+//! serde writes from the very types the CRDs were generated from round-trip through the
+//! server unpruned, while the markers' constraints reject what they should.
+
+#![allow(clippy::unwrap_used)] // test helpers outside #[test] fns unwrap too
+
+#[path = "../testdata/crd/apis/shapes/v1/mod.rs"]
+#[allow(dead_code)]
+mod shapes;
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+
+use k8s_openapi::api::core::v1::{Container, PodSpec, PodTemplateSpec};
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, ObjectMeta, Time};
+use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+use kube_core::discovery::ApiResource;
+use kube_core::gvk::GroupVersionKind;
+use kube_core::{DynamicObject, params::GetParams};
+use kubegen::client::DynamicClient;
+use kubegen::client::params::PostParams;
+use kubegen_codegen::PluralExceptions;
+use kubegen_codegen::crd::files;
+use kubegen_testserver::TestServer;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use shapes::*;
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/crd")
+}
+
+#[test]
+fn committed_crds_match_fresh_generation() {
+    let outcome = files::verify(
+        &root().join("apis"),
+        &root().join("crds"),
+        &PluralExceptions::default(),
+    )
+    .unwrap();
+    assert!(outcome.is_up_to_date(), "{}", outcome.diff);
+    let names: Vec<String> = files::generate(&root().join("apis"), &PluralExceptions::default())
+        .unwrap()
+        .into_iter()
+        .map(|(n, _)| n)
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "shapes.kubegen.dev_dials.yaml",
+            "shapes.kubegen.dev_gauges.yaml",
+            "shapes.kubegen.dev_meters.yaml",
+            "shapes.kubegen.dev_shapes.yaml"
+        ]
+    );
+}
+
+/// One generator: `#[derive(kubegen::Schema)]`'s `crd()` (the type alone, with holes
+/// filled at run time from the other types' derived schemas) is the CLI's file.
+#[test]
+fn derive_crd_matches_the_cli() {
+    let manifests = files::manifests(&root().join("apis"), &PluralExceptions::default()).unwrap();
+    let cli = |name: &str| {
+        manifests
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.clone())
+            .unwrap()
+    };
+    // As k8s-openapi's type (which reads `minimum: 1` as the float it is in
+    // JSONSchemaProps), and as JSON where no number is involved.
+    let typed =
+        |v: serde_json::Value| -> CustomResourceDefinition { serde_json::from_value(v).unwrap() };
+    assert_eq!(Shape::crd(), typed(cli("shapes.kubegen.dev_shapes.yaml")));
+    assert_eq!(
+        serde_json::to_value(Shape::crd()).unwrap(),
+        cli("shapes.kubegen.dev_shapes.yaml")
+    );
+    assert_eq!(Gauge::crd(), typed(cli("shapes.kubegen.dev_gauges.yaml")));
+    assert_eq!(Dial::crd(), typed(cli("shapes.kubegen.dev_dials.yaml")));
+}
+
+#[test]
+fn verify_reports_stale_missing_and_extra_files() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path();
+    files::update(&root().join("apis"), out, &PluralExceptions::default()).unwrap();
+    let check = || files::verify(&root().join("apis"), out, &PluralExceptions::default()).unwrap();
+    assert!(check().is_up_to_date());
+    std::fs::write(out.join("extra_things.yaml"), "x").unwrap();
+    let gauges = out.join("shapes.kubegen.dev_gauges.yaml");
+    let text = std::fs::read_to_string(&gauges).unwrap();
+    std::fs::write(&gauges, text.replace("maximum: 10", "maximum: 11")).unwrap();
+    std::fs::remove_file(out.join("shapes.kubegen.dev_shapes.yaml")).unwrap();
+    let outcome = check();
+    assert_eq!(outcome.differing.len(), 3, "{}", outcome.diff);
+    assert!(outcome.diff.contains("/dev/null"), "{}", outcome.diff);
+    assert!(
+        outcome
+            .diff
+            .contains("-                maximum: 11\n+                maximum: 10")
+    );
+    // update makes it current again, removing the extra file.
+    files::update(&root().join("apis"), out, &PluralExceptions::default()).unwrap();
+    assert!(check().is_up_to_date());
+    assert!(!out.join("extra_things.yaml").exists());
+}
+
+/// A test server with the generated CRDs installed.
+async fn server() -> (TestServer, kubegen::client::Client) {
+    let server = TestServer::start().await.unwrap();
+    for (name, text) in files::generate(&root().join("apis"), &PluralExceptions::default()).unwrap()
+    {
+        server
+            .load_crd_yaml(&text)
+            .unwrap_or_else(|e| panic!("{name} rejected: {e}"));
+    }
+    let client = server.client().unwrap();
+    (server, client)
+}
+
+fn dynamic(
+    client: &kubegen::client::Client,
+    kind: &str,
+    plural: &str,
+    ns: Option<&str>,
+) -> DynamicClient {
+    let ar = ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk("shapes.kubegen.dev", "v1", kind),
+        plural,
+    );
+    match ns {
+        Some(ns) => DynamicClient::namespaced(client.clone(), &ar, ns),
+        None => DynamicClient::all(client.clone(), &ar),
+    }
+}
+
+fn object<T: Serialize>(kind: &str, value: &T) -> DynamicObject {
+    let mut v = serde_json::to_value(value).unwrap();
+    v["apiVersion"] = "shapes.kubegen.dev/v1".into();
+    v["kind"] = kind.into();
+    serde_json::from_value(v).unwrap()
+}
+
+fn back<T: DeserializeOwned>(obj: &DynamicObject) -> T {
+    serde_json::from_value(serde_json::to_value(obj).unwrap()).unwrap()
+}
+
+fn meta(name: &str) -> ObjectMeta {
+    ObjectMeta {
+        name: Some(name.into()),
+        ..ObjectMeta::default()
+    }
+}
+
+/// Strips what the server adds (uid, resourceVersion, timestamps ...) from metadata.
+fn same_user_fields<T: Clone>(
+    mut got: T,
+    meta_of: impl Fn(&mut T) -> &mut ObjectMeta,
+    name: &str,
+) -> T {
+    *meta_of(&mut got) = meta(name);
+    got
+}
+
+fn full_spec(i: usize) -> ShapeSpec {
+    let sources = [
+        Source::Git {
+            url: "https://example.com/r.git".into(),
+            branch: Some("main".into()),
+        },
+        Source::Http("https://example.com/x".into()),
+    ];
+    let backends = [
+        Backend::Service {
+            name: "svc".into(),
+            port: 80,
+        },
+        Backend::Bucket {
+            bucket: "b".into(),
+            region: "eu".into(),
+        },
+        Backend::None,
+    ];
+    let actions = [
+        Action::ScaleTo { replicas: 3 },
+        Action::Restart { delay_seconds: 10 },
+        Action::Noop,
+    ];
+    let ports = [PortRef::Number(8080), PortRef::Name("http".into())];
+    let targets = [
+        Target::Named { name: "n".into() },
+        Target::Labeled {
+            labels: BTreeMap::from([("app".into(), "x".into())]),
+            limit: Some(2),
+        },
+    ];
+    let colors = [Color::Red, Color::DarkGreen];
+    ShapeSpec {
+        display_name: format!("shape {i}"),
+        size: 1 << 40,
+        small: Some(-3),
+        ratio: 0.5,
+        weight: 1.5,
+        enabled: true,
+        cache: Vec::new(),
+        tags: vec!["a".into(), "b".into()],
+        labels: BTreeMap::from([("k".into(), "v".into())]),
+        ports: HashMap::from([("web".into(), vec![80, 443])]),
+        raw: Some(serde_json::json!({"any": ["thing", 1, {"deep": null}]})),
+        color: colors[i % colors.len()].clone(),
+        source: Some(sources[i % sources.len()].clone()),
+        backend: Some(backends[i % backends.len()].clone()),
+        action: Some(actions[i % actions.len()].clone()),
+        port: Some(ports[i % ports.len()].clone()),
+        target: Some(targets[i % targets.len()].clone()),
+        common: Common {
+            owner_team: "team".into(),
+            priority: Some(7),
+        },
+        template: Some(PodTemplateSpec {
+            metadata: Some(ObjectMeta {
+                labels: Some(BTreeMap::from([("app".into(), "x".into())])),
+                ..ObjectMeta::default()
+            }),
+            spec: Some(PodSpec {
+                containers: vec![Container {
+                    name: "c".into(),
+                    image: Some("nginx".into()),
+                    ..Container::default()
+                }],
+                ..PodSpec::default()
+            }),
+        }),
+        resources: None,
+        memory: Some(Quantity("512Mi".into())),
+        max_unavailable: Some(if i.is_multiple_of(2) {
+            IntOrString::Int(1)
+        } else {
+            IntOrString::String("25%".into())
+        }),
+        not_before: Some(Time(jiff::Timestamp::from_second(1_700_000_000).unwrap())),
+        selector: None,
+    }
+}
+
+#[tokio::test]
+async fn every_serde_shape_round_trips_unpruned_through_the_generated_schema() {
+    let (_server, client) = server().await;
+    let shapes = dynamic(&client, "Shape", "shapes", Some("default"));
+    let pp = PostParams::default();
+    // Six objects cover every variant of every enum.
+    for i in 0..6 {
+        let name = format!("shape-{i}");
+        let shape = Shape {
+            metadata: meta(&name),
+            spec: full_spec(i),
+            status: None,
+        };
+        shapes.create(&pp, &object("Shape", &shape)).await.unwrap();
+        let got: Shape = back(&shapes.get(&name, &GetParams::default()).await.unwrap());
+        let got = same_user_fields(got, |s| &mut s.metadata, &name);
+        assert_eq!(
+            got, shape,
+            "object {i} changed on its way through the server"
+        );
+    }
+}
+
+#[tokio::test]
+async fn required_fields_and_enum_values_are_enforced() {
+    let (_server, client) = server().await;
+    let shapes = dynamic(&client, "Shape", "shapes", Some("default"));
+    let pp = PostParams::default();
+    let mut obj = serde_json::to_value(Shape {
+        metadata: meta("bad"),
+        spec: full_spec(0),
+        status: None,
+    })
+    .unwrap();
+    obj["apiVersion"] = "shapes.kubegen.dev/v1".into();
+    obj["kind"] = "Shape".into();
+    let spec = obj["spec"].as_object_mut().unwrap();
+    spec.remove("displayName");
+    spec.insert("color".into(), "blue".into());
+    spec.insert("backend".into(), serde_json::json!({"kind": "Tape"}));
+    let err = shapes
+        .create(&pp, &serde_json::from_value(obj).unwrap())
+        .await
+        .unwrap_err()
+        .to_string();
+    for want in ["spec.displayName", "spec.color", "spec.backend.kind"] {
+        assert!(err.contains(want), "{want} not in {err}");
+    }
+}
+
+fn gauge(name: &str) -> Gauge {
+    Gauge {
+        metadata: meta(name),
+        spec: GaugeSpec {
+            level: 5,
+            fraction: 0.5,
+            unit: "kg".into(),
+            mode: Some("Fast".into()),
+            contact: Some("a@example.com".into()),
+            readings: vec![1, 2],
+            owner: "me".into(),
+            note: String::new(),
+            retries: Some(1),
+            limits: BTreeMap::from([("cpu".into(), Quantity("1".into()))]),
+            window: Some(Window { start: 1, end: 2 }),
+        },
+    }
+}
+
+#[tokio::test]
+async fn validation_markers_accept_valid_and_reject_invalid_objects() {
+    let (_server, client) = server().await;
+    let gauges = dynamic(&client, "Gauge", "gauges", None);
+    let pp = PostParams::default();
+    let ok = gauge("g-ok");
+    let got: Gauge = back(&gauges.create(&pp, &object("Gauge", &ok)).await.unwrap());
+    assert_eq!(same_user_fields(got, |g| &mut g.metadata, "g-ok"), ok);
+
+    // +kubebuilder:default fills what serde omitted.
+    let mut defaulted = gauge("g-default");
+    defaulted.spec.mode = None;
+    defaulted.spec.retries = None;
+    let got: Gauge = back(
+        &gauges
+            .create(&pp, &object("Gauge", &defaulted))
+            .await
+            .unwrap(),
+    );
+    assert_eq!(got.spec.mode.as_deref(), Some("Slow"));
+    assert_eq!(got.spec.retries, Some(3));
+
+    type Change = Box<dyn Fn(&mut Gauge)>;
+    let cases: Vec<(&str, Change, &str)> = vec![
+        ("g-max", Box::new(|g| g.spec.level = 11), "spec.level"),
+        ("g-min", Box::new(|g| g.spec.level = 0), "spec.level"),
+        (
+            "g-exclusive",
+            Box::new(|g| g.spec.fraction = 1.0),
+            "spec.fraction",
+        ),
+        (
+            "g-multiple",
+            Box::new(|g| g.spec.fraction = 0.3),
+            "spec.fraction",
+        ),
+        (
+            "g-pattern",
+            Box::new(|g| g.spec.unit = "KG".into()),
+            "spec.unit",
+        ),
+        (
+            "g-maxlength",
+            Box::new(|g| g.spec.unit = "abcdefghi".into()),
+            "spec.unit",
+        ),
+        (
+            "g-minlength",
+            Box::new(|g| g.spec.unit = String::new()),
+            "spec.unit",
+        ),
+        (
+            "g-enum",
+            Box::new(|g| g.spec.mode = Some("Medium".into())),
+            "spec.mode",
+        ),
+        (
+            "g-minitems",
+            Box::new(|g| g.spec.readings.clear()),
+            "spec.readings",
+        ),
+        (
+            "g-maxitems",
+            Box::new(|g| g.spec.readings = vec![1, 2, 3, 4]),
+            "spec.readings",
+        ),
+        (
+            "g-unique",
+            Box::new(|g| g.spec.readings = vec![1, 1]),
+            "spec.readings",
+        ),
+        (
+            "g-minprops",
+            Box::new(|g| g.spec.limits.clear()),
+            "spec.limits",
+        ),
+        (
+            "g-cel-type",
+            Box::new(|g| g.spec.window = Some(Window { start: 5, end: 1 })),
+            "start after end",
+        ),
+        ("bad-name", Box::new(|_| {}), "names start with g"),
+    ];
+    for (name, change, want) in cases {
+        let mut g = gauge(name);
+        change(&mut g);
+        let err = gauges
+            .create(&pp, &object("Gauge", &g))
+            .await
+            .expect_err(name)
+            .to_string();
+        assert!(err.contains(want), "{name}: `{want}` not in {err}");
+    }
+    // +kubebuilder:validation:Required: `owner` must be sent even though serde defaults it.
+    let mut v = serde_json::to_value(gauge("g-owner")).unwrap();
+    v["spec"].as_object_mut().unwrap().remove("owner");
+    v["apiVersion"] = "shapes.kubegen.dev/v1".into();
+    v["kind"] = "Gauge".into();
+    let err = gauges
+        .create(&pp, &serde_json::from_value(v).unwrap())
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("spec.owner"), "{err}");
+}
+
+#[tokio::test]
+async fn status_conditions_are_a_map_list_of_kubernetes_conditions() {
+    let (_server, client) = server().await;
+    let shapes = dynamic(&client, "Shape", "shapes", Some("default"));
+    let pp = PostParams::default();
+    let mut shape = Shape {
+        metadata: meta("with-status"),
+        spec: full_spec(1),
+        status: None,
+    };
+    shapes.create(&pp, &object("Shape", &shape)).await.unwrap();
+    let condition = |t: &str| Condition {
+        type_: t.into(),
+        status: "True".into(),
+        reason: "Done".into(),
+        message: String::new(),
+        last_transition_time: Time(jiff::Timestamp::from_second(1_700_000_000).unwrap()),
+        observed_generation: Some(1),
+    };
+    shape.status = Some(ShapeStatus {
+        conditions: vec![condition("Ready"), condition("Ready")],
+        observed_generation: 1,
+    });
+    // listType=map with key `type`: duplicate keys are rejected on the status subresource.
+    let mut obj = object("Shape", &shape);
+    let current = shapes
+        .get("with-status", &GetParams::default())
+        .await
+        .unwrap();
+    obj.metadata = current.metadata.clone();
+    let err = shapes
+        .update_status(&pp, &obj)
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("status.conditions"), "{err}");
+    shape.status = Some(ShapeStatus {
+        conditions: vec![condition("Ready")],
+        observed_generation: 1,
+    });
+    let mut obj = object("Shape", &shape);
+    obj.metadata = current.metadata;
+    let got: Shape = back(&shapes.update_status(&pp, &obj).await.unwrap());
+    assert_eq!(got.status, shape.status);
+}
+
+/// Malformed markers and unrepresentable types are `file:line: message` errors, every
+/// one of them at once.
+#[test]
+fn cli_errors_name_file_and_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("apis/things/v1");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("mod.rs"),
+        "//! +groupName=things.example.com\n\nmod types;\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("types.rs"),
+        r#"/// +genclient
+pub struct Thing {
+    pub metadata: ObjectMeta,
+    pub spec: ThingSpec,
+}
+
+pub struct ThingSpec {
+    /// +kubebuilder:validation:Maximum=lots
+    pub level: i32,
+    /// +kubebuilder:validation:Pattern=^a$
+    pub count: u64,
+    pub when: std::time::Instant,
+    /// +mapType=bogus
+    pub m: BTreeMap<String, String>,
+}
+"#,
+    )
+    .unwrap();
+    let err = files::generate(&tmp.path().join("apis"), &PluralExceptions::default())
+        .unwrap_err()
+        .to_string();
+    let types = dir.join("types.rs");
+    let want = [
+        format!(
+            "{}:8: `+kubebuilder:validation:Maximum` expects a number, found `lots`",
+            types.display()
+        ),
+        format!(
+            "{}:10: `+kubebuilder:validation:Pattern` applies to string schemas, not to `integer`",
+            types.display()
+        ),
+        format!("{}:12: no schema for `std::time::Instant`", types.display()),
+        format!(
+            "{}:13: `+mapType=bogus`: expected `atomic` or `granular`",
+            types.display()
+        ),
+    ];
+    for w in want {
+        assert!(err.contains(&w), "`{w}` not in:\n{err}");
+    }
+}
+
+/// `EmbeddedResource` + `PreserveUnknownFields` keep a whole object; `XIntOrString`
+/// takes a number or a string; an embedded object without `kind` is refused, as
+/// kube-apiserver validates `x-kubernetes-embedded-resource` nodes.
+#[tokio::test]
+async fn structural_markers_keep_what_they_promise() {
+    let (_server, client) = server().await;
+    let dials = dynamic(&client, "Dial", "dials", Some("default"));
+    let pp = PostParams::default();
+    for (i, surge) in [serde_json::json!(2), serde_json::json!("25%")]
+        .into_iter()
+        .enumerate()
+    {
+        let name = format!("dial-{i}");
+        let dial = Dial {
+            metadata: meta(&name),
+            spec: DialSpec {
+                replicas: 2,
+                color: "red".into(),
+                settings: BTreeMap::from([("a".into(), "b".into())]),
+                surge: Some(surge),
+                object: Some(serde_json::json!({
+                    "apiVersion": "v1",
+                    "kind": "ConfigMap",
+                    "metadata": {"name": "cm"},
+                    "data": {"k": "v"},
+                    "anything": {"nested": [1, 2]},
+                })),
+                extra: BTreeMap::from([("x".into(), "y".into())]),
+            },
+            status: None,
+        };
+        let got: Dial = back(&dials.create(&pp, &object("Dial", &dial)).await.unwrap());
+        assert_eq!(same_user_fields(got, |d| &mut d.metadata, &name), dial);
+    }
+    let mut v = serde_json::to_value(Dial {
+        metadata: meta("dial-bad"),
+        spec: DialSpec {
+            object: Some(serde_json::json!({"apiVersion": "v1", "metadata": {"name": "x"}})),
+            ..DialSpec::default()
+        },
+        status: None,
+    })
+    .unwrap();
+    v["apiVersion"] = "shapes.kubegen.dev/v1".into();
+    v["kind"] = "Dial".into();
+    let err = dials
+        .create(&pp, &serde_json::from_value(v).unwrap())
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("spec.object.kind"), "{err}");
+}
+
+/// Versions of one kind merge into one CRD (controller-gen's rule: with several
+/// versions, exactly one is `+kubebuilder:storageversion`); the server serves all.
+#[tokio::test]
+async fn versions_of_a_kind_merge_into_one_crd() {
+    let manifests = files::manifests(&root().join("apis"), &PluralExceptions::default()).unwrap();
+    let (_, meters) = manifests
+        .iter()
+        .find(|(n, _)| n == "shapes.kubegen.dev_meters.yaml")
+        .unwrap();
+    let versions: Vec<(&str, bool)> = meters["spec"]["versions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| (v["name"].as_str().unwrap(), v["storage"].as_bool().unwrap()))
+        .collect();
+    assert_eq!(versions, [("v1", true), ("v1beta1", false), ("v2", false)]);
+    let (_server, client) = server().await;
+    for version in ["v1", "v1beta1", "v2"] {
+        let ar = ApiResource::from_gvk_with_plural(
+            &GroupVersionKind::gvk("shapes.kubegen.dev", version, "Meter"),
+            "meters",
+        );
+        let list = DynamicClient::namespaced(client.clone(), &ar, "default")
+            .list(&Default::default())
+            .await;
+        assert!(list.is_ok(), "{version}: {list:?}");
+    }
+
+    // Without a storage version marker, two versions are an error naming the kind.
+    let tmp = tempfile::tempdir().unwrap();
+    for v in ["v1", "v2"] {
+        let dir = tmp.path().join("apis/things").join(v);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("mod.rs"),
+            "//! +groupName=things.example.com\n\n/// +genclient\npub struct Thing {\n    pub metadata: ObjectMeta,\n}\n",
+        )
+        .unwrap();
+    }
+    let err = files::generate(&tmp.path().join("apis"), &PluralExceptions::default())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("mod.rs:4: things.example.com_things.yaml: 2 versions, 0 marked `+kubebuilder:storageversion`"),
+        "{err}"
+    );
+}

@@ -14,7 +14,7 @@ use kube_core::{
 };
 use serde::Serialize;
 
-use super::ConsistencyStore;
+use super::{ConsistencyStore, Request};
 use crate::{
     Object,
     cache::{InformerError, Lister, ListerError},
@@ -73,11 +73,9 @@ impl<K: Object> std::fmt::Debug for CachedClient<K> {
     }
 }
 
+/// The cache key of `name` in `namespace` (the one rule, [`Request::cache_key`]).
 fn key(namespace: Option<&str>, name: &str) -> String {
-    match namespace.filter(|ns| !ns.is_empty()) {
-        Some(namespace) => format!("{namespace}/{name}"),
-        None => name.to_owned(),
-    }
+    Request::new(namespace, name).cache_key()
 }
 
 impl<K: Object> CachedClient<K> {

@@ -105,10 +105,7 @@ pub(crate) fn map_owner<K: Resource<DynamicType = ()>, W: Resource>(
         let Some(owner) = crate::controllerutil::controller_of(obj) else {
             return Vec::new();
         };
-        let owner_group = owner
-            .api_version
-            .rsplit_once('/')
-            .map_or("", |(group, _)| group);
+        let owner_group = crate::controllerutil::group_of(&owner.api_version);
         if owner.kind != kind || owner_group != group {
             return Vec::new();
         }

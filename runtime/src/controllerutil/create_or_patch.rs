@@ -11,12 +11,15 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use kube_core::params::{Patch, PatchParams, PostParams};
+use kube_core::params::{Patch, PatchParams};
 use parking_lot::Mutex;
 use serde_json::{Map, Value, json};
 
 use super::{
-    create_or_update::{CreateOrUpdateError, OperationResult, api, converge, run_mutate, to_json},
+    create_or_update::{
+        CreateOrUpdateError, OperationResult, Read, api, converge, read_or_create, run_mutate,
+        to_json,
+    },
     merge_patch::{diff, semantically_equal},
 };
 use crate::{Object, client::ResourceClient};
@@ -93,18 +96,9 @@ async fn patch_attempt<K: Object, E>(
     mutate: &Mutex<impl FnMut(&mut K) -> Result<(), E>>,
     main_patched: &AtomicBool,
 ) -> Result<(K, OperationResult), CreateOrUpdateError<E>> {
-    let existing = match client.get(name).await {
-        Ok(existing) => existing,
-        Err(e) if e.is_not_found() => {
-            let mut desired = object.clone();
-            run_mutate(mutate, &mut desired)?;
-            let created = client
-                .create(&PostParams::default(), &desired)
-                .await
-                .map_err(api("create"))?;
-            return Ok((created, OperationResult::Created));
-        }
-        Err(e) => return Err(api("get")(e)),
+    let existing = match read_or_create(client, object, name, mutate).await? {
+        Read::Existing(existing) => existing,
+        Read::Created(created) => return Ok((created, OperationResult::Created)),
     };
     let mut desired = existing.clone();
     run_mutate(mutate, &mut desired)?;

@@ -215,15 +215,24 @@ where
     Ok((object, result))
 }
 
-/// One read-mutate-write round of [`create_or_update()`].
-async fn update_attempt<K: Object, E>(
+/// What the first step of a round found.
+pub(super) enum Read<K> {
+    /// The object exists (as read now).
+    Existing(K),
+    /// It did not: `mutate` ran on `object` and the result was created.
+    Created(K),
+}
+
+/// The first step of a `create_or_update` / `create_or_patch` round: read `name`, or, when
+/// it does not exist, create it from `object` after `mutate`.
+pub(super) async fn read_or_create<K: Object, E>(
     client: &ResourceClient<K>,
     object: &K,
     name: &str,
     mutate: &Mutex<impl FnMut(&mut K) -> Result<(), E>>,
-) -> Result<(K, OperationResult), CreateOrUpdateError<E>> {
-    let existing = match client.get(name).await {
-        Ok(existing) => existing,
+) -> Result<Read<K>, CreateOrUpdateError<E>> {
+    match client.get(name).await {
+        Ok(existing) => Ok(Read::Existing(existing)),
         Err(e) if e.is_not_found() => {
             let mut desired = object.clone();
             run_mutate(mutate, &mut desired)?;
@@ -231,9 +240,22 @@ async fn update_attempt<K: Object, E>(
                 .create(&PostParams::default(), &desired)
                 .await
                 .map_err(api("create"))?;
-            return Ok((created, OperationResult::Created));
+            Ok(Read::Created(created))
         }
-        Err(e) => return Err(api("get")(e)),
+        Err(e) => Err(api("get")(e)),
+    }
+}
+
+/// One read-mutate-write round of [`create_or_update()`].
+async fn update_attempt<K: Object, E>(
+    client: &ResourceClient<K>,
+    object: &K,
+    name: &str,
+    mutate: &Mutex<impl FnMut(&mut K) -> Result<(), E>>,
+) -> Result<(K, OperationResult), CreateOrUpdateError<E>> {
+    let existing = match read_or_create(client, object, name, mutate).await? {
+        Read::Existing(existing) => existing,
+        Read::Created(created) => return Ok((created, OperationResult::Created)),
     };
     let mut desired = existing.clone();
     run_mutate(mutate, &mut desired)?;

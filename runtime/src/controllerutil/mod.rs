@@ -8,6 +8,8 @@ mod create_or_update;
 mod finalizers;
 mod merge_patch;
 mod owner;
+
+pub(crate) use owner::group_of;
 pub mod wait;
 
 pub use conditions::{

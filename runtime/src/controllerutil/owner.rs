@@ -40,7 +40,7 @@ pub enum OwnerError {
 }
 
 /// The group of an `apiVersion` (`apps/v1` → `apps`, `v1` → the core group, empty).
-fn group_of(api_version: &str) -> &str {
+pub(crate) fn group_of(api_version: &str) -> &str {
     api_version
         .rsplit_once('/')
         .map_or("", |(group, _version)| group)

@@ -280,11 +280,20 @@ impl Controller {
         {
             Ok(d) => d,
             Err(e) if e.is_not_found() => {
-                let created = deployments
+                match deployments
                     .create(&post_params(), &new_deployment(&foo))
-                    .await?;
-                self.wrote(&self.deployment_writes, &deployment_key, &created.metadata);
-                Arc::new(created)
+                    .await
+                {
+                    Ok(created) => {
+                        self.wrote(&self.deployment_writes, &deployment_key, &created.metadata);
+                        Arc::new(created)
+                    }
+                    // Someone else created it after our cache last looked: use theirs.
+                    Err(e) if e.is_already_exists() => {
+                        Arc::new(deployments.get(deployment_name).await?)
+                    }
+                    Err(e) => return Err(e.into()),
+                }
             }
             Err(e) => return Err(SyncError::InvalidKey(e.to_string())),
         };

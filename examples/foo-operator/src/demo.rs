@@ -107,6 +107,26 @@ pub async fn run(
     let events = ResourceClient::<Event>::namespaced(client, namespace);
     let pp = PostParams::default();
 
+    // Someone else's Deployment, created first: the operator's Deployment watch delivers
+    // in resourceVersion order, so by step 3 (after it has seen its own later writes) its
+    // cache holds this object and the intruder is refused from the cache, not by a 409.
+    say("0. creating Deployment not-mine by hand (owned by no Foo)");
+    let mut foreign = Deployment::default();
+    foreign.metadata.name = Some("not-mine".into());
+    let labels = std::collections::BTreeMap::from([("app".to_owned(), "other".to_owned())]);
+    foreign.spec.selector.match_labels = Some(labels.clone());
+    let template = foreign.spec.template.metadata.get_or_insert_default();
+    template.labels = Some(labels);
+    foreign.spec.template.spec = Some(k8s_openapi::api::core::v1::PodSpec {
+        containers: vec![k8s_openapi::api::core::v1::Container {
+            name: "app".into(),
+            image: Some("busybox".into()),
+            ..Default::default()
+        }],
+        ..Default::default()
+    });
+    deployments.create(&pp, &foreign).await?;
+
     say("1. creating Foo example-foo (deploymentName example-foo, replicas 1)");
     let created = foos
         .create(&pp, &foo("example-foo", "example-foo", 1))
@@ -141,22 +161,7 @@ pub async fn run(
     await_condition(foos.clone(), "example-foo", ready_3, STEP_TIMEOUT).await?;
     say("   Foo example-foo: Ready=True, availableReplicas 3");
 
-    say("3. creating Deployment not-mine by hand, then Foo intruder that wants that name");
-    let mut foreign = Deployment::default();
-    foreign.metadata.name = Some("not-mine".into());
-    let labels = std::collections::BTreeMap::from([("app".to_owned(), "other".to_owned())]);
-    foreign.spec.selector.match_labels = Some(labels.clone());
-    let template = foreign.spec.template.metadata.get_or_insert_default();
-    template.labels = Some(labels);
-    foreign.spec.template.spec = Some(k8s_openapi::api::core::v1::PodSpec {
-        containers: vec![k8s_openapi::api::core::v1::Container {
-            name: "app".into(),
-            image: Some("busybox".into()),
-            ..Default::default()
-        }],
-        ..Default::default()
-    });
-    deployments.create(&pp, &foreign).await?;
+    say("3. creating Foo intruder that wants Deployment not-mine");
     foos.create(&pp, &foo("intruder", "not-mine", 1)).await?;
     let message = event(&events, ERR_RESOURCE_EXISTS, "intruder").await?;
     let refused = |f: Option<&Foo>| ready_is(f, false, 0);

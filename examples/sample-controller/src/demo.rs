@@ -106,6 +106,14 @@ pub async fn run(
         ResourceClient::namespaced(client.clone(), namespace);
     let events: ResourceClient<Event> = ResourceClient::namespaced(client, namespace);
 
+    // Someone else's Deployment, created first: the controller's Deployment watch delivers
+    // in resourceVersion order, so by step 3 (after it has seen its own later writes) its
+    // cache holds this object and the intruder is refused from the cache, not by a 409.
+    say("0. creating Deployment not-mine by hand (owned by no Foo)");
+    let mut foreign = crate::controller::new_deployment(&foo("nobody", "not-mine", 1));
+    foreign.metadata.owner_references = None;
+    deployments.create(&PostParams::default(), &foreign).await?;
+
     say("1. creating Foo example-foo (deploymentName example-foo, replicas 1)");
     let created = foos
         .create(
@@ -159,10 +167,7 @@ pub async fn run(
     .await?;
     say("   Foo example-foo status: availableReplicas 3");
 
-    say("3. creating Deployment not-mine by hand, then Foo intruder that wants that name");
-    let mut foreign = crate::controller::new_deployment(&foo("nobody", "not-mine", 1));
-    foreign.metadata.owner_references = None;
-    deployments.create(&PostParams::default(), &foreign).await?;
+    say("3. creating Foo intruder that wants Deployment not-mine");
     foos.create(&PostParams::default(), &foo("intruder", "not-mine", 1))
         .await?;
     let warning = wait_for("a Warning ErrResourceExists event", || async {

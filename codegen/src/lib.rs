@@ -48,6 +48,7 @@ pub mod lower;
 pub mod markers;
 pub mod model;
 pub mod plural;
+pub mod rbac;
 #[cfg(feature = "files")]
 pub mod render;
 #[cfg(feature = "files")]

@@ -30,6 +30,25 @@ enum Command {
     /// Write one CustomResourceDefinition per resource as <output-dir>/<group>_<plural>.yaml
     /// (controller-gen's naming), or with --verify exit 1 with a diff when they are stale.
     Crd(CrdOptions),
+    /// Write the ClusterRole (and namespaced Roles) of every +kubebuilder:rbac marker in
+    /// the .rs files under --input-dir, or with --verify exit 1 with a diff when stale.
+    Rbac(RbacOptions),
+}
+
+#[derive(Args, Debug)]
+struct RbacOptions {
+    /// The source directory whose .rs files carry the markers (e.g. src).
+    #[arg(long)]
+    input_dir: PathBuf,
+    /// The role file to write (kubebuilder's config/rbac/role.yaml).
+    #[arg(long)]
+    output: PathBuf,
+    /// The ClusterRole's name (a marker's roleName overrides it).
+    #[arg(long, default_value = kubegen_codegen::rbac::DEFAULT_ROLE_NAME)]
+    role_name: String,
+    /// Compare instead of writing; exit 1 with a diff when stale.
+    #[arg(long)]
+    verify: bool,
 }
 
 #[derive(Args, Debug)]
@@ -118,8 +137,33 @@ fn crd(opts: &CrdOptions) -> Result<ExitCode, Error> {
     Ok(ExitCode::SUCCESS)
 }
 
+fn rbac(opts: &RbacOptions) -> Result<ExitCode, Error> {
+    use kubegen_codegen::rbac::files as rbac_files;
+    if opts.verify {
+        let outcome = rbac_files::verify(&opts.input_dir, &opts.output, &opts.role_name)?;
+        if outcome.is_up_to_date() {
+            eprintln!("{} is up to date.", opts.output.display());
+            return Ok(ExitCode::SUCCESS);
+        }
+        print!("{}", outcome.diff);
+        eprintln!(
+            "{} is out of date; run hack/update-codegen.sh",
+            opts.output.display()
+        );
+        return Ok(ExitCode::from(1));
+    }
+    if !rbac_files::update(&opts.input_dir, &opts.output, &opts.role_name)? {
+        eprintln!(
+            "no +kubebuilder:rbac markers under {}",
+            opts.input_dir.display()
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 fn run(cli: &Cli) -> Result<ExitCode, Error> {
     match &cli.command {
+        Command::Rbac(opts) => rbac(opts),
         Command::Crd(opts) => crd(opts),
         Command::Update(opts) => {
             let files = generator(opts)?.update()?;

@@ -554,6 +554,10 @@ async fn structural_markers_keep_what_they_promise() {
                     "anything": {"nested": [1, 2]},
                 })),
                 extra: BTreeMap::from([("x".into(), "y".into())]),
+                blob: Some(Opaque(BTreeMap::from([(
+                    "any".into(),
+                    serde_json::json!({"deep": [1, {"x": true}]}),
+                )]))),
             },
             status: None,
         };
@@ -588,15 +592,38 @@ async fn versions_of_a_kind_merge_into_one_crd() {
         .iter()
         .find(|(n, _)| n == "shapes.kubegen.dev_meters.yaml")
         .unwrap();
-    let versions: Vec<(&str, bool)> = meters["spec"]["versions"]
+    // (name, storage, served)
+    let versions: Vec<(&str, bool, bool)> = meters["spec"]["versions"]
         .as_array()
         .unwrap()
         .iter()
-        .map(|v| (v["name"].as_str().unwrap(), v["storage"].as_bool().unwrap()))
+        .map(|v| {
+            (
+                v["name"].as_str().unwrap(),
+                v["storage"].as_bool().unwrap(),
+                v["served"].as_bool().unwrap(),
+            )
+        })
         .collect();
-    assert_eq!(versions, [("v1", true), ("v1beta1", false), ("v2", false)]);
+    assert_eq!(
+        versions,
+        [
+            ("v1", true, true),
+            ("v1alpha1", false, false),
+            ("v1beta1", false, true),
+            ("v2", false, true)
+        ]
+    );
+    // `+kubebuilder:deprecatedversion:warning=...` (controller-gen's `Deprecated` marker,
+    // `pkg/crd/markers/crd.go`) sets `deprecated` and `deprecationWarning`.
+    let v1beta1 = &meters["spec"]["versions"][2];
+    assert_eq!(v1beta1["deprecated"], true);
+    assert_eq!(
+        v1beta1["deprecationWarning"],
+        "shapes.kubegen.dev/v1beta1 Meter is deprecated; use shapes.kubegen.dev/v1"
+    );
     let (_server, client) = server().await;
-    for version in ["v1", "v1beta1", "v2"] {
+    for version in ["v1", "v1alpha1", "v1beta1", "v2"] {
         let ar = ApiResource::from_gvk_with_plural(
             &GroupVersionKind::gvk("shapes.kubegen.dev", version, "Meter"),
             "meters",
@@ -604,7 +631,15 @@ async fn versions_of_a_kind_merge_into_one_crd() {
         let list = DynamicClient::namespaced(client.clone(), &ar, "default")
             .list(&Default::default())
             .await;
-        assert!(list.is_ok(), "{version}: {list:?}");
+        // An unserved version (`+kubebuilder:unservedversion`) is not served: 404.
+        if version == "v1alpha1" {
+            assert!(
+                list.as_ref().is_err_and(|e| e.is_not_found()),
+                "{version}: {list:?}"
+            );
+        } else {
+            assert!(list.is_ok(), "{version}: {list:?}");
+        }
     }
 
     // Without a storage version marker, two versions are an error naming the kind.

@@ -131,6 +131,15 @@ fn merge_versions(
                     });
                 }
             }
+            for field in ["annotations", "labels"] {
+                if let Some(serde_json::Value::Object(extra)) =
+                    m.pointer(&format!("/metadata/{field}"))
+                {
+                    for (k, v) in extra {
+                        merged["metadata"][field][k] = v.clone();
+                    }
+                }
+            }
             let mut v = m.pointer("/spec/versions/0").cloned().unwrap_or_default();
             v["storage"] = serde_json::Value::Bool(*storage);
             versions.push(v);

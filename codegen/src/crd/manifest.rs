@@ -11,7 +11,8 @@ use crate::ctxt::Ctxt;
 use crate::markers::TypeMarkers;
 use crate::markers::value::Value as MarkerValue;
 use crate::markers::vocabulary::{
-    PRINT_COLUMN, RESOURCE, SELECTABLE_FIELD, SUBRESOURCE_SCALE, SUBRESOURCE_STATUS,
+    DEPRECATED_VERSION, METADATA_ANNOTATIONS, METADATA_LABELS, PRINT_COLUMN, RESOURCE,
+    SELECTABLE_FIELD, SUBRESOURCE_SCALE, SUBRESOURCE_STATUS, UNSERVED_VERSION,
 };
 use crate::model::{ResourceDef, Scope, TypeDef};
 
@@ -91,10 +92,26 @@ pub fn crd(ty: &TypeDef, r: &ResourceDef, schemas: &Schemas<'_>, cx: &Ctxt) -> V
     }
     let mut version = json!({
         "name": r.version,
-        "served": true,
+        "served": markers.span(UNSERVED_VERSION).is_none(),
         "storage": true,
-        "schema": {"openAPIV3Schema": schema},
     });
+    for f in markers.all(DEPRECATED_VERSION) {
+        let MarkerValue::Args(args) = &f.value else {
+            continue;
+        };
+        version["deprecated"] = json!(true);
+        for (k, v) in args {
+            if k == "warning" {
+                version["deprecationWarning"] = json!(v);
+            } else {
+                cx.error_at(
+                    f.span,
+                    format!("`{}`: unknown argument `{k}` (expected warning)", f.written),
+                );
+            }
+        }
+    }
+    version["schema"] = json!({"openAPIV3Schema": schema});
     if r.has_status() || markers.span(SUBRESOURCE_STATUS).is_some() {
         version["subresources"] = json!({"status": {}});
     }
@@ -220,10 +237,27 @@ pub fn crd(ty: &TypeDef, r: &ResourceDef, schemas: &Schemas<'_>, cx: &Ctxt) -> V
     if !columns.is_empty() {
         version["additionalPrinterColumns"] = Value::Array(columns);
     }
+    let mut metadata = json!({"name": format!("{}.{}", r.plural, r.group)});
+    for (marker, field) in [
+        (METADATA_ANNOTATIONS, "annotations"),
+        (METADATA_LABELS, "labels"),
+    ] {
+        for f in markers.all(marker) {
+            let MarkerValue::Str(pair) = &f.value else {
+                continue;
+            };
+            match pair.split_once('=') {
+                Some((k, v)) if !k.trim().is_empty() => {
+                    metadata[field][k.trim()] = json!(v.trim());
+                }
+                _ => cx.error_at(f.span, format!("`{}`: expected `\"key=value\"`", f.written)),
+            }
+        }
+    }
     json!({
         "apiVersion": "apiextensions.k8s.io/v1",
         "kind": "CustomResourceDefinition",
-        "metadata": {"name": format!("{}.{}", r.plural, r.group)},
+        "metadata": metadata,
         "spec": {
             "group": r.group,
             "names": names,

@@ -25,7 +25,9 @@ use super::template::{FLATTEN, HOLE, is_hole};
 use super::{k8s, validation};
 use crate::ctxt::Ctxt;
 use crate::markers::TypeMarkers;
-use crate::markers::vocabulary::{OPTIONAL, REQUIRED, VALIDATION_OPTIONAL, VALIDATION_REQUIRED};
+use crate::markers::vocabulary::{
+    OPTIONAL, REQUIRED, SCHEMALESS, VALIDATION_OPTIONAL, VALIDATION_REQUIRED,
+};
 use crate::model::{Body, TypeDef};
 
 /// The types a schema may refer to by name: the package's own (CLI), or, for the derive,
@@ -534,12 +536,29 @@ impl<'a> Schemas<'a> {
             Some(inner) => (inner, true),
             None => (&f.ty, false),
         };
-        let mut schema = self.type_schema(ty, stack);
+        let markers = TypeMarkers::from_field_attrs(&f.attrs, self.cx);
+        // `+kubebuilder:validation:Schemaless`: the field's type is not described at all
+        // (controller-gen's `schema.go` gives it an empty schema); only its own markers
+        // shape it, and they must keep it structural.
+        let schemaless = markers.span(SCHEMALESS);
+        let mut schema = match schemaless {
+            Some(_) => json!({}),
+            None => self.type_schema(ty, stack),
+        };
         if let Some(d) = description(&f.attrs) {
             insert(&mut schema, "description", json!(d));
         }
-        let markers = TypeMarkers::from_field_attrs(&f.attrs, self.cx);
         validation::apply(&mut schema, markers.iter(), self.cx);
+        if let Some(span) = schemaless
+            && schema.get("type").is_none()
+            && schema.get("x-kubernetes-preserve-unknown-fields").is_none()
+            && schema.get("x-kubernetes-int-or-string").is_none()
+        {
+            self.cx.error_at(
+                span,
+                "`+kubebuilder:validation:Schemaless` leaves the field without a type, which kube-apiserver rejects as non-structural: add `+kubebuilder:pruning:PreserveUnknownFields` or `+kubebuilder:validation:EmbeddedResource`",
+            );
+        }
         (schema, optional)
     }
 

@@ -383,13 +383,16 @@ fn read_value(marker: Marker, raw: &RawMarker, cx: &Ctxt) -> Option<Value> {
         ValueKind::Any => Some(Value::Present),
         ValueKind::Number => parse_number(raw, cx).map(Value::Number),
         ValueKind::Count => parse_count(raw, cx).map(Value::Count),
-        ValueKind::Strings => required_value(raw, cx).map(|v| Value::Str(v.to_owned())),
+        ValueKind::Strings => required_value(raw, cx).map(|v| Value::Str(unquote(v))),
         ValueKind::Text => required_value(raw, cx).map(|v| Value::Str(unquote(v))),
         ValueKind::Json => required_value(raw, cx).map(|v| Value::Json(json_value(v))),
         ValueKind::JsonList => {
             required_value(raw, cx).map(|v| Value::JsonList(v.split(';').map(json_value).collect()))
         }
-        ValueKind::Args => {
+        ValueKind::OptArgs if raw.value.as_deref().is_none_or(str::is_empty) => {
+            Some(Value::Args(Vec::new()))
+        }
+        ValueKind::Args | ValueKind::OptArgs => {
             let v = required_value(raw, cx)?;
             match split_args(v) {
                 Ok(args) => Some(Value::Args(args)),
@@ -420,7 +423,8 @@ pub fn interpret(raw: &RawMarker, cx: &Ctxt) -> Option<(Marker, Value)> {
     // with `name="Ready",type=string`.
     if vocabulary::by_key(key).is_none()
         && let Some(marker) = vocabulary::ALL.iter().find(|m| {
-            m.kind == ValueKind::Args && key.strip_prefix(m.key).is_some_and(|r| r.starts_with(':'))
+            matches!(m.kind, ValueKind::Args | ValueKind::OptArgs)
+                && key.strip_prefix(m.key).is_some_and(|r| r.starts_with(':'))
         })
     {
         let first = &key[marker.key.len() + 1..];
@@ -455,7 +459,7 @@ pub fn interpret(raw: &RawMarker, cx: &Ctxt) -> Option<(Marker, Value)> {
 mod tests {
     use super::*;
     use crate::markers::raw::parse_marker_line;
-    use crate::markers::vocabulary::{METHOD, NO_STATUS};
+    use crate::markers::vocabulary::{DEPRECATED_VERSION, METHOD, NO_STATUS, RBAC};
 
     fn parse_one(line: &str) -> (Option<(Marker, Value)>, Vec<String>) {
         let cx = Ctxt::new();
@@ -572,9 +576,22 @@ mod tests {
                 "unknown marker `+kubebuilder:validation:Minimun`; did you mean `+kubebuilder:validation:Minimum`?"
             ]
         );
+        // controller-gen's markers this generator reads are ours now, in both spellings.
+        let (m, errs) = parse_one("+kubebuilder:rbac:groups=apps,resources=deployments,verbs=get");
+        assert!(errs.is_empty(), "{errs:?}");
+        assert!(matches!(m, Some((RBAC, Value::Args(a))) if a.len() == 3));
+        let (m, errs) = parse_one("+kubebuilder:deprecatedversion");
+        assert!(errs.is_empty(), "{errs:?}");
+        assert!(matches!(m, Some((DEPRECATED_VERSION, Value::Args(a))) if a.is_empty()));
+        let (m, _) = parse_one(r#"+kubebuilder:deprecatedversion:warning="use v2""#);
+        assert!(
+            matches!(m, Some((DEPRECATED_VERSION, Value::Args(a))) if a == [("warning".to_owned(), "use v2".to_owned())])
+        );
+        let (_, errs) = parse_one("+kubebuilder:unservedversion=yes");
+        assert_eq!(errs.len(), 1, "{errs:?}");
         for other in [
-            "+kubebuilder:rbac:groups=apps,resources=deployments,verbs=get",
-            "+kubebuilder:deprecatedversion",
+            "+kubebuilder:webhook:path=/validate",
+            "+kubebuilder:scaffold:imports",
             "+k8s:openapi-gen=true",
             "+readonly",
         ] {

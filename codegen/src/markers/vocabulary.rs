@@ -52,6 +52,9 @@ pub enum ValueKind {
     /// (`+kubebuilder:printcolumn:name="Ready",type=string,JSONPath=...`); every
     /// occurrence counts (the keys a marker accepts are checked by its reader).
     Args,
+    /// [`ValueKind::Args`] that may also be written bare (`+kubebuilder:deprecatedversion`
+    /// or `+kubebuilder:deprecatedversion:warning="..."`): no value is no arguments.
+    OptArgs,
     /// A retired spelling of the named marker: with a value it is an error pointing at
     /// the new one (client-gen's rule); without, it is not a marker of this generator.
     Renamed(&'static str),
@@ -136,8 +139,8 @@ macro_rules! vocabulary {
 }
 
 use ValueKind::{
-    Any, Args, Bool, Count, DeepCopyGen, Flag, GenClient, Json, JsonList, Method, Number, Renamed,
-    Str, StrOrEmpty, Strings, Text, Verbs,
+    Any, Args, Bool, Count, DeepCopyGen, Flag, GenClient, Json, JsonList, Method, Number, OptArgs,
+    Renamed, Str, StrOrEmpty, Strings, Text, Verbs,
 };
 
 vocabulary! {
@@ -169,6 +172,10 @@ vocabulary! {
     SUBRESOURCE_SCALE:    "kubebuilder:subresource:scale",           Args,        Type,    [];
     SELECTABLE_FIELD:     "kubebuilder:selectablefield",             Args,        Type,    [];
     STORAGE_VERSION:      "kubebuilder:storageversion",              Flag,        Type,    [];
+    DEPRECATED_VERSION:   "kubebuilder:deprecatedversion",           OptArgs,     Type,    [];
+    UNSERVED_VERSION:     "kubebuilder:unservedversion",             Flag,        Type,    [];
+    METADATA_ANNOTATIONS: "kubebuilder:metadata:annotations",        Strings,     Type,    [];
+    METADATA_LABELS:      "kubebuilder:metadata:labels",             Strings,     Type,    [];
     RESOURCE:             "kubebuilder:resource",                    Args,        Type,    [];
     PRINT_COLUMN:         "kubebuilder:printcolumn",                 Args,        Type,    [];
     MINIMUM:              "kubebuilder:validation:Minimum",          Number,      Field,   [];
@@ -193,19 +200,22 @@ vocabulary! {
     PRESERVE_UNKNOWN:     "kubebuilder:pruning:PreserveUnknownFields", Flag,      Field,   [];
     EMBEDDED_RESOURCE:    "kubebuilder:validation:EmbeddedResource", Flag,        Field,   [];
     X_INT_OR_STRING:      "kubebuilder:validation:XIntOrString",     Flag,        Field,   [];
+    SCHEMALESS:           "kubebuilder:validation:Schemaless",       Flag,        Field,   [];
     MAP_TYPE:             "mapType",                                 Str,         Field,   [];
     OPTIONAL:             "optional",                                Flag,        Field,   [];
     REQUIRED:             "required",                                Flag,        Field,   [];
     LIST_TYPE:            "listType",                                Str,         Field,   [];
     LIST_MAP_KEY:         "listMapKey",                              Strings,     Field,   [];
+    // controller-gen's RBAC marker (pkg/rbac/parser.go), read crate-wide by `rbac`.
+    RBAC:                 "kubebuilder:rbac",                        Args,        Either,  [];
 }
 
 /// Key prefixes this generator owns: an unknown key under one of them is an error
 /// (client-gen rejects unknown `genclient` tags the same way). Markers of other tools
 /// (`+optional`, `+k8s:openapi-gen`, `+kubebuilder:...`) pass through.
 /// Of controller-gen's namespace, the parts whose markers this generator gives a
-/// meaning (`kubebuilder:validation:`, `kubebuilder:printcolumn` ...) are owned; the
-/// rest (`+kubebuilder:rbac`, `+kubebuilder:deprecatedversion`) passes through.
+/// meaning (`kubebuilder:validation:`, `kubebuilder:printcolumn`, `kubebuilder:rbac` ...)
+/// are owned; the rest (`+kubebuilder:webhook`, `+kubebuilder:scaffold`) passes through.
 pub const OWNED_PREFIXES: &[&str] = &[
     "genclient",
     "k8s:deepcopy-gen",
@@ -219,6 +229,10 @@ pub const OWNED_PREFIXES: &[&str] = &[
     "kubebuilder:pruning:",
     "kubebuilder:resource",
     "kubebuilder:default",
+    "kubebuilder:deprecatedversion",
+    "kubebuilder:unservedversion",
+    "kubebuilder:metadata:",
+    "kubebuilder:rbac",
 ];
 
 /// The marker with doc-comment key `key`.
@@ -318,7 +332,8 @@ mod tests {
         }
         assert!(!is_owned("k8s:openapi-gen"));
         assert!(is_owned("kubebuilder:validation:Minimun"));
-        assert!(!is_owned("kubebuilder:rbac:groups"));
+        assert!(is_owned("kubebuilder:rbac:gruops"));
+        assert!(!is_owned("kubebuilder:webhook:path"));
     }
 
     #[test]

@@ -241,6 +241,8 @@ pub struct ShapeStatus {
 /// +kubebuilder:printcolumn:name="Unit",type=string,JSONPath=".spec.unit",description="The unit",priority=1
 /// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=".metadata.creationTimestamp"
 /// +kubebuilder:validation:XValidation:rule="self.metadata.name.startsWith('g')",message="names start with g"
+/// +kubebuilder:metadata:annotations="shapes.kubegen.dev/owner=gauges team"
+/// +kubebuilder:metadata:labels="app.kubernetes.io/part-of=kubegen"
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, kubegen::Schema)]
 #[resource(group = "shapes.kubegen.dev", version = "v1")]
 pub struct Gauge {
@@ -361,7 +363,17 @@ pub struct DialSpec {
     /// +kubebuilder:pruning:PreserveUnknownFields
     #[serde(default)]
     pub extra: BTreeMap<String, String>,
+    /// A value of a type with no schema, kept as sent.
+    /// +kubebuilder:validation:Schemaless
+    /// +kubebuilder:pruning:PreserveUnknownFields
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blob: Option<Opaque>,
 }
+
+/// A type the generator cannot describe (no `kubegen::Schema`): only `Schemaless` fields
+/// may hold it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Opaque(pub BTreeMap<String, serde_json::Value>);
 
 /// Observed replicas and selector.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, kubegen::Schema)]

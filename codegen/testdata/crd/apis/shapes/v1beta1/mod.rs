@@ -6,6 +6,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 /// A Meter as it was.
 /// +genclient
+/// +kubebuilder:deprecatedversion:warning="shapes.kubegen.dev/v1beta1 Meter is deprecated; use shapes.kubegen.dev/v1"
 pub struct Meter {
     /// Standard object metadata.
     #[serde(default)]

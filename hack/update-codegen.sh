@@ -10,7 +10,10 @@
 #  5. the #![deny(warnings)] fixture crate (codegen/fixtures/deny-warnings: every marker
 #     form);
 #  6. the CRDs of the CRD test tree (`kubegen-codegen crd`: codegen/testdata/crd/apis →
-#     codegen/testdata/crd/crds, one <group>_<plural>.yaml per resource).
+#     codegen/testdata/crd/crds, one <group>_<plural>.yaml per resource);
+#  7. the examples' CRDs and RBAC roles (config/crd, config/rbac/role.yaml, kubebuilder's
+#     layout): the sample controller's from its API tree and `+kubebuilder:rbac` markers,
+#     the foo-operator's from its derived Foo (`foo-operator crd`) and its markers.
 # Each generates zz_generated_*.rs beside the version modules of its API tree and the
 # clientset / listers / informers of its output directory.
 # `hack/update-codegen.sh verify` checks all of them instead of writing.
@@ -63,11 +66,38 @@ codegen \
   --boilerplate hack/boilerplate.txt \
   --with-fake
 
-crd_flags=()
+verify_flags=()
 if [[ "${mode}" == "verify" ]]; then
-  crd_flags=(--verify)
+  verify_flags=(--verify)
 fi
-cargo run --quiet --locked -p kubegen-codegen --bin kubegen-codegen -- crd "${crd_flags[@]}" \
+manifests() {
+  cargo run --quiet --locked -p kubegen-codegen --bin kubegen-codegen -- "$@" "${verify_flags[@]}"
+}
+
+manifests crd \
   --input-dir codegen/testdata/crd/apis \
   --input-module crate::apis \
   --output-dir codegen/testdata/crd/crds
+
+manifests crd \
+  --input-dir examples/sample-controller/src/apis \
+  --output-dir examples/sample-controller/config/crd
+manifests rbac \
+  --input-dir examples/sample-controller/src \
+  --output examples/sample-controller/config/rbac/role.yaml
+
+manifests rbac \
+  --input-dir examples/foo-operator/src \
+  --output examples/foo-operator/config/rbac/role.yaml
+# The foo-operator's Foo is derived (`#[derive(kubegen::Schema)]`): its CRD is
+# `Foo::crd()`, written by the operator binary itself (kube-rs's `crdgen` pattern).
+foo_crd=examples/foo-operator/config/crd/samplecontroller.k8s.io_foos.yaml
+if [[ "${mode}" == "verify" ]]; then
+  if ! diff -u "${foo_crd}" <(cargo run --quiet --locked -p foo-operator -- crd); then
+    echo "${foo_crd} is out of date; run hack/update-codegen.sh" >&2
+    exit 1
+  fi
+else
+  mkdir -p "$(dirname "${foo_crd}")"
+  cargo run --quiet --locked -p foo-operator -- crd > "${foo_crd}"
+fi

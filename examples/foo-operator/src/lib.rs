@@ -21,11 +21,22 @@ use serde::{Deserialize, Serialize};
 pub mod demo;
 pub mod operator;
 
-/// The CRD of the Foo resource (`artifacts/crd.yaml`).
-pub const CRD_YAML: &str = include_str!("../artifacts/crd.yaml");
+/// The CRD of the Foo resource: [`Foo::crd()`] as YAML, written by `foo-operator crd`
+/// into `config/crd/samplecontroller.k8s.io_foos.yaml` (checked by
+/// `hack/verify-codegen.sh`).
+pub const CRD_YAML: &str = include_str!("../config/crd/samplecontroller.k8s.io_foos.yaml");
 
 /// A Foo asks for a Deployment with a name and a replica count.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, kubegen::Resource)]
+///
+/// +kubebuilder:subresource:status
+/// +kubebuilder:resource:singular=foo
+/// +kubebuilder:metadata:annotations="api-approved.kubernetes.io=unapproved, experimental-only"
+/// +kubebuilder:printcolumn:name="Deployment",type=string,JSONPath=".spec.deploymentName"
+/// +kubebuilder:printcolumn:name="Available",type=integer,JSONPath=".status.availableReplicas"
+/// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+#[derive(
+    Clone, Debug, Default, PartialEq, Serialize, Deserialize, kubegen::Resource, kubegen::Schema,
+)]
 #[resource(
     group = "samplecontroller.k8s.io",
     version = "v1alpha1",
@@ -47,24 +58,29 @@ pub struct Foo {
 }
 
 /// The desired Deployment.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, kubegen::Schema)]
 #[serde(rename_all = "camelCase")]
 pub struct FooSpec {
     /// The name of the Deployment the Foo owns.
+    /// +kubebuilder:validation:MinLength=1
     pub deployment_name: String,
     /// Desired replicas of the Deployment.
+    /// +kubebuilder:validation:Minimum=1
+    /// +kubebuilder:validation:Maximum=10
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replicas: Option<i32>,
 }
 
 /// What the operator observed.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, kubegen::Schema)]
 #[serde(rename_all = "camelCase")]
 pub struct FooStatus {
     /// Available replicas of the owned Deployment.
     #[serde(default)]
     pub available_replicas: i32,
     /// `Ready`: the Deployment exists, is the Foo's, and has every replica available.
+    /// +listType=map
+    /// +listMapKey=type
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<Condition>,
 }

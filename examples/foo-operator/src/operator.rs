@@ -1,5 +1,14 @@
 //! The Foo operator: what it reconciles and how (the same outcome as
 //! `examples/sample-controller`'s hand-wired `controller.rs` and `runner.rs`).
+//!
+//! Its permissions (`kubegen-codegen rbac` writes them to `config/rbac/role.yaml`); the
+//! finalizer is added and removed by updating the Foo, the status by a merge patch:
+//!
+//! +kubebuilder:rbac:groups=samplecontroller.k8s.io,resources=foos,verbs=get;list;watch;update;patch
+//! +kubebuilder:rbac:groups=samplecontroller.k8s.io,resources=foos/status,verbs=get;update;patch
+//! +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;update;patch;delete
+//! +kubebuilder:rbac:groups=core,resources=events,verbs=create;patch
+//! +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;

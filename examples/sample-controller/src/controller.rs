@@ -14,6 +14,13 @@
 //! it, the sync that the controller's own status write triggers reads a cache that lacks
 //! the Deployment it just created and creates it again ("already exists"), or updates a
 //! stale Foo (409 Conflict).
+//!
+//! Its permissions (`kubegen-codegen rbac` writes them to `config/rbac/role.yaml`):
+//!
+//! +kubebuilder:rbac:groups=samplecontroller.k8s.io,resources=foos,verbs=get;list;watch
+//! +kubebuilder:rbac:groups=samplecontroller.k8s.io,resources=foos/status,verbs=update
+//! +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;update
+//! +kubebuilder:rbac:groups=core,resources=events,verbs=create;patch
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

@@ -21,5 +21,6 @@ pub mod controller;
 pub mod demo;
 pub mod runner;
 
-/// The CRD of the Foo resource (also `artifacts/crd.yaml`).
-pub const CRD_YAML: &str = include_str!("../artifacts/crd.yaml");
+/// The CRD of the Foo resource, generated from its type by `kubegen-codegen crd`
+/// (`config/crd/samplecontroller.k8s.io_foos.yaml`, checked by `hack/verify-codegen.sh`).
+pub const CRD_YAML: &str = include_str!("../config/crd/samplecontroller.k8s.io_foos.yaml");

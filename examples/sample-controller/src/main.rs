@@ -1,7 +1,7 @@
 //! `sample-controller`: kubernetes/sample-controller with kubegen.
 //!
 //! With `--kubeconfig` or `KUBECONFIG` it runs against that cluster (install
-//! `artifacts/crd.yaml` first). Without, it starts the embedded test server and installs
+//! `config/crd/` first). Without, it starts the embedded test server and installs
 //! the CRD itself. `--demo` plays a scripted walk-through and exits 0 when every step
 //! happened (1 otherwise); without `--demo` it runs until Ctrl-C or SIGTERM, then drains
 //! its queue and exits.

@@ -6,6 +6,8 @@ use serde::{Deserialize, Serialize};
 /// Foo is a specification for a Foo resource.
 ///
 /// +genclient
+/// +kubebuilder:subresource:status
+/// +kubebuilder:metadata:annotations="api-approved.kubernetes.io=unapproved, experimental-only"
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Foo {
     /// Standard object metadata.
@@ -27,6 +29,8 @@ pub struct FooSpec {
     #[serde(default)]
     pub deployment_name: String,
     /// Desired replicas of the Deployment.
+    /// +kubebuilder:validation:Minimum=1
+    /// +kubebuilder:validation:Maximum=10
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replicas: Option<i32>,
 }

@@ -14,6 +14,50 @@ pub trait Schema {
     fn schema() -> Value;
 }
 
+/// What derived code calls; not a public API.
+#[doc(hidden)]
+pub mod __private {
+    use std::marker::PhantomData;
+
+    use serde_json::Value;
+
+    /// A type, for choosing its schema by the traits it implements.
+    pub struct Pick<T>(PhantomData<T>);
+
+    impl<T> Pick<T> {
+        /// The token.
+        #[allow(clippy::new_without_default)]
+        pub fn new() -> Self {
+            Pick(PhantomData)
+        }
+    }
+
+    /// Chosen first (`&&Pick<T>`): the type's own [`Schema`](super::Schema).
+    pub trait ViaSchema {
+        /// `T::schema()`; `_k8s` unused.
+        fn schema(&self, _k8s: &str) -> Value;
+    }
+
+    impl<T: super::Schema> ViaSchema for &Pick<T> {
+        fn schema(&self, _k8s: &str) -> Value {
+            T::schema()
+        }
+    }
+
+    /// Chosen when `T` has no `Schema` and is a k8s-openapi type: Kubernetes' schema.
+    pub trait ViaK8s {
+        /// The generator's copy of Kubernetes' schema for the type's name.
+        fn schema(&self, k8s: &str) -> Value;
+    }
+
+    impl<T: k8s_openapi::DeepMerge> ViaK8s for Pick<T> {
+        fn schema(&self, k8s: &str) -> Value {
+            #[allow(clippy::expect_used)] // generator output, as in `fill`
+            serde_json::from_str(k8s).expect("kubegen: generated schema is JSON")
+        }
+    }
+}
+
 /// The key marking a hole (the codegen crate's `crd::schema::HOLE`).
 const HOLE: &str = "$kubegen:hole";
 /// The key listing flattened holes (`crd::schema::FLATTEN`).

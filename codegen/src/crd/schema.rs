@@ -37,8 +37,19 @@ use crate::model::{Body, TypeDef};
 /// markers) applied over it.
 pub struct Schemas<'a> {
     types: BTreeMap<String, &'a TypeDef>,
-    holes: Option<std::cell::RefCell<Vec<syn::Type>>>,
+    holes: Option<std::cell::RefCell<Vec<Hole>>>,
     cx: &'a Ctxt,
+}
+
+/// What the derive leaves to run time: a type defined elsewhere.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Hole {
+    /// `<T as kubegen::crd::Schema>::schema()`.
+    Schema(syn::Type),
+    /// A bare name that is also a k8s-openapi type's (`Condition`, `Probe`): `T`'s own
+    /// `Schema` when `T` implements it, else Kubernetes' schema of that name (this
+    /// JSON), which requires `T` to be a k8s-openapi type (`k8s_openapi::DeepMerge`).
+    SchemaOrK8s(syn::Type, Value),
 }
 
 /// The description of doc comments: marker lines dropped, lines of a paragraph joined
@@ -216,8 +227,8 @@ impl<'a> Schemas<'a> {
         }
     }
 
-    /// The holes' types, in hole order (derive mode).
-    pub fn take_holes(&self) -> Vec<syn::Type> {
+    /// The holes, in hole order (derive mode).
+    pub fn take_holes(&self) -> Vec<Hole> {
         self.holes.as_ref().map(|h| h.take()).unwrap_or_default()
     }
 
@@ -580,14 +591,18 @@ impl<'a> Schemas<'a> {
     }
 
     fn hole(&self, ty: &syn::Type) -> Value {
+        self.hole_of(ty, Hole::Schema(ty.clone()))
+    }
+
+    fn hole_of(&self, ty: &syn::Type, hole: Hole) -> Value {
         let Some(holes) = &self.holes else {
             return self.unknown(ty);
         };
         let mut holes = holes.borrow_mut();
-        let n = match holes.iter().position(|t| t == ty) {
+        let n = match holes.iter().position(|h| *h == hole) {
             Some(n) => n,
             None => {
-                holes.push(ty.clone());
+                holes.push(hole);
                 holes.len() - 1
             }
         };
@@ -670,6 +685,14 @@ impl<'a> Schemas<'a> {
         }
         let is_k8s = segments.len() == 1 || segments.first().is_some_and(|s| s == "k8s_openapi");
         match k8s::resolve(&segments) {
+            // The derive sees a bare name, not what it refers to: the user's own
+            // `Condition` or k8s-openapi's. The type decides at compile time.
+            Ok(Some(name)) if segments.len() == 1 && self.holes.is_some() => {
+                match k8s::schema(&name) {
+                    Some(k8s) => self.hole_of(ty, Hole::SchemaOrK8s(ty.clone(), k8s)),
+                    None => self.hole(ty),
+                }
+            }
             Ok(Some(name)) if is_k8s => k8s::schema(&name).unwrap_or_else(|| self.unknown(ty)),
             Ok(_) if self.holes.is_some() => self.hole(ty),
             Ok(_) => self.unknown(ty),

@@ -8,16 +8,29 @@ use proc_macro2::TokenStream;
 use quote::quote;
 
 use crate::crd::manifest;
-use crate::crd::schema::Schemas;
+use crate::crd::schema::{Hole, Schemas};
 use crate::ctxt::Ctxt;
 use crate::model::TypeDef;
 
-fn template(value: &serde_json::Value, holes: &[syn::Type]) -> TokenStream {
+fn template(value: &serde_json::Value, holes: &[Hole]) -> TokenStream {
     let text = value.to_string();
+    let fills = holes.iter().map(|h| match h {
+        Hole::Schema(ty) => quote!(<#ty as ::kubegen::crd::Schema>::schema),
+        Hole::SchemaOrK8s(ty, k8s) => {
+            let k8s = k8s.to_string();
+            // Autoref specialisation: `&&Pick<T>` finds `ViaSchema` when `T: Schema`,
+            // else derefs once to `ViaK8s` (only for k8s-openapi types).
+            quote!(|| {
+                #[allow(unused_imports)]
+                use ::kubegen::crd::__private::{ViaK8s as _, ViaSchema as _};
+                (&&::kubegen::crd::__private::Pick::<#ty>::new()).schema(#k8s)
+            })
+        }
+    });
     quote! {
         ::kubegen::crd::fill(
             #text,
-            &[#(<#holes as ::kubegen::crd::Schema>::schema),*],
+            &[#(#fills),*],
         )
     }
 }

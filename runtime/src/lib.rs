@@ -53,6 +53,7 @@ pub mod leaderelection;
 pub mod manager;
 pub mod metrics;
 pub mod record;
+pub mod terminal;
 pub mod workqueue;
 
 mod object;

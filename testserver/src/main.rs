@@ -42,6 +42,7 @@ struct Args {
 async fn main() -> ExitCode {
     tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+        .with_ansi(kubegen::terminal::color_enabled())
         .with_writer(std::io::stderr)
         .init();
     let args = Args::parse();

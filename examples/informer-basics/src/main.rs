@@ -130,6 +130,7 @@ fn config_map(ns: &str, name: &str, app: &str, value: &str) -> ConfigMap {
 #[tokio::main]
 async fn main() -> ExitCode {
     tracing_subscriber::fmt()
+        .with_ansi(kubegen::terminal::color_enabled())
         .with_writer(std::io::stderr)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_env_filter(

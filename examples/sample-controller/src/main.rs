@@ -109,6 +109,7 @@ async fn main() -> ExitCode {
             tracing_subscriber::EnvFilter::try_from_default_env()
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
         )
+        .with_ansi(kubegen::terminal::color_enabled())
         .with_writer(std::io::stderr)
         .init();
     match run(Args::parse()).await {

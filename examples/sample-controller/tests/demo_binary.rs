@@ -11,7 +11,9 @@ fn demo_runs_every_step_against_the_embedded_server_and_exits_0() {
     let mut child = Command::new(env!("CARGO_BIN_EXE_sample-controller"))
         .arg("--demo")
         .env_remove("KUBECONFIG")
-        .env("NO_COLOR", "1")
+        // Logs on (info), piped: they must come out plain, without ANSI escapes, even
+        // without NO_COLOR (colour only on a terminal).
+        .env("RUST_LOG", "info")
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -42,6 +44,11 @@ fn demo_runs_every_step_against_the_embedded_server_and_exits_0() {
         .expect("read stdout");
     assert!(status.success(), "exit {status:?}; output:\n{out}");
     let log = errors.join().expect("stderr reader");
+    assert!(!log.is_empty(), "info logs were written");
+    assert!(
+        !log.contains('\u{1b}'),
+        "ANSI escapes in a piped log:\n{log}"
+    );
     for conflict in ["409", "Conflict", "AlreadyExists"] {
         assert!(!log.contains(conflict), "{conflict:?} in the log:\n{log}");
     }

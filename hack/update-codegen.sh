@@ -10,7 +10,10 @@
 #  5. the #![deny(warnings)] fixture crate (codegen/fixtures/deny-warnings: every marker
 #     form);
 #  6. the CRDs of the CRD test tree (`kubegen-codegen crd`: codegen/testdata/crd/apis →
-#     codegen/testdata/crd/crds, one <group>_<plural>.yaml per resource).
+#     codegen/testdata/crd/crds, one <group>_<plural>.yaml per resource);
+#  7. types imported from the real CRDs (`kubegen-codegen import-crd`:
+#     codegen/testdata/crds → codegen/fixtures/imported-crds/src/apis), then their
+#     clientset (with fake), listers and informers (→ src/client).
 # Each generates zz_generated_*.rs beside the version modules of its API tree and the
 # clientset / listers / informers of its output directory.
 # `hack/update-codegen.sh verify` checks all of them instead of writing.
@@ -71,3 +74,20 @@ cargo run --quiet --locked -p kubegen-codegen --bin kubegen-codegen -- crd "${cr
   --input-dir codegen/testdata/crd/apis \
   --input-module crate::apis \
   --output-dir codegen/testdata/crd/crds
+
+cargo run --quiet --locked -p kubegen-codegen --bin kubegen-codegen -- import-crd "${crd_flags[@]}" \
+  --crd codegen/testdata/crds/cert-manager.io_certificates.yaml \
+  --crd codegen/testdata/crds/gateway.networking.k8s.io_gatewayclasses.yaml \
+  --crd codegen/testdata/crds/gateway.networking.k8s.io_gateways.yaml \
+  --crd codegen/testdata/crds/monitoring.coreos.com_servicemonitors.yaml \
+  --output-dir codegen/fixtures/imported-crds/src/apis \
+  --output-module crate::apis \
+  --boilerplate hack/boilerplate.txt
+
+codegen \
+  --input-dir codegen/fixtures/imported-crds/src/apis \
+  --output-dir codegen/fixtures/imported-crds/src/client \
+  --input-module crate::apis \
+  --output-module crate::client \
+  --boilerplate hack/boilerplate.txt \
+  --with-fake

@@ -30,6 +30,29 @@ enum Command {
     /// Write one CustomResourceDefinition per resource as <output-dir>/<group>_<plural>.yaml
     /// (controller-gen's naming), or with --verify exit 1 with a diff when they are stale.
     Crd(CrdOptions),
+    /// Write marked Rust types for every served version of each CRD into
+    /// <output-dir>/<group>/<version>/ (then `update` generates their clients), or with
+    /// --verify exit 1 with a diff when they are stale.
+    ImportCrd(ImportOptions),
+}
+
+#[derive(Args, Debug)]
+struct ImportOptions {
+    /// CRD manifests (YAML, one or more documents each, or JSON).
+    #[arg(long, num_args = 1.., required = true)]
+    crd: Vec<PathBuf>,
+    /// The API tree to write: <output-dir>/<group>/<version>/{mod.rs,types.rs}.
+    #[arg(long)]
+    output_dir: PathBuf,
+    /// The Rust module path of --output-dir (the --input-module of `update`).
+    #[arg(long, default_value = "crate::apis")]
+    output_module: String,
+    /// A header (of `//` comment lines) for every generated file.
+    #[arg(long)]
+    boilerplate: Option<PathBuf>,
+    /// Compare instead of writing; exit 1 with a diff when stale.
+    #[arg(long)]
+    verify: bool,
 }
 
 #[derive(Args, Debug)]
@@ -118,8 +141,49 @@ fn crd(opts: &CrdOptions) -> Result<ExitCode, Error> {
     Ok(ExitCode::SUCCESS)
 }
 
+fn import_crd(opts: &ImportOptions) -> Result<ExitCode, Error> {
+    use kubegen_codegen::import;
+    let boilerplate = match &opts.boilerplate {
+        Some(b) => kubegen_codegen::render::Boilerplate::load(b)?,
+        None => kubegen_codegen::render::Boilerplate::default(),
+    };
+    let options = import::ImportOptions {
+        crds: opts.crd.clone(),
+        output_dir: opts.output_dir.clone(),
+        output_module: opts.output_module.clone(),
+        boilerplate,
+    };
+    let result = if opts.verify {
+        import::tree::verify(&options).map(|(outcome, imported)| (Some(outcome), imported))
+    } else {
+        import::tree::update(&options).map(|imported| (None, imported))
+    };
+    let (outcome, imported) = match result {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("{e}");
+            return Ok(ExitCode::from(2));
+        }
+    };
+    for note in &imported.notes {
+        tracing::warn!("{note}");
+    }
+    match outcome {
+        Some(o) if !o.is_up_to_date() => {
+            print!("{}", o.diff);
+            eprintln!(
+                "{} imported file(s) out of date; run hack/update-codegen.sh",
+                o.differing.len()
+            );
+            Ok(ExitCode::from(1))
+        }
+        _ => Ok(ExitCode::SUCCESS),
+    }
+}
+
 fn run(cli: &Cli) -> Result<ExitCode, Error> {
     match &cli.command {
+        Command::ImportCrd(opts) => import_crd(opts),
         Command::Crd(opts) => crd(opts),
         Command::Update(opts) => {
             let files = generator(opts)?.update()?;

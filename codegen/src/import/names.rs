@@ -188,7 +188,7 @@ mod tests {
             ("type", "type_", false),
             ("self", "self_", false),
             ("x-forwarded-for", "x_forwarded_for", true),
-            ("3d", "_3d", true),
+            ("3d", "_3d", false),
             ("$ref", "ref_", true),
             ("pkcs12", "pkcs12", false),
             ("emailSANs", "email_sa_ns", true),

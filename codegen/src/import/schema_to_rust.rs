@@ -231,8 +231,15 @@ impl<'n> Converter<'n> {
     }
 
     /// The type of an array item or a map value: its description and constraints go on
-    /// the type made for it, or on a newtype around it.
-    fn element(&mut self, hint: &[&str], node: &Map<String, Value>, path: &str) -> RustType {
+    /// the type made for it, or on a newtype around it (named with `suffix`, `item` or
+    /// `value`).
+    fn element(
+        &mut self,
+        hint: &[&str],
+        suffix: &str,
+        node: &Map<String, Value>,
+        path: &str,
+    ) -> RustType {
         let c = self.node(hint, node, path);
         if c.doc.is_none() && c.markers.is_empty() {
             return c.ty;
@@ -244,7 +251,7 @@ impl<'n> Converter<'n> {
             return c.ty;
         }
         let mut parts: Vec<&str> = hint.to_vec();
-        parts.push("item");
+        parts.push(suffix);
         let name = self.namer.unique(&names::type_name(&parts));
         self.types.push(TypeDef {
             name: name.clone(),
@@ -302,7 +309,7 @@ impl<'n> Converter<'n> {
                             RustType::Named(name)
                         }
                         (_, Some(Value::Object(values))) => {
-                            let v = self.element(hint, values, &format!("{path}.*"));
+                            let v = self.element(hint, "value", values, &format!("{path}.*"));
                             RustType::Map(Box::new(v))
                         }
                         (_, Some(Value::Bool(true))) => {
@@ -328,7 +335,7 @@ impl<'n> Converter<'n> {
                     handled.push("items");
                     match node.get("items") {
                         Some(Value::Object(items)) => {
-                            let item = self.element(hint, items, &format!("{path}[]"));
+                            let item = self.element(hint, "item", items, &format!("{path}[]"));
                             RustType::Vec(Box::new(item))
                         }
                         _ => {
@@ -518,4 +525,134 @@ fn is_int_or_string_any_of(v: &Value) -> bool {
         .collect();
     types.sort_unstable();
     parts.len() == 2 && types == ["integer", "string"]
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn version(schema: Value) -> CrdVersion {
+        let Value::Object(schema) = schema else {
+            unreachable!()
+        };
+        CrdVersion {
+            crd_name: "things.a.io".into(),
+            group: "a.io".into(),
+            kind: "Thing".into(),
+            plural: "things".into(),
+            singular: None,
+            short_names: Vec::new(),
+            categories: Vec::new(),
+            namespaced: true,
+            version: "v1".into(),
+            storage: true,
+            served_versions: 1,
+            deprecated: None,
+            schema,
+            status_subresource: false,
+            scale: None,
+            printer_columns: Vec::new(),
+            selectable_fields: Vec::new(),
+        }
+    }
+
+    fn convert(schema: Value) -> (Vec<TypeDef>, Vec<String>) {
+        let mut namer = Namer::with_reserved(&["Thing"]);
+        let mut conv = Converter::new(&mut namer);
+        conv.resource(&version(schema), "Thing");
+        (conv.types, conv.notes)
+    }
+
+    fn field<'a>(types: &'a [TypeDef], ty: &str, json: &str) -> &'a Field {
+        let t = types.iter().find(|t| t.name == ty).expect("type");
+        let Body::Struct(fields) = &t.body else {
+            panic!("{ty} is not a struct")
+        };
+        fields.iter().find(|f| f.json_name == json).expect("field")
+    }
+
+    #[test]
+    fn shapes_map_to_their_rust_types() {
+        let (types, notes) = convert(json!({"type": "object", "required": ["spec"], "properties": {
+            "spec": {"type": "object", "required": ["mode"], "properties": {
+                "mode": {"type": "string", "enum": ["Fast", "slow-ish"], "default": "slow-ish"},
+                "port": {"x-kubernetes-int-or-string": true, "anyOf": [{"type": "integer"}, {"type": "string"}]},
+                "at": {"type": "string", "format": "date-time"},
+                "raw": {"type": "string", "format": "byte"},
+                "blob": {"x-kubernetes-preserve-unknown-fields": true},
+                "hosts": {"type": "array", "items": {"type": "string", "maxLength": 5, "description": "A host."}},
+                "labels": {"type": "object", "additionalProperties": {"type": "string"}},
+                "open": {"type": "object", "x-kubernetes-preserve-unknown-fields": true, "properties": {"a": {"type": "integer", "format": "int32"}}},
+                "ratio": {"type": "number"},
+            }},
+        }}));
+        assert!(notes.is_empty(), "{notes:?}");
+        assert_eq!(field(&types, "Thing", "spec").ty, RustType::Named("ThingSpec".into()));
+        assert!(!field(&types, "Thing", "spec").optional);
+        let mode = field(&types, "ThingSpec", "mode");
+        assert_eq!(mode.ty, RustType::Named("ThingSpecMode".into()));
+        assert_eq!(mode.markers, ["kubebuilder:default=\"slow-ish\""]);
+        let e = types.iter().find(|t| t.name == "ThingSpecMode").expect("enum");
+        assert_eq!(
+            e.body,
+            Body::Enum {
+                variants: vec![
+                    Variant { name: "Fast".into(), value: "Fast".into() },
+                    Variant { name: "SlowIsh".into(), value: "slow-ish".into() },
+                ],
+                default: 1,
+            }
+        );
+        assert_eq!(field(&types, "ThingSpec", "port").ty, RustType::IntOrString);
+        assert_eq!(field(&types, "ThingSpec", "at").ty, RustType::Time);
+        assert_eq!(field(&types, "ThingSpec", "raw").ty, RustType::ByteString);
+        assert_eq!(field(&types, "ThingSpec", "blob").ty, RustType::Json);
+        assert_eq!(
+            field(&types, "ThingSpec", "hosts").ty,
+            RustType::Vec(Box::new(RustType::Named("ThingSpecHostsItem".into())))
+        );
+        let item = types.iter().find(|t| t.name == "ThingSpecHostsItem").expect("newtype");
+        assert_eq!(item.body, Body::Newtype(RustType::String));
+        assert_eq!(item.markers, ["kubebuilder:validation:MaxLength=5"]);
+        assert_eq!(item.doc.as_deref(), Some("A host."));
+        assert_eq!(
+            field(&types, "ThingSpec", "labels").ty,
+            RustType::Map(Box::new(RustType::String))
+        );
+        let open = types.iter().find(|t| t.name == "ThingSpecOpen").expect("open");
+        let Body::Struct(fields) = &open.body else {
+            panic!("not a struct")
+        };
+        assert!(
+            fields.iter().any(|f| f.flatten
+                && f.rust_name == "unknown_fields"
+                && f.ty == RustType::Map(Box::new(RustType::Json)))
+        );
+        assert_eq!(field(&types, "ThingSpec", "ratio").ty, RustType::F64);
+    }
+
+    /// Odd or non-structural input is imported as far as it goes, with notes; never a
+    /// panic.
+    #[test]
+    fn odd_schemas_give_notes_not_panics() {
+        let (types, notes) = convert(json!({"type": "object", "properties": {
+            "a": 3,
+            "b": {"type": "array"},
+            "c": {"type": "wat"},
+            "d": {},
+            "e": {"type": "object", "additionalProperties": true},
+            "f": {"type": "string", "nullable": true, "oneOf": [{"pattern": "x"}]},
+            "g": {"type": "integer", "minimum": "one"},
+            "metadata": {"type": "object", "properties": {"name": {"type": "string", "maxLength": 3}}},
+        }}));
+        assert_eq!(field(&types, "Thing", "b").ty, RustType::Vec(Box::new(RustType::Json)));
+        assert_eq!(field(&types, "Thing", "c").ty, RustType::Json);
+        assert_eq!(field(&types, "Thing", "d").ty, RustType::Json);
+        let joined = notes.join("\n");
+        for needle in ["a: not a schema", "b: an array without", "c: unknown `type: wat`", "d: a schema without a type", "`additionalProperties: true`", "`nullable`", "`oneOf`", "`minimum: \"one\"`", "metadata: constraints on metadata"] {
+            assert!(joined.contains(needle), "{needle} not in:\n{joined}");
+        }
+    }
 }

@@ -71,7 +71,10 @@ fn description_words(d: &str) -> String {
             let w = w.strip_suffix("text").unwrap_or(w);
             !(w.len() >= 3 && w.chars().all(|c| c == '`'))
         })
-        .map(|w| w.strip_prefix("\\+").map_or(w.to_owned(), |r| format!("+{r}")))
+        .map(|w| {
+            w.strip_prefix("\\+")
+                .map_or(w.to_owned(), |r| format!("+{r}"))
+        })
         .collect::<Vec<_>>()
         .join(" ")
 }

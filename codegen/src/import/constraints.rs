@@ -109,15 +109,11 @@ pub fn markers(node: &Map<String, Value>, consumed: &[&str]) -> (Vec<String>, Ve
                 other => notes.push(format!("`enum: {other}` is not a list")),
             },
             "default" => out.push(format!("kubebuilder:default={}", json(v))),
-            "x-kubernetes-preserve-unknown-fields" => {
-                if v == &Value::Bool(true) {
-                    out.push("kubebuilder:pruning:PreserveUnknownFields".to_owned());
-                }
+            "x-kubernetes-preserve-unknown-fields" if v == &Value::Bool(true) => {
+                out.push("kubebuilder:pruning:PreserveUnknownFields".to_owned());
             }
-            "x-kubernetes-embedded-resource" => {
-                if v == &Value::Bool(true) {
-                    out.push("kubebuilder:validation:EmbeddedResource".to_owned());
-                }
+            "x-kubernetes-embedded-resource" if v == &Value::Bool(true) => {
+                out.push("kubebuilder:validation:EmbeddedResource".to_owned());
             }
             "x-kubernetes-map-type" | "x-kubernetes-list-type" => {
                 let name = if *key == "x-kubernetes-map-type" {
@@ -164,7 +160,13 @@ fn rule_marker(rule: &Value) -> Result<String, String> {
         return Err(format!("validation rule `{rule}` is not an object"));
     };
     let mut args = Vec::new();
-    for key in ["rule", "message", "messageExpression", "reason", "fieldPath"] {
+    for key in [
+        "rule",
+        "message",
+        "messageExpression",
+        "reason",
+        "fieldPath",
+    ] {
         match m.get(key) {
             Some(Value::String(s)) => args.push(format!("{key}={}", quoted(s))),
             Some(other) => return Err(format!("validation rule `{key}: {other}` is not a string")),

@@ -55,12 +55,7 @@ fn invalid(path: &Path, doc: usize, message: impl Into<String>) -> ImportError {
     }
 }
 
-fn str_at<'a>(
-    v: &'a Value,
-    ptr: &str,
-    path: &Path,
-    doc: usize,
-) -> Result<&'a str, ImportError> {
+fn str_at<'a>(v: &'a Value, ptr: &str, path: &Path, doc: usize) -> Result<&'a str, ImportError> {
     v.pointer(ptr)
         .and_then(Value::as_str)
         .filter(|s| !s.is_empty())
@@ -121,8 +116,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Vec<CrdVersion>, ImportError> {
 fn parse_document(path: &Path, n: usize, doc: &Value) -> Result<Vec<CrdVersion>, ImportError> {
     let api_version = doc.get("apiVersion").and_then(Value::as_str);
     let kind = doc.get("kind").and_then(Value::as_str);
-    if api_version != Some("apiextensions.k8s.io/v1") || kind != Some("CustomResourceDefinition")
-    {
+    if api_version != Some("apiextensions.k8s.io/v1") || kind != Some("CustomResourceDefinition") {
         return Err(invalid(
             path,
             n,
@@ -142,7 +136,9 @@ fn parse_document(path: &Path, n: usize, doc: &Value) -> Result<Vec<CrdVersion>,
         return Err(invalid(
             path,
             n,
-            format!("`spec.names.kind` `{kind}` is not a Kubernetes kind (an upper-case letter, then letters and digits)"),
+            format!(
+                "`spec.names.kind` `{kind}` is not a Kubernetes kind (an upper-case letter, then letters and digits)"
+            ),
         ));
     }
     let crd_name = doc
@@ -257,7 +253,10 @@ mod tests {
         let err = parse(p, "apiVersion: v1\nkind: ConfigMap\n")
             .unwrap_err()
             .to_string();
-        assert!(err.contains("document 1") && err.contains("ConfigMap"), "{err}");
+        assert!(
+            err.contains("document 1") && err.contains("ConfigMap"),
+            "{err}"
+        );
         let crd = "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nspec:\n  group: a.io\n  scope: Namespaced\n  names: {kind: A, plural: as}\n  versions:\n  - {name: v1, served: true, storage: true}\n";
         let err = parse(p, crd).unwrap_err().to_string();
         assert!(

@@ -56,7 +56,10 @@ pub fn doc_lines(description: &str) -> Vec<String> {
         out.push(format!(" {fence}text"));
         // Leading and trailing blank lines carry nothing.
         let first = lines.iter().position(|l| !l.is_empty()).unwrap_or(0);
-        let last = lines.iter().rposition(|l| !l.is_empty()).map_or(0, |i| i + 1);
+        let last = lines
+            .iter()
+            .rposition(|l| !l.is_empty())
+            .map_or(0, |i| i + 1);
         for line in lines.get(first..last).unwrap_or_default() {
             if line.is_empty() {
                 out.push(String::new());

@@ -165,9 +165,10 @@ pub fn generate(opts: &ImportOptions) -> Result<Imported, ImportError> {
             source,
         })?;
         for v in crd_file::parse(path, &text)? {
-            if let Some((first, _)) = versions.iter().find(|(_, o)| {
-                o.group == v.group && o.version == v.version && o.kind == v.kind
-            }) {
+            if let Some((first, _)) = versions
+                .iter()
+                .find(|(_, o)| o.group == v.group && o.version == v.version && o.kind == v.kind)
+            {
                 return Err(ImportError::Conflict {
                     path: path.clone(),
                     message: format!(
@@ -195,15 +196,14 @@ pub fn generate(opts: &ImportOptions) -> Result<Imported, ImportError> {
     let mut modules: BTreeMap<(String, String), Vec<&CrdVersion>> = BTreeMap::new();
     for (_, v) in &versions {
         let dir = dirs.get(&v.group).cloned().unwrap_or_default();
-        modules
-            .entry((dir, v.version.clone()))
-            .or_default()
-            .push(v);
+        modules.entry((dir, v.version.clone())).or_default().push(v);
     }
     let mut imported = Imported::default();
-    let render_err = |path: PathBuf| move |e: syn::Error| ImportError::Render {
-        path,
-        message: e.to_string(),
+    let render_err = |path: PathBuf| {
+        move |e: syn::Error| ImportError::Render {
+            path,
+            message: e.to_string(),
+        }
     };
     let mut tree: BTreeMap<String, (String, Vec<String>)> = BTreeMap::new();
     for ((dir, version), crds) in &modules {

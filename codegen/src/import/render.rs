@@ -228,26 +228,39 @@ pub fn types_file(module: &Module, boilerplate: &Boilerplate) -> Result<String, 
         .collect();
     let mut imports = Vec::new();
     if uses.btree_map {
-        imports.push(quote!(use std::collections::BTreeMap;));
+        imports.push(quote!(
+            use std::collections::BTreeMap;
+        ));
     }
     if uses.byte_string {
-        imports.push(quote!(use k8s_openapi::ByteString;));
+        imports.push(quote!(
+            use k8s_openapi::ByteString;
+        ));
     }
     match (uses.object_meta, uses.time) {
-        (true, true) => imports
-            .push(quote!(use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};)),
+        (true, true) => imports.push(quote!(
+            use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
+        )),
         (true, false) => {
-            imports.push(quote!(use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;));
+            imports.push(quote!(
+                use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+            ));
         }
         (false, true) => {
-            imports.push(quote!(use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;));
+            imports.push(quote!(
+                use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+            ));
         }
         (false, false) => {}
     }
     if uses.int_or_string {
-        imports.push(quote!(use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;));
+        imports.push(quote!(
+            use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+        ));
     }
-    imports.push(quote!(use serde::{Deserialize, Serialize};));
+    imports.push(quote!(
+        use serde::{Deserialize, Serialize};
+    ));
     let head = format!(
         " The types of {}/{}, imported from the CustomResourceDefinition{} {} by",
         module.group,

@@ -112,7 +112,14 @@ impl<'n> Converter<'n> {
                     self.note(json, "not a schema object; left out");
                     continue;
                 };
-                let f = self.field(&name, json, node, !required.contains(json), &mut field_names, json);
+                let f = self.field(
+                    &name,
+                    json,
+                    node,
+                    !required.contains(json),
+                    &mut field_names,
+                    json,
+                );
                 fields.push(f);
             }
         }
@@ -120,7 +127,11 @@ impl<'n> Converter<'n> {
         for n in notes {
             self.note("(root)", n);
         }
-        self.unsupported(root, "(root)", &["type", "description", "properties", "required"]);
+        self.unsupported(
+            root,
+            "(root)",
+            &["type", "description", "properties", "required"],
+        );
         let mut markers = vec!["genclient".to_owned()];
         if !v.namespaced {
             markers.push("genclient:nonNamespaced".to_owned());
@@ -339,7 +350,10 @@ impl<'n> Converter<'n> {
                             RustType::Vec(Box::new(item))
                         }
                         _ => {
-                            self.note(path, "an array without an `items` schema holds `serde_json::Value`s");
+                            self.note(
+                                path,
+                                "an array without an `items` schema holds `serde_json::Value`s",
+                            );
                             RustType::Vec(Box::new(RustType::Json))
                         }
                     }
@@ -400,7 +414,10 @@ impl<'n> Converter<'n> {
                     RustType::Json
                 }
                 Some(other) => {
-                    self.note(path, format!("unknown `type: {other}`; imported as `serde_json::Value`"));
+                    self.note(
+                        path,
+                        format!("unknown `type: {other}`; imported as `serde_json::Value`"),
+                    );
                     RustType::Json
                 }
             }
@@ -460,7 +477,9 @@ impl<'n> Converter<'n> {
                 ty: RustType::Map(Box::new(RustType::Json)),
                 optional: false,
                 flatten: true,
-                doc: Some("The fields the schema does not list (it preserves unknown fields).".into()),
+                doc: Some(
+                    "The fields the schema does not list (it preserves unknown fields).".into(),
+                ),
                 markers: Vec::new(),
             });
         }
@@ -469,7 +488,12 @@ impl<'n> Converter<'n> {
     }
 
     /// A unit enum for a string enum; returns its name and index.
-    fn enumeration(&mut self, hint: &[&str], values: &[&str], default: Option<&str>) -> (String, usize) {
+    fn enumeration(
+        &mut self,
+        hint: &[&str],
+        values: &[&str],
+        default: Option<&str>,
+    ) -> (String, usize) {
         let name = self.namer.unique(&names::type_name(hint));
         let mut variant_names = Namer::default();
         let variants: Vec<Variant> = values
@@ -575,32 +599,46 @@ mod tests {
 
     #[test]
     fn shapes_map_to_their_rust_types() {
-        let (types, notes) = convert(json!({"type": "object", "required": ["spec"], "properties": {
-            "spec": {"type": "object", "required": ["mode"], "properties": {
-                "mode": {"type": "string", "enum": ["Fast", "slow-ish"], "default": "slow-ish"},
-                "port": {"x-kubernetes-int-or-string": true, "anyOf": [{"type": "integer"}, {"type": "string"}]},
-                "at": {"type": "string", "format": "date-time"},
-                "raw": {"type": "string", "format": "byte"},
-                "blob": {"x-kubernetes-preserve-unknown-fields": true},
-                "hosts": {"type": "array", "items": {"type": "string", "maxLength": 5, "description": "A host."}},
-                "labels": {"type": "object", "additionalProperties": {"type": "string"}},
-                "open": {"type": "object", "x-kubernetes-preserve-unknown-fields": true, "properties": {"a": {"type": "integer", "format": "int32"}}},
-                "ratio": {"type": "number"},
-            }},
-        }}));
+        let (types, notes) = convert(
+            json!({"type": "object", "required": ["spec"], "properties": {
+                "spec": {"type": "object", "required": ["mode"], "properties": {
+                    "mode": {"type": "string", "enum": ["Fast", "slow-ish"], "default": "slow-ish"},
+                    "port": {"x-kubernetes-int-or-string": true, "anyOf": [{"type": "integer"}, {"type": "string"}]},
+                    "at": {"type": "string", "format": "date-time"},
+                    "raw": {"type": "string", "format": "byte"},
+                    "blob": {"x-kubernetes-preserve-unknown-fields": true},
+                    "hosts": {"type": "array", "items": {"type": "string", "maxLength": 5, "description": "A host."}},
+                    "labels": {"type": "object", "additionalProperties": {"type": "string"}},
+                    "open": {"type": "object", "x-kubernetes-preserve-unknown-fields": true, "properties": {"a": {"type": "integer", "format": "int32"}}},
+                    "ratio": {"type": "number"},
+                }},
+            }}),
+        );
         assert!(notes.is_empty(), "{notes:?}");
-        assert_eq!(field(&types, "Thing", "spec").ty, RustType::Named("ThingSpec".into()));
+        assert_eq!(
+            field(&types, "Thing", "spec").ty,
+            RustType::Named("ThingSpec".into())
+        );
         assert!(!field(&types, "Thing", "spec").optional);
         let mode = field(&types, "ThingSpec", "mode");
         assert_eq!(mode.ty, RustType::Named("ThingSpecMode".into()));
         assert_eq!(mode.markers, ["kubebuilder:default=\"slow-ish\""]);
-        let e = types.iter().find(|t| t.name == "ThingSpecMode").expect("enum");
+        let e = types
+            .iter()
+            .find(|t| t.name == "ThingSpecMode")
+            .expect("enum");
         assert_eq!(
             e.body,
             Body::Enum {
                 variants: vec![
-                    Variant { name: "Fast".into(), value: "Fast".into() },
-                    Variant { name: "SlowIsh".into(), value: "slow-ish".into() },
+                    Variant {
+                        name: "Fast".into(),
+                        value: "Fast".into()
+                    },
+                    Variant {
+                        name: "SlowIsh".into(),
+                        value: "slow-ish".into()
+                    },
                 ],
                 default: 1,
             }
@@ -613,7 +651,10 @@ mod tests {
             field(&types, "ThingSpec", "hosts").ty,
             RustType::Vec(Box::new(RustType::Named("ThingSpecHostsItem".into())))
         );
-        let item = types.iter().find(|t| t.name == "ThingSpecHostsItem").expect("newtype");
+        let item = types
+            .iter()
+            .find(|t| t.name == "ThingSpecHostsItem")
+            .expect("newtype");
         assert_eq!(item.body, Body::Newtype(RustType::String));
         assert_eq!(item.markers, ["kubebuilder:validation:MaxLength=5"]);
         assert_eq!(item.doc.as_deref(), Some("A host."));
@@ -621,15 +662,16 @@ mod tests {
             field(&types, "ThingSpec", "labels").ty,
             RustType::Map(Box::new(RustType::String))
         );
-        let open = types.iter().find(|t| t.name == "ThingSpecOpen").expect("open");
+        let open = types
+            .iter()
+            .find(|t| t.name == "ThingSpecOpen")
+            .expect("open");
         let Body::Struct(fields) = &open.body else {
             panic!("not a struct")
         };
-        assert!(
-            fields.iter().any(|f| f.flatten
-                && f.rust_name == "unknown_fields"
-                && f.ty == RustType::Map(Box::new(RustType::Json)))
-        );
+        assert!(fields.iter().any(|f| f.flatten
+            && f.rust_name == "unknown_fields"
+            && f.ty == RustType::Map(Box::new(RustType::Json))));
         assert_eq!(field(&types, "ThingSpec", "ratio").ty, RustType::F64);
     }
 
@@ -647,11 +689,24 @@ mod tests {
             "g": {"type": "integer", "minimum": "one"},
             "metadata": {"type": "object", "properties": {"name": {"type": "string", "maxLength": 3}}},
         }}));
-        assert_eq!(field(&types, "Thing", "b").ty, RustType::Vec(Box::new(RustType::Json)));
+        assert_eq!(
+            field(&types, "Thing", "b").ty,
+            RustType::Vec(Box::new(RustType::Json))
+        );
         assert_eq!(field(&types, "Thing", "c").ty, RustType::Json);
         assert_eq!(field(&types, "Thing", "d").ty, RustType::Json);
         let joined = notes.join("\n");
-        for needle in ["a: not a schema", "b: an array without", "c: unknown `type: wat`", "d: a schema without a type", "`additionalProperties: true`", "`nullable`", "`oneOf`", "`minimum: \"one\"`", "metadata: constraints on metadata"] {
+        for needle in [
+            "a: not a schema",
+            "b: an array without",
+            "c: unknown `type: wat`",
+            "d: a schema without a type",
+            "`additionalProperties: true`",
+            "`nullable`",
+            "`oneOf`",
+            "`minimum: \"one\"`",
+            "metadata: constraints on metadata",
+        ] {
             assert!(joined.contains(needle), "{needle} not in:\n{joined}");
         }
     }

@@ -11,8 +11,9 @@
 #     form);
 #  6. the CRDs of the CRD test tree (`kubegen-codegen crd`: codegen/testdata/crd/apis →
 #     codegen/testdata/crd/crds, one <group>_<plural>.yaml per resource);
-#  7. types imported from the real CRDs (`kubegen-codegen import-crd`:
-#     codegen/testdata/crds → codegen/fixtures/imported-crds/src/apis), then their
+#  7. types imported from the real CRDs and a CRD of every schema shape
+#     (`kubegen-codegen import-crd`: codegen/testdata/crds, codegen/testdata/import →
+#     codegen/fixtures/imported-crds/src/apis), then their
 #     clientset (with fake), listers and informers (→ src/client).
 # Each generates zz_generated_*.rs beside the version modules of its API tree and the
 # clientset / listers / informers of its output directory.
@@ -80,6 +81,7 @@ cargo run --quiet --locked -p kubegen-codegen --bin kubegen-codegen -- import-cr
   --crd codegen/testdata/crds/gateway.networking.k8s.io_gatewayclasses.yaml \
   --crd codegen/testdata/crds/gateway.networking.k8s.io_gateways.yaml \
   --crd codegen/testdata/crds/monitoring.coreos.com_servicemonitors.yaml \
+  --crd codegen/testdata/import/shapes.kubegen.dev_widgets.yaml \
   --output-dir codegen/fixtures/imported-crds/src/apis \
   --output-module crate::apis \
   --boilerplate hack/boilerplate.txt

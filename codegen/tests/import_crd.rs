@@ -13,16 +13,17 @@ fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
-/// The real CRDs, in hack/update-codegen.sh's order.
+/// The CRDs of the fixture, in hack/update-codegen.sh's order.
 fn crds() -> Vec<PathBuf> {
     [
-        "cert-manager.io_certificates.yaml",
-        "gateway.networking.k8s.io_gatewayclasses.yaml",
-        "gateway.networking.k8s.io_gateways.yaml",
-        "monitoring.coreos.com_servicemonitors.yaml",
+        "crds/cert-manager.io_certificates.yaml",
+        "crds/gateway.networking.k8s.io_gatewayclasses.yaml",
+        "crds/gateway.networking.k8s.io_gateways.yaml",
+        "crds/monitoring.coreos.com_servicemonitors.yaml",
+        "import/shapes.kubegen.dev_widgets.yaml",
     ]
     .iter()
-    .map(|f| repo().join("codegen/testdata/crds").join(f))
+    .map(|f| repo().join("codegen/testdata").join(f))
     .collect()
 }
 
@@ -120,6 +121,9 @@ fn output_is_the_same_whatever_the_order_of_the_files() {
             "monitoring/mod.rs",
             "monitoring/v1/mod.rs",
             "monitoring/v1/types.rs",
+            "shapes/mod.rs",
+            "shapes/v1/mod.rs",
+            "shapes/v1/types.rs",
         ]
     );
 }

@@ -41,6 +41,7 @@ use kubegen_codegen::PluralExceptions;
 use kubegen_codegen::crd::files;
 use kubegen_codegen::import::{self, ImportOptions};
 use kubegen_codegen::render::Boilerplate;
+use kubegen_testserver::TestServer;
 use serde_json::{Map, Value, json};
 
 fn repo() -> PathBuf {
@@ -214,8 +215,17 @@ fn read_crd(path: &Path) -> Value {
     serde_saphyr::from_str(&fs::read_to_string(path).unwrap()).unwrap()
 }
 
-#[test]
-fn real_crds_come_back_from_their_imported_types() {
+/// kube-apiserver's structural-schema rules, as the test server enforces them
+/// (`testserver/src/schema/structural.rs`), accept a regenerated CRD.
+fn assert_server_accepts(server: &TestServer, name: &str, crd: &Value) {
+    if let Err(e) = server.load_crd_yaml(&serde_json::to_string(crd).unwrap()) {
+        panic!("{name}: the test server rejects the regenerated CRD: {e}");
+    }
+}
+
+#[tokio::test]
+async fn real_crds_come_back_from_their_imported_types() {
+    let server = TestServer::start().await.unwrap();
     let dir = repo().join("codegen/testdata/crds");
     let mut paths: Vec<PathBuf> = fs::read_dir(&dir)
         .unwrap()
@@ -231,6 +241,7 @@ fn real_crds_come_back_from_their_imported_types() {
             panic!("{name} not regenerated; got {:?}", regenerated.keys());
         };
         assert_same_schema(&name, &read_crd(path), again);
+        assert_server_accepts(&server, &name, again);
     }
     // Step 3: what is left out is reported, and it is only what no marker carries.
     assert!(!notes.is_empty());
@@ -242,6 +253,24 @@ fn real_crds_come_back_from_their_imported_types() {
             "unexpected note: {note}"
         );
     }
+}
+
+/// Every shape import-crd maps (`testdata/import/`) comes back, nothing is left out,
+/// and the server accepts the result.
+#[tokio::test]
+async fn every_shape_comes_back_and_the_server_accepts_it() {
+    let path = repo().join("codegen/testdata/import/shapes.kubegen.dev_widgets.yaml");
+    let (regenerated, notes) = reimport(std::slice::from_ref(&path));
+    assert!(notes.is_empty(), "{notes:?}");
+    let again = &regenerated["shapes.kubegen.dev_widgets.yaml"];
+    assert_same_schema("shapes", &read_crd(&path), again);
+    // Without a fence, a description comes back exactly (step 1 not needed).
+    assert_eq!(
+        again.pointer("/spec/versions/0/schema/openAPIV3Schema/properties/spec/description"),
+        Some(&json!("The desired widget."))
+    );
+    let server = TestServer::start().await.unwrap();
+    assert_server_accepts(&server, "shapes", again);
 }
 
 /// types → CRD → imported types → CRD for an API tree.

@@ -177,7 +177,11 @@ fn import_crd(opts: &ImportOptions) -> Result<ExitCode, Error> {
             );
             Ok(ExitCode::from(1))
         }
-        _ => Ok(ExitCode::SUCCESS),
+        Some(_) => {
+            eprintln!("{} is up to date.", opts.output_dir.display());
+            Ok(ExitCode::SUCCESS)
+        }
+        None => Ok(ExitCode::SUCCESS),
     }
 }
 

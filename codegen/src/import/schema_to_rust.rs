@@ -123,6 +123,12 @@ impl<'n> Converter<'n> {
                 fields.push(f);
             }
         }
+        if root.get("x-kubernetes-preserve-unknown-fields") == Some(&Value::Bool(true)) {
+            self.note(
+                "(root)",
+                "the kind's struct keeps only the fields the schema lists (the CRD keeps x-kubernetes-preserve-unknown-fields)",
+            );
+        }
         let (root_markers, notes) = constraints::markers(root, &[]);
         for n in notes {
             self.note("(root)", n);
@@ -138,6 +144,10 @@ impl<'n> Converter<'n> {
         }
         if has_status && !v.status_subresource {
             markers.push("genclient:noStatus".to_owned());
+        }
+        if name != v.kind {
+            // The kind's name is taken by an import of the module (`Time` ...).
+            markers.push(format!("kubegen:kind={}", v.kind));
         }
         markers.push(format!("resourceName={}", v.plural));
         let mut resource_args = Vec::new();
@@ -673,6 +683,36 @@ mod tests {
             && f.rust_name == "unknown_fields"
             && f.ty == RustType::Map(Box::new(RustType::Json))));
         assert_eq!(field(&types, "ThingSpec", "ratio").ty, RustType::F64);
+    }
+
+    #[test]
+    fn resource_markers_follow_the_crd() {
+        let mut v = version(json!({"type": "object", "properties": {
+            "status": {"type": "object"},
+        }}));
+        v.namespaced = false;
+        v.singular = Some("gizmo".into());
+        v.served_versions = 2;
+        v.deprecated = Some(Some("use v2".into()));
+        let mut namer = Namer::with_reserved(&["Value"]);
+        let name = namer.unique("Value");
+        let mut conv = Converter::new(&mut namer);
+        v.kind = "Value".into();
+        conv.resource(&v, &name);
+        assert_eq!(conv.types[0].name, "Value2");
+        assert_eq!(
+            conv.types[0].markers,
+            [
+                "genclient",
+                "genclient:nonNamespaced",
+                "genclient:noStatus",
+                "kubegen:kind=Value",
+                "resourceName=things",
+                "kubebuilder:resource:singular=gizmo",
+                "kubebuilder:storageversion",
+                "kubebuilder:deprecatedversion:warning=\"use v2\"",
+            ]
+        );
     }
 
     /// Odd or non-structural input is imported as far as it goes, with notes; never a

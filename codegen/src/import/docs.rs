@@ -4,9 +4,9 @@
 //! indented examples are common, and as Markdown they are broken intra-doc links,
 //! unclosed HTML tags, bare-URL warnings and doctests. A description with any of those is
 //! wrapped, verbatim, in a ```` ```text ```` block (longer fences when it holds
-//! backticks itself); any other is written one paragraph a line, which the CRD generator
-//! (`crd::schema::description`, paragraphs joined with newlines) reads back as the
-//! original text. Tabs become four spaces (clippy's `tabs_in_doc_comments`), and a line
+//! backticks itself); any other is written line by line, its paragraphs apart, which the
+//! CRD generator (`crd::schema::description`) reads back with the lines of a paragraph
+//! joined by spaces. Tabs become four spaces (clippy's `tabs_in_doc_comments`), and a line
 //! that would read as a marker (`+optional`) gets a leading backslash.
 
 /// Whether rustdoc could read `text` as something other than prose.
@@ -69,14 +69,36 @@ pub fn doc_lines(description: &str) -> Vec<String> {
         }
         out.push(format!(" {fence}"));
     } else {
-        for line in lines.iter().filter(|l| !l.trim().is_empty()) {
-            if !out.is_empty() {
-                out.push(String::new());
+        // The lines of a paragraph stay together (rustdoc joins them, as the CRD
+        // generator does); a blank line keeps paragraphs apart, and a line after a list
+        // item or quote that is not one itself starts a paragraph (clippy's
+        // `doc_lazy_continuation`).
+        let mut previous: Option<&str> = None;
+        for line in &lines {
+            let line = line.trim();
+            if line.is_empty() {
+                if previous.is_some() {
+                    previous = Some("");
+                }
+                continue;
             }
-            out.push(format!(" {}", unmark(line.trim())));
+            match previous {
+                Some("") => out.push(String::new()),
+                Some(p) if starts_block(p) && !starts_block(line) => out.push(String::new()),
+                _ => {}
+            }
+            out.push(format!(" {}", unmark(line)));
+            previous = Some(line);
         }
     }
     out
+}
+
+/// Whether Markdown reads `line` as a list item or a block quote.
+fn starts_block(line: &str) -> bool {
+    let digits = line.chars().take_while(char::is_ascii_digit).count();
+    ["- ", "* ", "+ ", "> "].iter().any(|p| line.starts_with(p))
+        || (digits > 0 && (line[digits..].starts_with(". ") || line[digits..].starts_with(") ")))
 }
 
 #[cfg(test)]
@@ -92,18 +114,28 @@ mod tests {
     }
 
     #[test]
-    fn prose_is_one_paragraph_a_line_and_reads_back_unchanged() {
-        let d = "Duration is the requested lifetime.\nIf unset, 90 days.";
+    fn prose_keeps_its_lines_and_paragraphs() {
+        let d = "Duration is the requested\nlifetime.\n\nIf unset, 90 days.";
         let lines = doc_lines(d);
         assert_eq!(
             lines,
             [
-                " Duration is the requested lifetime.",
+                " Duration is the requested",
+                " lifetime.",
                 "",
                 " If unset, 90 days."
             ]
         );
-        assert_eq!(read_back(&lines).as_deref(), Some(d));
+        assert_eq!(
+            read_back(&lines).as_deref(),
+            Some("Duration is the requested lifetime.\nIf unset, 90 days.")
+        );
+    }
+
+    #[test]
+    fn a_line_after_a_list_starts_a_paragraph() {
+        let lines = doc_lines("Values:\n* a\n- b\n1. c\nafter");
+        assert_eq!(lines, [" Values:", " * a", " - b", " 1. c", "", " after"]);
     }
 
     #[test]
@@ -118,7 +150,7 @@ mod tests {
     #[test]
     fn marker_like_lines_and_tabs_are_escaped() {
         let lines = doc_lines("+optional\nx\ty");
-        assert_eq!(lines, [" \\+optional", "", " x    y"]);
-        assert_eq!(read_back(&lines).as_deref(), Some("\\+optional\nx    y"));
+        assert_eq!(lines, [" \\+optional", " x    y"]);
+        assert_eq!(read_back(&lines).as_deref(), Some("\\+optional x    y"));
     }
 }

@@ -37,6 +37,7 @@ pub const RESERVED_TYPE_NAMES: &[&str] = &[
     "PartialEq",
     "PartialOrd",
     "Result",
+    "Self",
     "Serialize",
     "String",
     "Time",
@@ -158,6 +159,9 @@ pub fn type_name(parts: &[&str]) -> String {
     if s.starts_with(|c: char| c.is_ascii_digit()) {
         s.insert(0, 'T');
     }
+    if s == "Self" {
+        s.push('_');
+    }
     s
 }
 
@@ -170,6 +174,9 @@ pub fn variant_name(value: &str) -> String {
     }
     if s.starts_with(|c: char| c.is_ascii_digit()) {
         s.insert(0, 'V');
+    }
+    if s == "Self" {
+        s.push('_');
     }
     s
 }
@@ -209,6 +216,8 @@ mod tests {
         assert_eq!(variant_name(""), "Empty");
         assert_eq!(variant_name("*"), "Value");
         assert_eq!(variant_name("1.2"), "V12");
+        assert_eq!(variant_name("self"), "Self_");
+        assert_eq!(type_name(&["self"]), "Self_");
     }
 
     #[test]

@@ -28,8 +28,8 @@
 //!    Go's `int` without one, and every Rust integer type has one in a generated schema
 //!    (`i64`, which import-crd chooses, holds any such value).
 //!
-//! Names, scope, versions (served, storage), subresources, printer columns and
-//! selectable fields are compared as they are.
+//! Names, scope, versions (served, storage, deprecation), subresources, printer columns
+//! and selectable fields are compared as they are.
 
 #![allow(clippy::unwrap_used)] // test helpers outside #[test] fns unwrap too
 
@@ -161,6 +161,8 @@ fn essentials(crd: &Value) -> Value {
                 "name": v["name"],
                 "served": v["served"],
                 "storage": v["storage"],
+                "deprecated": v["deprecated"],
+                "deprecationWarning": v["deprecationWarning"],
                 "subresources": v["subresources"],
                 "additionalPrinterColumns": v["additionalPrinterColumns"],
                 "selectableFields": v["selectableFields"],

@@ -83,11 +83,12 @@ fn strings(v: Option<&Value>) -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// Whether `s` can name a Rust module (a version directory).
+/// Whether `s` can name a Rust module (a version directory): not a keyword either.
 fn is_module_name(s: &str) -> bool {
     s.starts_with(|c: char| c.is_ascii_lowercase())
         && s.chars()
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+        && super::names::snake(s) == s
 }
 
 /// The served versions of every CRD in `text` (the contents of `path`).
@@ -267,6 +268,13 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("spec.names.kind"), "{err}");
+        let err = parse(p, &crd.replace("name: v1,", "name: type,"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("`spec.versions[0].name` `type` cannot name a Rust module"),
+            "{err}"
+        );
     }
 
     #[test]

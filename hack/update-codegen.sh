@@ -14,6 +14,10 @@
 #  7. the examples' CRDs and RBAC roles (config/crd, config/rbac/role.yaml, kubebuilder's
 #     layout): the sample controller's from its API tree and `+kubebuilder:rbac` markers,
 #     the foo-operator's from its derived Foo (`foo-operator crd`) and its markers.
+#  8. types imported from the real CRDs and a CRD of every schema shape
+#     (`kubegen-codegen import-crd`: codegen/testdata/crds, codegen/testdata/import →
+#     codegen/fixtures/imported-crds/src/apis), then their
+#     clientset (with fake), listers and informers (→ src/client).
 # Each generates zz_generated_*.rs beside the version modules of its API tree and the
 # clientset / listers / informers of its output directory.
 # `hack/update-codegen.sh verify` checks all of them instead of writing.
@@ -101,3 +105,21 @@ else
   mkdir -p "$(dirname "${foo_crd}")"
   cargo run --quiet --locked -p foo-operator -- crd > "${foo_crd}"
 fi
+
+cargo run --quiet --locked -p kubegen-codegen --bin kubegen-codegen -- import-crd "${verify_flags[@]}" \
+  --crd codegen/testdata/crds/cert-manager.io_certificates.yaml \
+  --crd codegen/testdata/crds/gateway.networking.k8s.io_gatewayclasses.yaml \
+  --crd codegen/testdata/crds/gateway.networking.k8s.io_gateways.yaml \
+  --crd codegen/testdata/crds/monitoring.coreos.com_servicemonitors.yaml \
+  --crd codegen/testdata/import/shapes.kubegen.dev_widgets.yaml \
+  --output-dir codegen/fixtures/imported-crds/src/apis \
+  --output-module crate::apis \
+  --boilerplate hack/boilerplate.txt
+
+codegen \
+  --input-dir codegen/fixtures/imported-crds/src/apis \
+  --output-dir codegen/fixtures/imported-crds/src/client \
+  --input-module crate::apis \
+  --output-module crate::client \
+  --boilerplate hack/boilerplate.txt \
+  --with-fake

@@ -450,7 +450,7 @@ fn fake(gvs: &[GroupVersion<'_>], config: &LayoutConfig<'_>) -> TokenStream {
     quote! {
         //! A [`Clientset`] served by an in-process fake API server (client-go's
         //! `fake.NewSimpleClientset`): requests are recorded as actions, reactors can
-        //! answer them, and objects can be seeded with [`Clientset::add`]. Needs the
+        //! answer them, and objects can be seeded with `Clientset::add`. Needs the
         //! `kubegen-testserver` crate.
 
         /// The clientset over an in-process server; dereferences to the real
@@ -598,7 +598,7 @@ fn informers(
     out.push((
         root.join("mod.rs"),
         quote! {
-            //! The typed [`SharedInformerFactory`]:
+            //! The typed `SharedInformerFactory`:
             //! `factory.<group>().<version>().<resource>()`.
             #group_mods
 

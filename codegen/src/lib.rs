@@ -43,6 +43,8 @@ mod fallback;
 #[cfg(feature = "files")]
 pub mod generate;
 #[cfg(feature = "files")]
+pub mod import;
+#[cfg(feature = "files")]
 pub mod layout;
 pub mod lower;
 pub mod markers;

@@ -33,6 +33,10 @@ enum Command {
     /// Write the ClusterRole (and namespaced Roles) of every +kubebuilder:rbac marker in
     /// the .rs files under --input-dir, or with --verify exit 1 with a diff when stale.
     Rbac(RbacOptions),
+    /// Write marked Rust types for every served version of each CRD into
+    /// <output-dir>/<group>/<version>/ (then `update` generates their clients), or with
+    /// --verify exit 1 with a diff when they are stale.
+    ImportCrd(ImportOptions),
 }
 
 #[derive(Args, Debug)]
@@ -46,6 +50,25 @@ struct RbacOptions {
     /// The ClusterRole's name (a marker's roleName overrides it).
     #[arg(long, default_value = kubegen_codegen::rbac::DEFAULT_ROLE_NAME)]
     role_name: String,
+    /// Compare instead of writing; exit 1 with a diff when stale.
+    #[arg(long)]
+    verify: bool,
+}
+
+#[derive(Args, Debug)]
+struct ImportOptions {
+    /// CRD manifests (YAML, one or more documents each, or JSON).
+    #[arg(long, num_args = 1.., required = true)]
+    crd: Vec<PathBuf>,
+    /// The API tree to write: <output-dir>/<group>/<version>/{mod.rs,types.rs}.
+    #[arg(long)]
+    output_dir: PathBuf,
+    /// The Rust module path of --output-dir (the --input-module of `update`).
+    #[arg(long, default_value = "crate::apis")]
+    output_module: String,
+    /// A header (of `//` comment lines) for every generated file.
+    #[arg(long)]
+    boilerplate: Option<PathBuf>,
     /// Compare instead of writing; exit 1 with a diff when stale.
     #[arg(long)]
     verify: bool,
@@ -161,9 +184,54 @@ fn rbac(opts: &RbacOptions) -> Result<ExitCode, Error> {
     Ok(ExitCode::SUCCESS)
 }
 
+fn import_crd(opts: &ImportOptions) -> Result<ExitCode, Error> {
+    use kubegen_codegen::import;
+    let boilerplate = match &opts.boilerplate {
+        Some(b) => kubegen_codegen::render::Boilerplate::load(b)?,
+        None => kubegen_codegen::render::Boilerplate::default(),
+    };
+    let options = import::ImportOptions {
+        crds: opts.crd.clone(),
+        output_dir: opts.output_dir.clone(),
+        output_module: opts.output_module.clone(),
+        boilerplate,
+    };
+    let result = if opts.verify {
+        import::tree::verify(&options).map(|(outcome, imported)| (Some(outcome), imported))
+    } else {
+        import::tree::update(&options).map(|imported| (None, imported))
+    };
+    let (outcome, imported) = match result {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("{e}");
+            return Ok(ExitCode::from(2));
+        }
+    };
+    for note in &imported.notes {
+        tracing::warn!("{note}");
+    }
+    match outcome {
+        Some(o) if !o.is_up_to_date() => {
+            print!("{}", o.diff);
+            eprintln!(
+                "{} imported file(s) out of date; run hack/update-codegen.sh",
+                o.differing.len()
+            );
+            Ok(ExitCode::from(1))
+        }
+        Some(_) => {
+            eprintln!("{} is up to date.", opts.output_dir.display());
+            Ok(ExitCode::SUCCESS)
+        }
+        None => Ok(ExitCode::SUCCESS),
+    }
+}
+
 fn run(cli: &Cli) -> Result<ExitCode, Error> {
     match &cli.command {
         Command::Rbac(opts) => rbac(opts),
+        Command::ImportCrd(opts) => import_crd(opts),
         Command::Crd(opts) => crd(opts),
         Command::Update(opts) => {
             let files = generator(opts)?.update()?;

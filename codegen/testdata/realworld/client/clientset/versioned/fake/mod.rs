@@ -5,7 +5,7 @@
 
 //! A [`Clientset`] served by an in-process fake API server (client-go's
 //! `fake.NewSimpleClientset`): requests are recorded as actions, reactors can
-//! answer them, and objects can be seeded with [`Clientset::add`]. Needs the
+//! answer them, and objects can be seeded with `Clientset::add`. Needs the
 //! `kubegen-testserver` crate.
 /// The clientset over an in-process server; dereferences to the real
 /// [`super::Clientset`].

@@ -40,6 +40,8 @@ pub mod ctxt;
 pub mod diagnostic;
 pub mod expand;
 mod fallback;
+#[doc(hidden)]
+pub mod fuzz;
 #[cfg(feature = "files")]
 pub mod generate;
 #[cfg(feature = "files")]

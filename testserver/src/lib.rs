@@ -28,6 +28,8 @@ pub mod engine;
 pub mod errors;
 pub mod fake;
 pub mod faults;
+#[doc(hidden)]
+pub mod fuzz;
 pub mod handler;
 pub mod inprocess;
 mod jsonpath;

@@ -14,11 +14,20 @@ use serde::de::DeserializeOwned;
 use super::{error::Error, transport::TransportError};
 
 /// Splits a byte stream into lines (without the `\n`; a trailing `\r` is dropped too).
+///
+/// Lines that lie whole inside one chunk are handed out as slices of that chunk (no copy);
+/// only a line split across chunks is assembled in the buffer.
 #[derive(Debug, Default)]
 pub struct LineDecoder {
     buf: BytesMut,
-    /// Bytes of `buf` already scanned without finding a newline.
-    scanned: usize,
+}
+
+/// `line` without a trailing `\r`, unless it is blank.
+fn line_of(mut line: Bytes) -> Option<Bytes> {
+    if line.last() == Some(&b'\r') {
+        line.truncate(line.len() - 1);
+    }
+    (!line.iter().all(u8::is_ascii_whitespace)).then_some(line)
 }
 
 impl LineDecoder {
@@ -29,27 +38,38 @@ impl LineDecoder {
 
     /// Appends a chunk and returns the lines it completed, blank lines skipped.
     pub fn push(&mut self, chunk: &[u8]) -> Vec<Bytes> {
-        self.buf.extend_from_slice(chunk);
         let mut lines = Vec::new();
-        while let Some(pos) = self.buf[self.scanned..].iter().position(|b| *b == b'\n') {
-            let end = self.scanned + pos;
-            let mut line = self.buf.split_to(end + 1);
-            line.truncate(end);
-            if line.last() == Some(&b'\r') {
-                line.truncate(line.len() - 1);
-            }
-            self.scanned = 0;
-            if !line.iter().all(u8::is_ascii_whitespace) {
-                lines.push(line.freeze());
-            }
-        }
-        self.scanned = self.buf.len();
+        self.push_bytes(Bytes::copy_from_slice(chunk), &mut lines);
         lines
+    }
+
+    /// Appends a chunk and adds the lines it completed to `lines`, blank lines skipped.
+    /// Lines whole inside `chunk` share its memory.
+    pub fn push_bytes(&mut self, mut chunk: Bytes, lines: &mut impl Extend<Bytes>) {
+        let Some(first) = memchr::memchr(b'\n', &chunk) else {
+            self.buf.extend_from_slice(&chunk);
+            return;
+        };
+        // The end of a line begun in an earlier chunk.
+        let head = chunk.split_to(first + 1);
+        let line = if self.buf.is_empty() {
+            head.slice(..first)
+        } else {
+            self.buf.extend_from_slice(&head[..first]);
+            self.buf.split().freeze()
+        };
+        lines.extend(line_of(line));
+        // Whole lines, then the start of the next one.
+        let mut start = 0;
+        for end in memchr::memchr_iter(b'\n', &chunk) {
+            lines.extend(line_of(chunk.slice(start..end)));
+            start = end + 1;
+        }
+        self.buf.extend_from_slice(&chunk[start..]);
     }
 
     /// Ends the input: whatever is left (a last line without `\n`), if not blank.
     pub fn finish(&mut self) -> Option<Bytes> {
-        self.scanned = 0;
         let rest = self.buf.split().freeze();
         (!rest.iter().all(u8::is_ascii_whitespace)).then_some(rest)
     }
@@ -95,7 +115,7 @@ where
                 return None;
             }
             match st.chunks.next().await {
-                Some(Ok(chunk)) => st.ready.extend(st.decoder.push(&chunk)),
+                Some(Ok(chunk)) => st.decoder.push_bytes(chunk, &mut st.ready),
                 Some(Err(e)) => {
                     st.done = true;
                     st.ready.clear();

@@ -11,10 +11,10 @@ use std::sync::atomic::AtomicBool;
 /// contained (client-go's reflector sets `lastSyncResourceVersion` from every list).
 pub static RELIST_KEEPS_STALE_RESOURCE_VERSION: AtomicBool = AtomicBool::new(false);
 
-/// The [`RealFifo`](crate::cache::RealFifo)'s relist (its `Replaced` item) drops the
-/// `Deleted` tombstones it owes for cached keys the list lacks (client-go's
-/// `DeltaFIFO.Replace` queues `DeletedFinalStateUnknown` for each).
-pub static RELIST_DROPS_TOMBSTONES: AtomicBool = AtomicBool::new(false);
+/// The [`DeltaFifo`](crate::cache::DeltaFifo)'s `Replace` drops the `Deleted`
+/// (`DeletedFinalStateUnknown`) it owes after its `Replaced`/`Sync` deltas for every known
+/// key the list lacks (client-go's `DeltaFIFO.Replace` queues one for each).
+pub static REPLACE_DROPS_DELETIONS: AtomicBool = AtomicBool::new(false);
 
 /// A handler's buffer (the processor listener) drops a notification whenever
 /// [`LOAD`] or more wait behind it (client-go's `processorListener` buffers without

@@ -263,10 +263,6 @@ impl<K: Cacheable> RealFifo<K> {
             state.items.is_empty() && known.is_none_or(|known| known.is_empty());
         // An empty queue over an empty cache (an informer's first list) has nothing that can
         // have gone missing: no listed-key set is built.
-        #[cfg(feature = "planted-bugs")]
-        let nothing_to_compare = nothing_to_compare
-            || crate::planted_bugs::RELIST_DROPS_TOMBSTONES
-                .load(std::sync::atomic::Ordering::Relaxed);
         let tombstones = if nothing_to_compare {
             Vec::new()
         } else {

@@ -189,6 +189,7 @@ async fn run_async(schedule: &Schedule) -> Result<Report, Divergence> {
             slow_until = Some(i + usize::from(*steps));
         }
         perform(&mut world, step).await;
+        settle().await;
         tokio::time::sleep(STEP_GAP).await;
     }
     world.gate.set_closed(false);
@@ -232,6 +233,16 @@ async fn run_async(schedule: &Schedule) -> Result<Report, Divergence> {
         tombstones: world.recorders().iter().map(|r| r.tombstones().len()).sum(),
         virtual_time: started.elapsed(),
     })
+}
+
+/// Lets the handler threads (real threads, outside the paused clock) deliver what the
+/// step caused, and the tasks they wake (the controller's queue) run, before virtual time
+/// moves on: without this the clock would jump ahead while a thread is still delivering.
+async fn settle() {
+    for _ in 0..3 {
+        std::thread::sleep(Duration::from_micros(150));
+        tokio::task::yield_now().await;
+    }
 }
 
 impl World {

@@ -9,7 +9,7 @@ use std::sync::{
 };
 
 use kubegen::planted_bugs;
-use kubegen_sim::{explain, run_seed};
+use kubegen_sim::{Schedule, Step, explain, run, run_seed, shrink};
 
 /// The CI seed budget the bugs must be caught within.
 const BUDGET: u64 = 200;
@@ -69,4 +69,37 @@ fn a_handler_buffer_that_drops_under_load_is_caught() {
 fn an_index_that_keeps_deleted_keys_is_caught() {
     let (_, what) = first_catch(&planted_bugs::INDEX_KEEPS_DELETED_KEYS);
     assert!(what.contains("namespace index"), "{what}");
+}
+
+/// A failing seed shrinks: with the index bug planted, the first failing schedule loses
+/// every step the failure does not need (the minimal one is printed), and still fails.
+#[test]
+fn a_failing_schedule_shrinks_to_the_steps_it_needs() {
+    let _turn = ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let bug = &planted_bugs::INDEX_KEEPS_DELETED_KEYS;
+    bug.store(true, Ordering::Relaxed);
+    let failing = (0..BUDGET)
+        .map(Schedule::generate)
+        .find(|s| run(s).is_err());
+    let shrunk = failing.map(|s| {
+        let (min, runs) = shrink(&s, kubegen_sim::SHRINK_BUDGET, |c| run(c).is_err());
+        let rerun = run(&min);
+        (s, min, runs, rerun)
+    });
+    bug.store(false, Ordering::Relaxed);
+    let (original, min, runs, rerun) = shrunk.expect("the planted bug was caught");
+    eprintln!("{original}shrunk in {runs} runs to {min}");
+    assert!(rerun.is_err(), "the minimal schedule still fails");
+    // Leaving a key deleted takes a write and a delete (of a Secret, or of a ConfigMap
+    // whose owned Secret the garbage collector deletes).
+    assert!(
+        (2..=3).contains(&min.steps.len()),
+        "not minimal: {min}"
+    );
+    assert!(
+        min.steps.iter().any(|s| matches!(s, Step::Delete { .. })),
+        "{min}"
+    );
 }

@@ -131,19 +131,17 @@ pub struct Schedule {
 }
 
 /// Steps per generated schedule.
-pub const STEPS: usize = 70;
+pub const STEPS: u32 = 70;
 
 impl Schedule {
     /// The schedule of `seed`: [`STEPS`] steps, about half writes and deletes over both
     /// types and three namespaces, the rest faults and pauses.
     pub fn generate(seed: u64) -> Schedule {
         let mut rng = StdRng::seed_from_u64(seed);
-        let mut steps = Vec::with_capacity(STEPS);
-        let mut value = 0u32;
-        for _ in 0..STEPS {
+        let mut steps = Vec::new();
+        for value in 1..=STEPS {
             let namespace = rng.random_range(0..NAMESPACES.len());
             let name = rng.random_range(0..NAMES);
-            value += 1;
             let step = match rng.random_range(0..100) {
                 0..28 => Step::Write {
                     kind: Kind::ConfigMap,
@@ -219,6 +217,6 @@ mod tests {
     fn a_seed_fixes_its_schedule_and_seeds_differ() {
         assert_eq!(Schedule::generate(7), Schedule::generate(7));
         assert_ne!(Schedule::generate(7).steps, Schedule::generate(8).steps);
-        assert_eq!(Schedule::generate(7).steps.len(), STEPS);
+        assert_eq!(Schedule::generate(7).steps.len(), 70);
     }
 }

@@ -52,7 +52,9 @@ mod tests {
     fn shrinks_to_the_steps_the_failure_needs() {
         let schedule = Schedule::generate(3);
         let mut with_needed = schedule.clone();
-        with_needed.steps.retain(|s| *s != Step::Compact && *s != Step::DropWatches);
+        with_needed
+            .steps
+            .retain(|s| *s != Step::Compact && *s != Step::DropWatches);
         with_needed.steps.insert(10, Step::Compact);
         with_needed.steps.insert(40, Step::DropWatches);
         // Fails while a Compact comes before a DropWatches.

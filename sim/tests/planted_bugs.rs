@@ -94,10 +94,7 @@ fn a_failing_schedule_shrinks_to_the_steps_it_needs() {
     assert!(rerun.is_err(), "the minimal schedule still fails");
     // Leaving a key deleted takes a write and a delete (of a Secret, or of a ConfigMap
     // whose owned Secret the garbage collector deletes).
-    assert!(
-        (2..=3).contains(&min.steps.len()),
-        "not minimal: {min}"
-    );
+    assert!((2..=3).contains(&min.steps.len()), "not minimal: {min}");
     assert!(
         min.steps.iter().any(|s| matches!(s, Step::Delete { .. })),
         "{min}"

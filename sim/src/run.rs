@@ -239,10 +239,8 @@ async fn run_async(schedule: &Schedule) -> Result<Report, Divergence> {
 /// step caused, and the tasks they wake (the controller's queue) run, before virtual time
 /// moves on: without this the clock would jump ahead while a thread is still delivering.
 async fn settle() {
-    for _ in 0..3 {
-        std::thread::sleep(Duration::from_micros(150));
-        tokio::task::yield_now().await;
-    }
+    std::thread::sleep(Duration::from_micros(100));
+    tokio::task::yield_now().await;
 }
 
 impl World {

@@ -456,6 +456,12 @@ impl<K: Cacheable> DeltaFifo<K> {
         }
         if let Some(known) = &self.shared.options.known_objects {
             for key in unlisted_known {
+                #[cfg(feature = "planted-bugs")]
+                if crate::planted_bugs::REPLACE_DROPS_DELETIONS
+                    .load(std::sync::atomic::Ordering::Relaxed)
+                {
+                    continue;
+                }
                 if state.items.contains_key(key.as_str()) {
                     continue;
                 }

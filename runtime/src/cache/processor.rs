@@ -172,6 +172,15 @@ impl<K: Send + Sync + 'static> Listener<K> {
                         break;
                     }
                     let initial = notification.is_initial();
+                    #[cfg(feature = "planted-bugs")]
+                    if crate::planted_bugs::LISTENER_DROPS_UNDER_LOAD.load(Ordering::Relaxed)
+                        && rx.len() >= crate::planted_bugs::LOAD
+                    {
+                        if initial {
+                            pending.fetch_sub(1, Ordering::SeqCst);
+                        }
+                        continue;
+                    }
                     deliver(handler.as_ref(), &notification);
                     if initial {
                         pending.fetch_sub(1, Ordering::SeqCst);

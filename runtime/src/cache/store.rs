@@ -274,6 +274,12 @@ impl<K> ThreadSafeStore<K> {
             ..
         } = &mut *inner;
         for (name, values) in indexers.keys().zip(&old_values) {
+            #[cfg(feature = "planted-bugs")]
+            if crate::planted_bugs::INDEX_KEEPS_DELETED_KEYS
+                .load(std::sync::atomic::Ordering::Relaxed)
+            {
+                continue;
+            }
             if let Some(index) = indices.get_mut(name) {
                 index.remove(key, values);
             }

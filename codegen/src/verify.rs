@@ -26,6 +26,30 @@ impl VerifyOutcome {
     pub fn is_up_to_date(&self) -> bool {
         self.differing.is_empty()
     }
+
+    /// Records that `path` differs: `old` is what the tree holds (`None`: missing), `new`
+    /// what generation gives (`None`: extra); the unified diff from one to the other is
+    /// appended, with `/dev/null` for the absent side.
+    pub fn record(&mut self, path: PathBuf, old: Option<&str>, new: Option<&str>) {
+        let side = |prefix: &str, text: Option<&str>| {
+            text.map_or("/dev/null".to_owned(), |_| {
+                format!("{prefix}/{}", path.display())
+            })
+        };
+        let (a, b) = (side("a", old), side("b", new));
+        let diff = TextDiff::from_lines(old.unwrap_or_default(), new.unwrap_or_default());
+        self.diff.push_str(
+            &diff
+                .unified_diff()
+                .context_radius(3)
+                .header(&a, &b)
+                .to_string(),
+        );
+        if !self.diff.ends_with('\n') {
+            self.diff.push('\n');
+        }
+        self.differing.push(path);
+    }
 }
 
 fn read(path: &Path) -> Result<String, Error> {
@@ -72,26 +96,11 @@ pub fn verify(generator: &Generator) -> Result<VerifyOutcome, Error> {
             continue;
         }
         let shown = generator.root_dir(root).join(&rel);
-        let a = match current {
-            Some(_) => format!("a/{}", shown.display()),
-            None => "/dev/null".to_owned(),
-        };
-        let b = match fresh {
-            Some(_) => format!("b/{}", shown.display()),
-            None => "/dev/null".to_owned(),
-        };
-        let diff = TextDiff::from_lines(&old, &new);
-        outcome.diff.push_str(
-            &diff
-                .unified_diff()
-                .context_radius(3)
-                .header(&a, &b)
-                .to_string(),
+        outcome.record(
+            shown,
+            current.is_some().then_some(old.as_str()),
+            fresh.is_some().then_some(new.as_str()),
         );
-        if !outcome.diff.ends_with('\n') {
-            outcome.diff.push('\n');
-        }
-        outcome.differing.push(shown);
     }
     Ok(outcome)
 }

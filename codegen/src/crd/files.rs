@@ -5,8 +5,6 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use similar::TextDiff;
-
 use super::{package_crds, yaml};
 use crate::ctxt::Ctxt;
 use crate::diagnostic::{Diagnostic, Error};
@@ -253,25 +251,7 @@ pub fn verify(
         if old == new {
             continue;
         }
-        let a = old
-            .as_ref()
-            .map_or("/dev/null".to_owned(), |_| format!("a/{}", path.display()));
-        let b = new
-            .as_ref()
-            .map_or("/dev/null".to_owned(), |_| format!("b/{}", path.display()));
-        let (old, new) = (old.unwrap_or_default(), new.unwrap_or_default());
-        let diff = TextDiff::from_lines(&old, &new);
-        outcome.diff.push_str(
-            &diff
-                .unified_diff()
-                .context_radius(3)
-                .header(&a, &b)
-                .to_string(),
-        );
-        if !outcome.diff.ends_with('\n') {
-            outcome.diff.push('\n');
-        }
-        outcome.differing.push(path);
+        outcome.record(path, old.as_deref(), new.as_deref());
     }
     Ok(outcome)
 }

@@ -7,8 +7,6 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use similar::TextDiff;
-
 use super::{ImportError, ImportOptions, Imported, generate};
 use crate::render::GENERATED_LINE;
 use crate::verify::VerifyOutcome;
@@ -92,24 +90,7 @@ pub fn verify(opts: &ImportOptions) -> Result<(VerifyOutcome, Imported), ImportE
         if old == new {
             continue;
         }
-        let a = old
-            .as_ref()
-            .map_or("/dev/null".to_owned(), |_| format!("a/{}", path.display()));
-        let b = new
-            .as_ref()
-            .map_or("/dev/null".to_owned(), |_| format!("b/{}", path.display()));
-        let (old, new) = (old.unwrap_or_default(), new.unwrap_or_default());
-        outcome.diff.push_str(
-            &TextDiff::from_lines(&old, &new)
-                .unified_diff()
-                .context_radius(3)
-                .header(&a, &b)
-                .to_string(),
-        );
-        if !outcome.diff.ends_with('\n') {
-            outcome.diff.push('\n');
-        }
-        outcome.differing.push(path);
+        outcome.record(path, old.as_deref(), new.as_deref());
     }
     Ok((outcome, imported))
 }

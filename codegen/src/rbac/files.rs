@@ -5,8 +5,6 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use similar::TextDiff;
-
 use super::{RuleMarker, roles};
 use crate::crd::yaml;
 use crate::diagnostic::{Diagnostic, Error};
@@ -130,23 +128,7 @@ pub fn verify(input_dir: &Path, output: &Path, role_name: &str) -> Result<Verify
     if old == new {
         return Ok(outcome);
     }
-    let a = old.as_ref().map_or("/dev/null".to_owned(), |_| {
-        format!("a/{}", output.display())
-    });
-    let b = new.as_ref().map_or("/dev/null".to_owned(), |_| {
-        format!("b/{}", output.display())
-    });
-    let (old, new) = (old.unwrap_or_default(), new.unwrap_or_default());
-    let diff = TextDiff::from_lines(&old, &new);
-    outcome.diff = diff
-        .unified_diff()
-        .context_radius(3)
-        .header(&a, &b)
-        .to_string();
-    if !outcome.diff.ends_with('\n') {
-        outcome.diff.push('\n');
-    }
-    outcome.differing.push(output.to_owned());
+    outcome.record(output.to_owned(), old.as_deref(), new.as_deref());
     Ok(outcome)
 }
 

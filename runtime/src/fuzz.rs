@@ -39,3 +39,29 @@ pub fn list_body(data: &[u8]) {
         assert!(err.code().is_some());
     }
 }
+
+/// Replays `fuzz/corpus/<target>/` and `fuzz/regressions/<target>/` under `fuzz_dir`
+/// through `entry`, in file-name order; panics naming the first input that panics, or
+/// when there is no input at all. Every crate's `tests/fuzz_corpus.rs` calls this.
+pub fn replay_corpus(fuzz_dir: &std::path::Path, target: &str, entry: fn(&[u8])) {
+    let mut replayed = 0;
+    for dir in ["corpus", "regressions"] {
+        let Ok(entries) = std::fs::read_dir(fuzz_dir.join(dir).join(target)) else {
+            continue;
+        };
+        let mut paths: Vec<_> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+        paths.sort();
+        for path in paths {
+            #[allow(clippy::expect_used)] // a test helper over committed files
+            let data = std::fs::read(&path).expect("readable corpus file");
+            let outcome = std::panic::catch_unwind(|| entry(&data));
+            assert!(outcome.is_ok(), "{} panics", path.display());
+            replayed += 1;
+        }
+    }
+    assert!(
+        replayed > 0,
+        "no corpus for {target} under {}",
+        fuzz_dir.display()
+    );
+}

@@ -6,26 +6,8 @@
 use std::path::Path;
 
 fn replay(target: &str, entry: fn(&[u8])) {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz");
-    let mut replayed = 0;
-    for dir in ["corpus", "regressions"] {
-        let Ok(entries) = std::fs::read_dir(root.join(dir).join(target)) else {
-            continue;
-        };
-        let mut paths: Vec<_> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
-        paths.sort();
-        for path in paths {
-            let data = std::fs::read(&path).expect("readable corpus file");
-            let outcome = std::panic::catch_unwind(|| entry(&data));
-            assert!(outcome.is_ok(), "{} panics", path.display());
-            replayed += 1;
-        }
-    }
-    assert!(
-        replayed > 0,
-        "no corpus for {target} under {}",
-        root.display()
-    );
+    let fuzz_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz");
+    kubegen::fuzz::replay_corpus(&fuzz_dir, target, entry);
 }
 
 #[test]

@@ -37,6 +37,7 @@ codegen \
   --input-module crate::apis \
   --boilerplate codegen/testdata/boilerplate.txt \
   --with-fake \
+  --with-applyconfig \
   --plural-exceptions Cactus:cacti
 
 codegen \
@@ -44,7 +45,8 @@ codegen \
   --output-dir runtime/src/kubernetes \
   --output-module crate::kubernetes \
   --input-module crate::apis \
-  --boilerplate hack/boilerplate.txt
+  --boilerplate hack/boilerplate.txt \
+  --with-applyconfig
 
 codegen \
   --input-dir examples/sample-controller/src/apis \
@@ -52,7 +54,8 @@ codegen \
   --input-module crate::apis \
   --output-module crate::client \
   --boilerplate hack/boilerplate.txt \
-  --with-fake
+  --with-fake \
+  --with-applyconfig
 
 codegen \
   --input-dir codegen/testdata/realworld/apis \

@@ -70,6 +70,7 @@ pub struct Builder {
     input_module: String,
     output_module: String,
     with_fake: bool,
+    with_applyconfig: bool,
     boilerplate: Option<PathBuf>,
     plural_exceptions: Vec<String>,
     out_dir: Option<PathBuf>,
@@ -92,6 +93,7 @@ impl Builder {
             input_module: "crate::apis".to_owned(),
             output_module: "crate::client".to_owned(),
             with_fake: false,
+            with_applyconfig: false,
             boilerplate: None,
             plural_exceptions: Vec::new(),
             out_dir: None,
@@ -128,6 +130,13 @@ impl Builder {
     #[must_use]
     pub fn with_fake(mut self, on: bool) -> Self {
         self.with_fake = on;
+        self
+    }
+
+    /// Also generates apply configurations (`applyconfiguration` module).
+    #[must_use]
+    pub fn with_applyconfig(mut self, on: bool) -> Self {
+        self.with_applyconfig = on;
         self
     }
 
@@ -190,7 +199,8 @@ impl Builder {
             &self.output_module,
         )
         .input_module(&self.input_module)
-        .with_fake(self.with_fake);
+        .with_fake(self.with_fake)
+        .with_applyconfig(self.with_applyconfig);
         if let Some(b) = &self.boilerplate {
             config = config.boilerplate(b);
         }
@@ -228,6 +238,7 @@ impl Builder {
             output_module: &output_module,
             input_module: &input_module,
             with_fake: self.with_fake,
+            with_applyconfig: self.with_applyconfig,
         };
         let shown = self
             .out_dir

@@ -57,6 +57,9 @@ pub struct Config {
     pub boilerplate: Option<PathBuf>,
     /// Generate fake clientsets (used by the clientset emitter).
     pub with_fake: bool,
+    /// Generate apply configurations (`applyconfiguration/`, client-go's
+    /// `--with-applyconfig`).
+    pub with_applyconfig: bool,
     /// Kind → plural overrides.
     pub plural_exceptions: PluralExceptions,
 }
@@ -75,6 +78,7 @@ impl Config {
             input_module: "crate::apis".to_owned(),
             boilerplate: None,
             with_fake: false,
+            with_applyconfig: false,
             plural_exceptions: PluralExceptions::default(),
         }
     }
@@ -97,6 +101,13 @@ impl Config {
     #[must_use]
     pub fn with_fake(mut self, on: bool) -> Self {
         self.with_fake = on;
+        self
+    }
+
+    /// Enables apply configurations.
+    #[must_use]
+    pub fn with_applyconfig(mut self, on: bool) -> Self {
+        self.with_applyconfig = on;
         self
     }
 
@@ -281,6 +292,7 @@ impl Generator {
             output_module: &output_module,
             input_module: &input_module,
             with_fake: self.config.with_fake,
+            with_applyconfig: self.config.with_applyconfig,
         };
         let mut out = Vec::new();
         let mut diagnostics = Vec::new();

@@ -73,6 +73,8 @@ pub struct LayoutConfig<'a> {
     pub input_module: &'a syn::Path,
     /// Generate `clientset/versioned/fake`.
     pub with_fake: bool,
+    /// Generate `applyconfiguration/`.
+    pub with_applyconfig: bool,
 }
 
 /// A file to render: path below the output directory and its tokens.
@@ -110,10 +112,31 @@ pub fn files(packages: &[(VersionDir, Package)], config: &LayoutConfig<'_>) -> V
             .or_default()
             .push(gv);
     }
+    let applyconfig = if config.with_applyconfig {
+        let cx = crate::ctxt::Ctxt::new();
+        let files = crate::applyconfig::files::files(
+            packages,
+            config.output_module,
+            config.input_module,
+            &cx,
+        );
+        // Malformed serde attributes were reported when the types were read.
+        cx.discard();
+        files
+    } else {
+        Vec::new()
+    };
+    let applyconfig_mod = (!applyconfig.is_empty()).then(|| {
+        quote! {
+            /// Apply configurations: typed server-side apply.
+            pub mod applyconfiguration;
+        }
+    });
     let mut out = vec![(
         PathBuf::from("mod.rs"),
         quote! {
             //! Generated clientset, listers and informers (client-go's layout).
+            #applyconfig_mod
             /// Every resource of the tree (`catalog::RESOURCES`).
             pub mod catalog;
             /// Typed clients.
@@ -124,6 +147,7 @@ pub fn files(packages: &[(VersionDir, Package)], config: &LayoutConfig<'_>) -> V
             pub mod listers;
         },
     )];
+    out.extend(applyconfig);
     out.push((
         PathBuf::from("catalog.rs"),
         expand::catalog(gvs.iter().flat_map(|gv| gv.resources().map(|(_, r)| r))),

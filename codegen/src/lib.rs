@@ -32,6 +32,7 @@
 //! assert!(tokens.contains("\"widgets\""));
 //! ```
 
+pub mod applyconfig;
 #[cfg(feature = "files")]
 pub mod builder;
 pub mod crd;
@@ -80,6 +81,7 @@ use crate::lower::{Mode, PackageContext};
 use crate::markers::TypeMarkers;
 use crate::markers::vocabulary::RESOURCE_IMPL;
 use crate::model::{DeepCopyGen, Package};
+
 
 fn expand_derive(input: &syn::DeriveInput, mode: Mode) -> TokenStream {
     let exceptions = PluralExceptions::default();
@@ -150,6 +152,36 @@ pub fn expand_derive_schema(input: &syn::DeriveInput) -> TokenStream {
     }
 }
 
+/// `#[derive(kubegen::ApplyConfiguration)]`: the type's apply configuration
+/// (`FooApplyConfiguration`, every field optional, builder methods) and its
+/// `HasApplyConfiguration` impl; for a type with `#[resource(...)]` also the constructor,
+/// the `ApplyConfiguration` impl and `extract_foo`. An enum or tuple struct is applied
+/// whole. The same tokens `kubegen-codegen update --with-applyconfig` writes.
+pub fn expand_derive_apply_configuration(input: &syn::DeriveInput) -> TokenStream {
+    let exceptions = PluralExceptions::default();
+    let is_resource = input.attrs.iter().any(|a| a.path().is_ident("resource"));
+    let ctx = PackageContext {
+        mode: if is_resource {
+            Mode::DeriveResource
+        } else {
+            Mode::DeriveDeepCopy
+        },
+        group: None,
+        version: None,
+        deep_copy: None,
+        group_go_name: None,
+        plural_exceptions: &exceptions,
+    };
+    let cx = Ctxt::new();
+    let tokens = lower::lower_type(input, Vec::new(), &ctx, &cx)
+        .map(|ty| applyconfig::type_tokens(&ty, &cx))
+        .unwrap_or_default();
+    match cx.check() {
+        Ok(()) => tokens,
+        Err(err) => err.to_compile_error(),
+    }
+}
+
 /// Package context for [`expand_file`]: what the version directory and its mod.rs say.
 #[derive(Clone, Debug, Default)]
 pub struct FileContext {
@@ -196,6 +228,7 @@ pub fn expand_file(file: &syn::File, ctx: &FileContext) -> Result<FileOutput, sy
         deep_copy: ctx.deep_copy,
         group_go_name: None,
         types,
+        uses: vec![model::SourceUses::of(Vec::new(), &file.items)],
     };
     validate::package(&package, &cx);
     cx.check()?;

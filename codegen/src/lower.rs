@@ -55,6 +55,7 @@ pub fn derived_impls(attrs: &[syn::Attribute], deep_copy_off: bool) -> Derived {
                     derived.deep_copy |= !deep_copy_off;
                 }
                 derived.deep_copy |= last.ident == "DeepCopy";
+                derived.apply_configuration |= last.ident == "ApplyConfiguration";
             }
             Ok(())
         });
@@ -142,7 +143,7 @@ pub fn lower_alias(
         vis: item.vis.clone(),
         generics: item.generics.clone(),
         attrs: item.attrs.clone(),
-        body: Body::Alias,
+        body: Body::Alias(item.ty.clone()),
         module,
         deep_copy: false,
         derived: Derived::default(),
@@ -451,14 +452,16 @@ mod tests {
             derived_impls(&attrs.attrs, false),
             Derived {
                 resource: true,
-                deep_copy: true
+                deep_copy: true,
+                apply_configuration: false,
             }
         );
         assert_eq!(
             derived_impls(&attrs.attrs, true),
             Derived {
                 resource: true,
-                deep_copy: false
+                deep_copy: false,
+                apply_configuration: false,
             }
         );
         let kube: syn::DeriveInput = syn::parse_quote! {
@@ -475,8 +478,14 @@ mod tests {
             derived_impls(&dc.attrs, false),
             Derived {
                 resource: false,
-                deep_copy: true
+                deep_copy: true,
+                apply_configuration: false,
             }
         );
+        let ac: syn::DeriveInput = syn::parse_quote! {
+            #[derive(kubegen::ApplyConfiguration)]
+            struct A;
+        };
+        assert!(derived_impls(&ac.attrs, false).apply_configuration);
     }
 }

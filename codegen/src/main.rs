@@ -117,6 +117,10 @@ struct Options {
     /// Also generate fake clientsets (read by the clientset emitter).
     #[arg(long)]
     with_fake: bool,
+    /// Also generate apply configurations for server-side apply
+    /// (<output-dir>/applyconfiguration/<group>/<version>/, client-go's layout).
+    #[arg(long)]
+    with_applyconfig: bool,
     /// Kind:Plural pairs overriding the pluraliser (repeatable, or comma-separated).
     #[arg(long, value_delimiter = ',')]
     plural_exceptions: Vec<String>,
@@ -125,6 +129,7 @@ struct Options {
 fn generator(opts: &Options) -> Result<Generator, Error> {
     let mut config = Config::new(&opts.input_dir, &opts.output_dir, &opts.output_module)
         .with_fake(opts.with_fake)
+        .with_applyconfig(opts.with_applyconfig)
         .input_module(&opts.input_module);
     if let Some(b) = &opts.boilerplate {
         config = config.boilerplate(b);

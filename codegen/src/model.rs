@@ -261,7 +261,7 @@ pub enum Body {
     Union,
     /// A type alias (`pub type Pod = k8s_openapi::...::Pod;`): it can carry `+genclient`
     /// for a client, but its impls live with the aliased type.
-    Alias,
+    Alias(Box<syn::Type>),
 }
 
 /// Impls a type gets from its own `#[derive(...)]`.
@@ -272,6 +272,8 @@ pub struct Derived {
     /// `#[derive(kubegen::Resource)]` (which also emits `DeepCopy`, unless
     /// `+k8s:deepcopy-gen=false`) or `#[derive(DeepCopy)]`.
     pub deep_copy: bool,
+    /// `#[derive(kubegen::ApplyConfiguration)]`: the apply configuration.
+    pub apply_configuration: bool,
 }
 
 /// One type of a package.
@@ -313,6 +315,35 @@ impl TypeDef {
     }
 }
 
+/// The `use` items of one source file of a package and the modules it declares.
+#[derive(Clone, Debug, Default)]
+pub struct SourceUses {
+    /// The file's module below the version module (`[]` for `mod.rs`, `[types]`).
+    pub module: Vec<syn::Ident>,
+    /// Its `use` items.
+    pub items: Vec<syn::ItemUse>,
+    /// The modules it declares (`mod types;`): a `use` path may start with one.
+    pub mods: Vec<syn::Ident>,
+}
+
+impl SourceUses {
+    /// The `use` items and module declarations of `items`, a file at `module`.
+    pub fn of(module: Vec<syn::Ident>, items: &[syn::Item]) -> Self {
+        let mut out = SourceUses {
+            module,
+            ..Self::default()
+        };
+        for item in items {
+            match item {
+                syn::Item::Use(u) => out.items.push(u.clone()),
+                syn::Item::Mod(m) => out.mods.push(m.ident.clone()),
+                _ => {}
+            }
+        }
+        out
+    }
+}
+
 /// One API group/version: `<apis root>/<group>/<version>/`.
 #[derive(Clone, Debug)]
 pub struct Package {
@@ -326,6 +357,9 @@ pub struct Package {
     pub group_go_name: Option<String>,
     /// The types, in file then source order.
     pub types: Vec<TypeDef>,
+    /// The `use` items of each source file, for generated code that names the field
+    /// types of its types from elsewhere (apply configurations).
+    pub uses: Vec<SourceUses>,
 }
 
 impl Package {

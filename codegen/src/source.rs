@@ -11,7 +11,7 @@ use crate::diagnostic::{Diagnostic, Error};
 use crate::lower::{Mode, PackageContext, lower_items};
 use crate::markers::TypeMarkers;
 use crate::markers::vocabulary::{DEEPCOPY_GEN, GROUP_GO_NAME, GROUP_NAME};
-use crate::model::{DeepCopyGen, Package};
+use crate::model::{DeepCopyGen, Package, SourceUses};
 use crate::plural::PluralExceptions;
 use crate::validate;
 
@@ -137,12 +137,14 @@ pub fn load_package_files(
     }
 
     let mut types = Vec::new();
+    let mut uses = Vec::new();
     let sources = std::iter::once((&mod_path, &mod_file, Vec::new()))
         .chain(files.iter().map(|(p, f, m)| (p, f, m.clone())));
     let mut type_files: Vec<PathBuf> = Vec::new();
     for (path, file, module) in sources {
         let cx = Ctxt::new();
         let lowered = lower_items(&file.items, &module, &ctx, &cx);
+        uses.push(SourceUses::of(module.clone(), &file.items));
         type_files.extend(lowered.iter().map(|_| path.clone()));
         types.extend(lowered);
         if let Err(e) = cx.check() {
@@ -155,6 +157,7 @@ pub fn load_package_files(
         deep_copy,
         group_go_name,
         types,
+        uses,
     };
     // Package-wide checks, reported against the file defining the offending type.
     for (i, ty) in package.types.iter().enumerate() {

@@ -17,11 +17,15 @@ use std::time::Duration;
 use apis::samplecontroller::v1alpha1::{Bar, Baz, Foo, FooSpec, FooStatus, Scale};
 use apis::widgets::v1::{Activation, Gadget, Widget, WidgetSpec};
 use apis::widgets::v2beta1::Sprocket;
+use client::applyconfiguration::widgets::v1::{
+    WidgetApplyConfiguration, WidgetSpecApplyConfiguration, extract_widget,
+};
 use client::clientset::versioned::{Clientset, fake};
 use client::informers::externalversions::SharedInformerFactory;
 use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube_core::GroupVersionResource;
+use kubegen::applyconfig::ApplyParams;
 use kubegen::client::params::{DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use kubegen::client::{Client, WatchEvent};
 use kubegen_testserver::TestServer;
@@ -155,8 +159,15 @@ async fn typed_clients_round_trip_every_verb_over_http() {
         .await
         .unwrap();
     assert_eq!(widgets.get("w").await.unwrap().spec.color, "red");
-    let applied = widgets.apply(&widget, "kubegen-test", true).await.unwrap();
+    // Typed server-side apply: only `spec.color` is sent, so only it becomes the manager's.
+    let config = WidgetApplyConfiguration::new("w")
+        .with_spec(WidgetSpecApplyConfiguration::new().with_color("blue"));
+    let params = ApplyParams::new("kubegen-test").force();
+    let applied = widgets.apply(&config, &params).await.unwrap();
     assert_eq!(applied.metadata.name.as_deref(), Some("w"));
+    assert_eq!(applied.spec.color, "blue");
+    let owned = extract_widget(&applied, "kubegen-test").unwrap();
+    assert_eq!(owned, config);
 
     let bazes = cs.samplecontroller_v1alpha1().bazes("team-a");
     assert!(

@@ -45,3 +45,16 @@ pub fn derive_deep_copy(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as syn::DeriveInput);
     kubegen_codegen::expand_derive_deep_copy(&input).into()
 }
+
+/// Generates the type's apply configuration for typed server-side apply
+/// (`FooApplyConfiguration`: every field optional, `with_*` builders, serialized with only
+/// what was set) and `impl kubegen::applyconfig::HasApplyConfiguration`; for a resource
+/// (`#[resource(...)]`) also `FooApplyConfiguration::new(name[, namespace])`, the
+/// `kubegen::applyconfig::ApplyConfiguration` impl typed clients' `apply` takes, and
+/// `extract_foo` (client-go's `ExtractFoo`). Derive it on every struct the resource
+/// contains, too; an enum or tuple struct is applied whole.
+#[proc_macro_derive(ApplyConfiguration, attributes(resource))]
+pub fn derive_apply_configuration(input: TokenStream) -> TokenStream {
+    let input = parse_macro_input!(input as syn::DeriveInput);
+    kubegen_codegen::expand_derive_apply_configuration(&input).into()
+}

@@ -36,6 +36,7 @@ extern crate self as kubegen;
 
 #[cfg(feature = "kubernetes")]
 pub mod apis;
+pub mod applyconfig;
 pub mod cache;
 pub mod catalog;
 pub mod client;
@@ -75,6 +76,11 @@ pub use kubegen_derive::Resource;
 /// with `#[resource(group = ..., version = ...)]`, `Type::crd()`, the same
 /// CustomResourceDefinition `kubegen-codegen crd` writes.
 pub use kubegen_derive::Schema;
+
+/// `#[derive(kubegen::ApplyConfiguration)]`: the type's apply configuration
+/// (`FooApplyConfiguration`, see [`applyconfig`]), exactly as `kubegen-codegen update
+/// --with-applyconfig` writes it; on a resource also its constructor and `extract_foo`.
+pub use kubegen_derive::ApplyConfiguration;
 
 /// What generated code refers to: `::kubegen::__private::kube_core::Resource`, so a crate
 /// using the derive does not need its own dependency on kube-core or k8s-openapi.

@@ -15,13 +15,15 @@
 //! and annotations (controller-tools issue 462); only the root `metadata` is `type:
 //! object` ([`super::manifest`]), as kube-apiserver handles it itself.
 
+use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
 use serde_json::{Map, Value, json};
 
 const DEFINITIONS: &str = include_str!("k8s_definitions.json");
 
-fn definitions() -> &'static Map<String, Value> {
+/// Every committed definition, by name (`io.k8s.api.apps.v1.Deployment`).
+pub fn definitions() -> &'static Map<String, Value> {
     static DEFS: OnceLock<Map<String, Value>> = OnceLock::new();
     DEFS.get_or_init(|| match serde_json::from_str(DEFINITIONS) {
         Ok(Value::Object(m)) => m,
@@ -39,8 +41,8 @@ pub fn resolve(path: &[String]) -> Result<Option<String>, Vec<String>> {
         return Ok(None);
     };
     if path.len() > 1 && path[0] == "k8s_openapi" {
-        let name = format!("io.k8s.{}", path[1..].join("."));
-        return Ok(defs.contains_key(&name).then_some(name));
+        let want = path[1..].join("::");
+        return Ok(defs.keys().find(|k| rust_path(k) == want).cloned());
     }
     let matches: Vec<&String> = defs
         .keys()
@@ -51,6 +53,25 @@ pub fn resolve(path: &[String]) -> Result<Option<String>, Vec<String>> {
         [one] => Ok(Some((*one).clone())),
         many => Err(many.iter().map(|s| (*s).clone()).collect()),
     }
+}
+
+const SINCE: &str = include_str!("k8s_since.json");
+
+/// The definitions whose k8s-openapi type is newer than k8s-openapi's earliest supported
+/// Kubernetes version, with the version that introduced it (`"1_36"`), as
+/// `k8s_openapi::k8s_if_ge_1_36!` spells it; checked by `tests/k8s_definitions.rs`.
+pub fn since() -> &'static BTreeMap<String, String> {
+    static SINCE_MAP: OnceLock<BTreeMap<String, String>> = OnceLock::new();
+    SINCE_MAP.get_or_init(|| serde_json::from_str(SINCE).unwrap_or_default())
+}
+
+/// The path of definition `name` below `k8s_openapi`: `io.k8s.api.apps.v1.Deployment` →
+/// `api::apps::v1::Deployment`, `io.k8s.kube-aggregator.pkg...` → `kube_aggregator::pkg...`.
+pub fn rust_path(name: &str) -> String {
+    name.strip_prefix("io.k8s.")
+        .unwrap_or(name)
+        .replace('-', "_")
+        .replace('.', "::")
 }
 
 /// The inlined schema of definition `name` (`None` when it is not known).

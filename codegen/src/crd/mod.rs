@@ -48,7 +48,7 @@ pub fn package_crds(package: &Package, cx: &Ctxt) -> Vec<Crd> {
         .enumerate()
         .filter_map(|(i, ty)| {
             let r = ty.resource.as_ref()?;
-            if matches!(ty.body, crate::model::Body::Alias) || r.group.is_empty() {
+            if matches!(ty.body, crate::model::Body::Alias(_)) || r.group.is_empty() {
                 // Aliases of k8s-openapi types and the core group are built in, not CRDs.
                 return None;
             }

@@ -250,7 +250,7 @@ impl<'a> Schemas<'a> {
         let mut schema = match &ty.body {
             Body::Struct(fields) => self.structure(ty, fields, &container, stack),
             Body::Enum(variants) => self.enumeration(ty, variants, &container, stack),
-            Body::Union | Body::Alias => {
+            Body::Union | Body::Alias(_) => {
                 self.cx.error_at(
                     ty.ident.span(),
                     format!("`{}`: no schema for a union or type alias", ty.ident),

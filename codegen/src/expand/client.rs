@@ -196,17 +196,34 @@ fn verb_method(p: &Paths, vis: &syn::Visibility, kind: &syn::Ident, verb: Verb) 
             }
         },
         Verb::Apply => quote! {
-            /// Server-side apply of `obj` as `field_manager`.
+            /// Server-side apply of an apply configuration (`FooApplyConfiguration::new(..)`,
+            /// or `extract_foo(..)` changed): only the fields it sets are sent and become
+            /// `params.field_manager`'s.
             #[inline]
-            #vis async fn apply(&self, obj: &#kind, field_manager: &str, force: bool) -> Result<#kind, #error> {
-                self.inner.apply(obj, field_manager, force).await
+            #vis async fn apply<C>(
+                &self,
+                config: &C,
+                params: &::kubegen::applyconfig::ApplyParams,
+            ) -> Result<#kind, #error>
+            where
+                C: ::kubegen::applyconfig::ApplyConfiguration<Object = #kind>,
+            {
+                self.inner.apply_configuration(config, params).await
             }
         },
         Verb::ApplyStatus => quote! {
-            /// Server-side apply of `obj`'s status as `field_manager`.
+            /// Server-side apply of an apply configuration's `status` to the status
+            /// subresource.
             #[inline]
-            #vis async fn apply_status(&self, obj: &#kind, field_manager: &str, force: bool) -> Result<#kind, #error> {
-                self.inner.apply_status(obj, field_manager, force).await
+            #vis async fn apply_status<C>(
+                &self,
+                config: &C,
+                params: &::kubegen::applyconfig::ApplyParams,
+            ) -> Result<#kind, #error>
+            where
+                C: ::kubegen::applyconfig::ApplyConfiguration<Object = #kind>,
+            {
+                self.inner.apply_configuration_status(config, params).await
             }
         },
     }

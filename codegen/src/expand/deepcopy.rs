@@ -58,7 +58,7 @@ pub fn deep_copy_impl(ty: &TypeDef) -> TokenStream {
         Body::Struct(fields) => struct_bodies(fields),
         Body::Enum(variants) => enum_bodies(variants),
         // Never reached: lowering never sets `deep_copy` for these.
-        Body::Union | Body::Alias => return TokenStream::new(),
+        Body::Union | Body::Alias(_) => return TokenStream::new(),
     };
     let import = dispatch_import(any_field);
     quote! {

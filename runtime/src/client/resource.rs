@@ -18,7 +18,10 @@ use super::{
     error::Error,
     verbs::{DeleteResponse, RawApi, required_name},
 };
-use crate::Object;
+use crate::{
+    Object,
+    applyconfig::{ApplyConfiguration, ApplyParams},
+};
 
 /// The stream [`ResourceClient::watch`] returns: events decoded as they arrive.
 pub type WatchStream<K> = BoxStream<'static, Result<WatchEvent<K>, Error>>;
@@ -233,6 +236,35 @@ impl<K: Object> ResourceClient<K> {
         let pp = apply_params(field_manager, force);
         self.raw
             .patch_subresource("status", name, &pp, &Patch::Apply(obj))
+            .await
+    }
+
+    /// Server-side apply of an apply configuration: only the fields it sets are sent, so
+    /// only those become `params.field_manager`'s (client-go's typed `Apply`). Its name is
+    /// the request's; `apiVersion` and `kind` are filled in when it lacks them.
+    pub async fn apply_configuration<C>(&self, config: &C, params: &ApplyParams) -> Result<K, Error>
+    where
+        C: ApplyConfiguration<Object = K>,
+    {
+        let name = required_name(config.name())?;
+        self.raw
+            .patch(name, &params.patch_params(), &Patch::Apply(config))
+            .await
+    }
+
+    /// Server-side apply of an apply configuration to the status subresource (client-go's
+    /// typed `ApplyStatus`): only its `status` fields are taken by the server.
+    pub async fn apply_configuration_status<C>(
+        &self,
+        config: &C,
+        params: &ApplyParams,
+    ) -> Result<K, Error>
+    where
+        C: ApplyConfiguration<Object = K>,
+    {
+        let name = required_name(config.name())?;
+        self.raw
+            .patch_subresource("status", name, &params.patch_params(), &Patch::Apply(config))
             .await
     }
 

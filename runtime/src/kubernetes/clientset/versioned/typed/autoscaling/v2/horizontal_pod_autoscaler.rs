@@ -126,24 +126,31 @@ impl HorizontalPodAutoscalerClient {
     ) -> Result<HorizontalPodAutoscaler, ::kubegen::client::Error> {
         self.inner.patch(name, pp, patch).await
     }
-    /// Server-side apply of `obj` as `field_manager`.
+    /// Server-side apply of an apply configuration (`FooApplyConfiguration::new(..)`,
+    /// or `extract_foo(..)` changed): only the fields it sets are sent and become
+    /// `params.field_manager`'s.
     #[inline]
-    pub async fn apply(
+    pub async fn apply<C>(
         &self,
-        obj: &HorizontalPodAutoscaler,
-        field_manager: &str,
-        force: bool,
-    ) -> Result<HorizontalPodAutoscaler, ::kubegen::client::Error> {
-        self.inner.apply(obj, field_manager, force).await
+        config: &C,
+        params: &::kubegen::applyconfig::ApplyParams,
+    ) -> Result<HorizontalPodAutoscaler, ::kubegen::client::Error>
+    where
+        C: ::kubegen::applyconfig::ApplyConfiguration<Object = HorizontalPodAutoscaler>,
+    {
+        self.inner.apply_configuration(config, params).await
     }
-    /// Server-side apply of `obj`'s status as `field_manager`.
+    /// Server-side apply of an apply configuration's `status` to the status
+    /// subresource.
     #[inline]
-    pub async fn apply_status(
+    pub async fn apply_status<C>(
         &self,
-        obj: &HorizontalPodAutoscaler,
-        field_manager: &str,
-        force: bool,
-    ) -> Result<HorizontalPodAutoscaler, ::kubegen::client::Error> {
-        self.inner.apply_status(obj, field_manager, force).await
+        config: &C,
+        params: &::kubegen::applyconfig::ApplyParams,
+    ) -> Result<HorizontalPodAutoscaler, ::kubegen::client::Error>
+    where
+        C: ::kubegen::applyconfig::ApplyConfiguration<Object = HorizontalPodAutoscaler>,
+    {
+        self.inner.apply_configuration_status(config, params).await
     }
 }

@@ -115,15 +115,19 @@ impl ServiceAccountClient {
     ) -> Result<ServiceAccount, ::kubegen::client::Error> {
         self.inner.patch(name, pp, patch).await
     }
-    /// Server-side apply of `obj` as `field_manager`.
+    /// Server-side apply of an apply configuration (`FooApplyConfiguration::new(..)`,
+    /// or `extract_foo(..)` changed): only the fields it sets are sent and become
+    /// `params.field_manager`'s.
     #[inline]
-    pub async fn apply(
+    pub async fn apply<C>(
         &self,
-        obj: &ServiceAccount,
-        field_manager: &str,
-        force: bool,
-    ) -> Result<ServiceAccount, ::kubegen::client::Error> {
-        self.inner.apply(obj, field_manager, force).await
+        config: &C,
+        params: &::kubegen::applyconfig::ApplyParams,
+    ) -> Result<ServiceAccount, ::kubegen::client::Error>
+    where
+        C: ::kubegen::applyconfig::ApplyConfiguration<Object = ServiceAccount>,
+    {
+        self.inner.apply_configuration(config, params).await
     }
     /// `+genclient:method=CreateToken` (create the `token` subresource of `name`).
     #[inline]

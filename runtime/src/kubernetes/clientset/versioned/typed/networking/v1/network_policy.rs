@@ -109,14 +109,18 @@ impl NetworkPolicyClient {
     ) -> Result<NetworkPolicy, ::kubegen::client::Error> {
         self.inner.patch(name, pp, patch).await
     }
-    /// Server-side apply of `obj` as `field_manager`.
+    /// Server-side apply of an apply configuration (`FooApplyConfiguration::new(..)`,
+    /// or `extract_foo(..)` changed): only the fields it sets are sent and become
+    /// `params.field_manager`'s.
     #[inline]
-    pub async fn apply(
+    pub async fn apply<C>(
         &self,
-        obj: &NetworkPolicy,
-        field_manager: &str,
-        force: bool,
-    ) -> Result<NetworkPolicy, ::kubegen::client::Error> {
-        self.inner.apply(obj, field_manager, force).await
+        config: &C,
+        params: &::kubegen::applyconfig::ApplyParams,
+    ) -> Result<NetworkPolicy, ::kubegen::client::Error>
+    where
+        C: ::kubegen::applyconfig::ApplyConfiguration<Object = NetworkPolicy>,
+    {
+        self.inner.apply_configuration(config, params).await
     }
 }

@@ -97,14 +97,18 @@ impl CSINodeClient {
     ) -> Result<CSINode, ::kubegen::client::Error> {
         self.inner.patch(name, pp, patch).await
     }
-    /// Server-side apply of `obj` as `field_manager`.
+    /// Server-side apply of an apply configuration (`FooApplyConfiguration::new(..)`,
+    /// or `extract_foo(..)` changed): only the fields it sets are sent and become
+    /// `params.field_manager`'s.
     #[inline]
-    pub async fn apply(
+    pub async fn apply<C>(
         &self,
-        obj: &CSINode,
-        field_manager: &str,
-        force: bool,
-    ) -> Result<CSINode, ::kubegen::client::Error> {
-        self.inner.apply(obj, field_manager, force).await
+        config: &C,
+        params: &::kubegen::applyconfig::ApplyParams,
+    ) -> Result<CSINode, ::kubegen::client::Error>
+    where
+        C: ::kubegen::applyconfig::ApplyConfiguration<Object = CSINode>,
+    {
+        self.inner.apply_configuration(config, params).await
     }
 }

@@ -117,14 +117,18 @@ impl CSIStorageCapacityClient {
     ) -> Result<CSIStorageCapacity, ::kubegen::client::Error> {
         self.inner.patch(name, pp, patch).await
     }
-    /// Server-side apply of `obj` as `field_manager`.
+    /// Server-side apply of an apply configuration (`FooApplyConfiguration::new(..)`,
+    /// or `extract_foo(..)` changed): only the fields it sets are sent and become
+    /// `params.field_manager`'s.
     #[inline]
-    pub async fn apply(
+    pub async fn apply<C>(
         &self,
-        obj: &CSIStorageCapacity,
-        field_manager: &str,
-        force: bool,
-    ) -> Result<CSIStorageCapacity, ::kubegen::client::Error> {
-        self.inner.apply(obj, field_manager, force).await
+        config: &C,
+        params: &::kubegen::applyconfig::ApplyParams,
+    ) -> Result<CSIStorageCapacity, ::kubegen::client::Error>
+    where
+        C: ::kubegen::applyconfig::ApplyConfiguration<Object = CSIStorageCapacity>,
+    {
+        self.inner.apply_configuration(config, params).await
     }
 }

@@ -206,6 +206,9 @@ pub struct FileOutput {
     /// writes them into `clientset/`, `listers/` and `informers/` (per type: client,
     /// lister, informer).
     pub access: TokenStream,
+    /// Apply configurations of every type, as `--with-applyconfig` writes them into
+    /// `applyconfiguration/` (there with the types named by their full path).
+    pub apply_configuration: TokenStream,
 }
 
 /// Generates the impls for the types of one source file (as if it were a version
@@ -242,5 +245,12 @@ pub fn expand_file(file: &syn::File, ctx: &FileContext) -> Result<FileOutput, sy
     for (ty, r) in package.resources() {
         out.access.extend(expand::access_tokens(ty, r));
     }
+    // Serde attributes were read (and any problem reported) above.
+    let again = Ctxt::new();
+    for ty in &package.types {
+        out.apply_configuration
+            .extend(applyconfig::type_tokens(ty, &again));
+    }
+    again.discard();
     Ok(out)
 }

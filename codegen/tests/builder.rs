@@ -24,6 +24,7 @@ fn builder(apis: &Path) -> Builder {
         .input_module("crate::apis")
         .output_module("crate::client")
         .with_fake(true)
+        .with_applyconfig(true)
         .plural_exception("Cactus:cacti")
         .boilerplate(common::testdata().join("boilerplate.txt"))
 }

@@ -206,6 +206,7 @@ fn verify_exits_one_with_a_diff_until_update_runs() {
         "--boilerplate",
         "boilerplate.txt",
         "--with-fake",
+        "--with-applyconfig",
         "--plural-exceptions",
         "Cactus:cacti",
     ];

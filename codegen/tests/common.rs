@@ -22,6 +22,7 @@ pub fn config(testdata_dir: &Path) -> Config {
     )
     .boilerplate(testdata_dir.join("boilerplate.txt"))
     .with_fake(true)
+    .with_applyconfig(true)
     .plural_exception("Cactus:cacti")
     .unwrap()
 }

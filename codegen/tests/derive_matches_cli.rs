@@ -5,7 +5,9 @@
 #![allow(clippy::unwrap_used)] // test helpers outside #[test] fns unwrap too
 
 use kubegen_codegen::model::DeepCopyGen;
-use kubegen_codegen::{FileContext, expand_derive_resource, expand_file};
+use kubegen_codegen::{
+    FileContext, expand_derive_apply_configuration, expand_derive_resource, expand_file,
+};
 use proc_macro2::TokenStream;
 
 /// The derive's view: the type alone, group and version as attribute keys.
@@ -122,4 +124,56 @@ fn derive_and_cli_agree_on_the_core_group() {
     let derive = derive_tokens(&item, "", "v1");
     assert_eq!(derive, cli_tokens(&item, "", "v1"));
     assert!(derive.contains("Cow :: Borrowed (\"v1\")"), "{derive}");
+}
+
+/// Apply configurations: `#[derive(kubegen::ApplyConfiguration)]` on each type and the
+/// CLI's `--with-applyconfig` for the same file emit the same configurations (the CLI's
+/// files then name the configured type by its full path).
+#[test]
+fn derive_and_cli_emit_identical_apply_configurations() {
+    let file: syn::File = syn::parse_quote! {
+        /// +genclient
+        pub struct Foo { pub metadata: ObjectMeta, pub spec: FooSpec, pub status: Option<FooStatus> }
+        #[serde(rename_all = "camelCase")]
+        pub struct FooSpec {
+            pub replicas: Option<i32>,
+            pub deployment_name: String,
+            pub template: PodTemplateSpec,
+            pub ports: Vec<ServicePort>,
+            pub labels: BTreeMap<String, String>,
+            #[serde(rename = "x-extra")]
+            pub extra: Option<serde_json::Value>,
+            pub child: Option<Box<FooSpec>>,
+            #[serde(skip)]
+            pub cache: u64,
+        }
+        pub struct FooStatus { pub phase: Phase, pub conditions: Vec<Condition> }
+        pub enum Phase { Pending, Running }
+        /// +genclient
+        /// +genclient:nonNamespaced
+        pub struct Bar { pub metadata: ObjectMeta, pub spec: Option<FooSpec> }
+    };
+    let ctx = FileContext {
+        group: Some("example.com".to_owned()),
+        version: "v1".to_owned(),
+        ..FileContext::default()
+    };
+    let cli = expand_file(&file, &ctx).unwrap().apply_configuration.to_string();
+    assert!(cli.contains("FooSpecApplyConfiguration"));
+    assert!(cli.contains("extract_foo_status"));
+    let mut derived = TokenStream::new();
+    for item in &file.items {
+        let mut input: syn::DeriveInput = match item {
+            syn::Item::Struct(s) => s.clone().into(),
+            syn::Item::Enum(e) => e.clone().into(),
+            _ => continue,
+        };
+        if matches!(item, syn::Item::Struct(s) if s.ident == "Foo" || s.ident == "Bar") {
+            input
+                .attrs
+                .push(syn::parse_quote!(#[resource(group = "example.com", version = "v1")]));
+        }
+        derived.extend(expand_derive_apply_configuration(&input));
+    }
+    assert_eq!(derived.to_string(), cli);
 }

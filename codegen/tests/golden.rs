@@ -46,6 +46,10 @@ fn committed_golden_files_match_fresh_generation() {
         "listers/samplecontroller/v1alpha1/foo.rs",
         "informers/externalversions/mod.rs",
         "informers/externalversions/samplecontroller/v1alpha1/foo.rs",
+        "applyconfiguration/mod.rs",
+        "applyconfiguration/samplecontroller/v1alpha1/foo.rs",
+        "applyconfiguration/samplecontroller/v1alpha1/foo_spec.rs",
+        "applyconfiguration/widgets/v1/widget.rs",
     ] {
         assert!(output.contains(&expected.to_owned()), "{expected} missing");
     }

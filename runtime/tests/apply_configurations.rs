@@ -96,3 +96,52 @@ async fn a_deployments_apply_configuration_round_trips_through_extract() {
         Some("nginx:2")
     );
 }
+
+/// `create_or_apply`: read-modify-apply of the manager's own fields; nothing is sent when
+/// its intent is unchanged, and another manager's fields are never touched.
+#[tokio::test]
+async fn create_or_apply_changes_only_its_own_fields() {
+    use kubegen::controllerutil::{OperationResult, create_or_apply};
+    use kubegen::kubernetes::applyconfiguration::core::v1::ConfigMapApplyConfiguration;
+
+    let cs = new_simple_clientset();
+    let cms = kubegen::client::ResourceClient::namespaced(cs.client().clone(), "default");
+    let params = ApplyParams::new("ctrl");
+    let set = |key: &'static str, value: &'static str| {
+        move |c: &mut ConfigMapApplyConfiguration| {
+            c.data
+                .get_or_insert_with(Default::default)
+                .insert(key.into(), value.into());
+            Ok::<_, std::convert::Infallible>(())
+        }
+    };
+    let start = || ConfigMapApplyConfiguration::new("cfg", "default");
+
+    let (cm, result) = create_or_apply(&cms, start(), &params, set("a", "1")).await.unwrap();
+    assert_eq!(result, OperationResult::Created);
+    assert_eq!(cm.data.unwrap()["a"], "1");
+
+    let writes = || {
+        cs.fake()
+            .actions()
+            .iter()
+            .filter(|a| a.matches("patch", "configmaps"))
+            .count()
+    };
+    let before = writes();
+    let (_, result) = create_or_apply(&cms, start(), &params, set("a", "1")).await.unwrap();
+    assert_eq!(result, OperationResult::Unchanged);
+    assert_eq!(writes(), before, "an unchanged intent sends nothing");
+
+    let other = ConfigMapApplyConfiguration::new("cfg", "default").with_data([("b", "2")]);
+    cs.core_v1()
+        .config_maps("default")
+        .apply(&other, &ApplyParams::new("other"))
+        .await
+        .unwrap();
+
+    let (cm, result) = create_or_apply(&cms, start(), &params, set("a", "2")).await.unwrap();
+    assert_eq!(result, OperationResult::Updated);
+    let data = cm.data.unwrap();
+    assert_eq!((data["a"].as_str(), data["b"].as_str()), ("2", "2"));
+}

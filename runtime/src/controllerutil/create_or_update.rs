@@ -84,7 +84,7 @@ pub enum CreateOrUpdateError<E> {
     /// A request failed (after the retries a conflict gets).
     #[error("{verb} failed: {source}")]
     Api {
-        /// The verb: `get`, `create`, `update`, `patch` or `patch status`.
+        /// The verb: `get`, `create`, `update`, `patch`, `patch status` or `apply`.
         verb: &'static str,
         /// The client's error.
         #[source]
@@ -93,6 +93,10 @@ pub enum CreateOrUpdateError<E> {
     /// The object could not be turned into JSON to be compared.
     #[error("serializing the object: {0}")]
     Serialize(#[source] serde_json::Error),
+    /// The manager's fields could not be read back into the apply configuration (only
+    /// from [`super::create_or_apply()`]).
+    #[error("extracting the manager's fields: {0}")]
+    Extract(#[source] crate::applyconfig::ExtractError),
 }
 
 impl<E> CreateOrUpdateError<E> {

@@ -1,8 +1,10 @@
 //! Helpers for reconcilers (controller-runtime's `controllerutil`, apimachinery's
 //! `meta/conditions.go`, kube-runtime's `wait`): owner references, finalizer lists,
-//! [`create_or_update()`] / [`create_or_patch()`], status conditions and [`await_condition()`].
+//! [`create_or_update()`] / [`create_or_patch()`] / [`create_or_apply()`], status conditions
+//! and [`await_condition()`].
 
 mod conditions;
+mod create_or_apply;
 mod create_or_patch;
 mod create_or_update;
 mod finalizers;
@@ -16,6 +18,7 @@ pub use conditions::{
     CONDITION_FALSE, CONDITION_TRUE, CONDITION_UNKNOWN, find_condition, is_condition_false,
     is_condition_present_and_equal, is_condition_true, remove_condition, set_condition,
 };
+pub use create_or_apply::create_or_apply;
 pub use create_or_patch::create_or_patch;
 pub use create_or_update::{CreateOrUpdateError, OperationResult, create_or_update};
 pub use finalizers::{add_finalizer, contains_finalizer, remove_finalizer};

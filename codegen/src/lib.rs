@@ -173,11 +173,20 @@ pub fn expand_derive_apply_configuration(input: &syn::DeriveInput) -> TokenStrea
         plural_exceptions: &exceptions,
     };
     let cx = Ctxt::new();
-    let tokens = lower::lower_type(input, Vec::new(), &ctx, &cx)
-        .map(|ty| applyconfig::type_tokens(&ty, &cx))
-        .unwrap_or_default();
+    let tokens = lower::lower_type(input, Vec::new(), &ctx, &cx).map(|ty| {
+        let tokens = applyconfig::type_tokens(&ty, &cx);
+        if tokens.is_empty() {
+            cx.error_spanned_by(
+                &input.ident,
+                "`ApplyConfiguration` can be derived for a struct or enum without generic \
+                 parameters, and not for a list type (one with `ListMeta`): lists are never \
+                 applied",
+            );
+        }
+        tokens
+    });
     match cx.check() {
-        Ok(()) => tokens,
+        Ok(()) => tokens.unwrap_or_default(),
         Err(err) => err.to_compile_error(),
     }
 }

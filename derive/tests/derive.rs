@@ -166,3 +166,100 @@ async fn derived_types_get_a_typed_client_lister_and_informer() {
     assert!(lister.foos("team-b").get("a").unwrap_err().is_not_found());
     factory.shutdown().await;
 }
+
+mod apply_configuration {
+    //! `#[derive(kubegen::ApplyConfiguration)]`: the configuration serializes only what
+    //! was set, and extraction reads a manager's fields back.
+    use k8s_openapi::api::core::v1::PodTemplateSpec;
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::{
+        FieldsV1, ManagedFieldsEntry, ObjectMeta,
+    };
+    use kubegen::applyconfig::ApplyConfiguration as _;
+    use serde::{Deserialize, Serialize};
+    use serde_json::json;
+
+    #[derive(
+        Clone,
+        Debug,
+        Default,
+        PartialEq,
+        Serialize,
+        Deserialize,
+        kubegen::Resource,
+        kubegen::ApplyConfiguration,
+    )]
+    #[resource(group = "example.com", version = "v1")]
+    pub struct Gizmo {
+        pub metadata: ObjectMeta,
+        pub spec: GizmoSpec,
+    }
+
+    #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, kubegen::ApplyConfiguration)]
+    #[serde(rename_all = "camelCase")]
+    pub struct GizmoSpec {
+        pub replicas: i32,
+        pub paused: bool,
+        pub mode: Mode,
+        pub template: Option<PodTemplateSpec>,
+        pub ports: Vec<u16>,
+    }
+
+    #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, kubegen::ApplyConfiguration)]
+    pub enum Mode {
+        #[default]
+        Fast,
+        Careful,
+    }
+
+    #[test]
+    fn only_what_was_set_is_sent() {
+        let config = GizmoApplyConfiguration::new("g", "ns").with_spec(
+            GizmoSpecApplyConfiguration::new()
+                .with_replicas(3)
+                .with_mode(Mode::Careful)
+                .with_ports([80u16])
+                .with_ports([443u16]),
+        );
+        assert_eq!(config.name(), Some("g"));
+        assert_eq!(config.namespace(), Some("ns"));
+        assert_eq!(
+            serde_json::to_value(&config).unwrap(),
+            json!({
+                "apiVersion": "example.com/v1",
+                "kind": "Gizmo",
+                "metadata": {"name": "g", "namespace": "ns"},
+                "spec": {"replicas": 3, "mode": "Careful", "ports": [80, 443]}
+            })
+        );
+    }
+
+    #[test]
+    fn extraction_keeps_the_managers_fields() {
+        let gizmo = Gizmo {
+            metadata: ObjectMeta {
+                name: Some("g".into()),
+                namespace: Some("ns".into()),
+                managed_fields: Some(vec![ManagedFieldsEntry {
+                    manager: Some("ctrl".into()),
+                    operation: Some("Apply".into()),
+                    fields_v1: Some(FieldsV1(json!({"f:spec": {"f:paused": {}}}))),
+                    ..ManagedFieldsEntry::default()
+                }]),
+                ..ObjectMeta::default()
+            },
+            spec: GizmoSpec {
+                replicas: 7,
+                paused: true,
+                ..GizmoSpec::default()
+            },
+        };
+        let mine = extract_gizmo(&gizmo, "ctrl").unwrap();
+        assert_eq!(
+            mine,
+            GizmoApplyConfiguration::new("g", "ns")
+                .with_spec(GizmoSpecApplyConfiguration::new().with_paused(true))
+        );
+        let none = extract_gizmo(&gizmo, "someone-else").unwrap();
+        assert_eq!(none, GizmoApplyConfiguration::new("g", "ns"));
+    }
+}

@@ -5,7 +5,6 @@
 //! when it changed. Other managers' fields are never sent, so never reset, and there is no
 //! read-modify-write race to retry: the server merges.
 
-use kube_core::Resource;
 use serde::de::DeserializeOwned;
 
 use super::create_or_update::{CreateOrUpdateError, OperationResult, api};

@@ -7,6 +7,8 @@
 #  3. the sample controller's Foo API: clientset (with fake), listers and informers;
 #  4. the real-world trees (cert-manager, Gateway API, Prometheus Operator, a workload
 #     CRD: codegen/testdata/realworld/apis → client);
+#  (the test tree, the runtime's built-in tree, the sample controller and both fixture crates
+#  also get apply configurations, `--with-applyconfig`)
 #  5. the #![deny(warnings)] fixture crate (codegen/fixtures/deny-warnings: every marker
 #     form);
 #  6. the CRDs of the CRD test tree (`kubegen-codegen crd`: codegen/testdata/crd/apis →
@@ -71,7 +73,8 @@ codegen \
   --input-module crate::apis \
   --output-module crate::client \
   --boilerplate hack/boilerplate.txt \
-  --with-fake
+  --with-fake \
+  --with-applyconfig
 
 verify_flags=()
 if [[ "${mode}" == "verify" ]]; then
@@ -125,4 +128,5 @@ codegen \
   --input-module crate::apis \
   --output-module crate::client \
   --boilerplate hack/boilerplate.txt \
-  --with-fake
+  --with-fake \
+  --with-applyconfig

@@ -8,6 +8,9 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 use kubegen_codegen::crd::files;
+use kubegen_codegen::scaffold::{
+    CreateApiOptions, Dependencies, InitOptions, ScaffoldError, create_api, init,
+};
 use kubegen_codegen::{Config, Error, Generator, PluralExceptions};
 
 #[derive(Parser, Debug)]
@@ -37,6 +40,53 @@ enum Command {
     /// <output-dir>/<group>/<version>/ (then `update` generates their clients), or with
     /// --verify exit 1 with a diff when they are stale.
     ImportCrd(ImportOptions),
+    /// Scaffold a new operator project (kubebuilder's `init`): types, generated clients,
+    /// CRD, RBAC, a reconciler under the manager, `--demo`, tests, hack/ scripts.
+    Init(InitArgs),
+    /// Add another kind to a project made by `init` (kubebuilder's `create api`).
+    CreateApi(CreateApiArgs),
+}
+
+#[derive(Args, Debug)]
+struct InitArgs {
+    /// The project (cargo package and binary) name.
+    #[arg(long)]
+    name: String,
+    /// The first kind's API group.
+    #[arg(long)]
+    group: String,
+    /// The first kind's version.
+    #[arg(long)]
+    version: String,
+    /// The first kind.
+    #[arg(long)]
+    kind: String,
+    /// The project directory (default: ./<name>).
+    #[arg(long)]
+    dir: Option<PathBuf>,
+    /// Depend on the kubegen checkout at PATH (default when this binary was built from
+    /// a checkout that still exists).
+    #[arg(long, value_name = "PATH", conflicts_with = "kubegen_version")]
+    kubegen_path: Option<PathBuf>,
+    /// Depend on kubegen VERSION from crates.io (default otherwise: this binary's version).
+    #[arg(long, value_name = "VERSION")]
+    kubegen_version: Option<String>,
+}
+
+#[derive(Args, Debug)]
+struct CreateApiArgs {
+    /// The kind's API group.
+    #[arg(long)]
+    group: String,
+    /// The kind's version.
+    #[arg(long)]
+    version: String,
+    /// The kind.
+    #[arg(long)]
+    kind: String,
+    /// The project directory.
+    #[arg(long, default_value = ".")]
+    dir: PathBuf,
 }
 
 #[derive(Args, Debug)]
@@ -228,8 +278,55 @@ fn import_crd(opts: &ImportOptions) -> Result<ExitCode, Error> {
     }
 }
 
+fn scaffold(command: &Command) -> Result<(), ScaffoldError> {
+    match command {
+        Command::Init(a) => {
+            let dependencies = match (&a.kubegen_path, &a.kubegen_version) {
+                (Some(path), _) => Dependencies::checkout(path)?,
+                (None, Some(version)) => Dependencies::version(version)?,
+                (None, None) => Dependencies::from_build(),
+            };
+            let dir = a.dir.clone().unwrap_or_else(|| PathBuf::from(&a.name));
+            let options = InitOptions {
+                dir: dir.clone(),
+                name: a.name.clone(),
+                group: a.group.clone(),
+                version: a.version.clone(),
+                kind: a.kind.clone(),
+                dependencies,
+            };
+            init(&options)?;
+            println!(
+                "{}: scaffolded; next: cd {} && cargo run -- --demo && cargo test",
+                a.name,
+                dir.display()
+            );
+        }
+        Command::CreateApi(a) => {
+            let options = CreateApiOptions {
+                dir: a.dir.clone(),
+                group: a.group.clone(),
+                version: a.version.clone(),
+                kind: a.kind.clone(),
+            };
+            for path in create_api(&options)? {
+                println!("wrote {}", path.display());
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
 fn run(cli: &Cli) -> Result<ExitCode, Error> {
     match &cli.command {
+        Command::Init(_) | Command::CreateApi(_) => match scaffold(&cli.command) {
+            Ok(()) => Ok(ExitCode::SUCCESS),
+            Err(e) => {
+                eprintln!("{e}");
+                Ok(ExitCode::from(2))
+            }
+        },
         Command::Rbac(opts) => rbac(opts),
         Command::ImportCrd(opts) => import_crd(opts),
         Command::Crd(opts) => crd(opts),

@@ -17,7 +17,8 @@ use kubegen_codegen::{Config, Error, Generator, PluralExceptions};
 #[command(
     name = "kubegen-codegen",
     version,
-    about = "client-go's code-generator for Rust: +genclient markers to DeepCopy, Resource impls, clients, listers and informers"
+    about = "client-go's code-generator for Rust: +genclient markers to DeepCopy, Resource impls, clients, listers and informers",
+    after_help = "Examples:\n  kubegen-codegen init --name my-operator --group example.com --version v1alpha1 --kind Widget\n  kubegen-codegen update --input-dir src/apis --output-dir src/client --output-module crate::client"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -27,23 +28,44 @@ struct Cli {
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Generate code into the tree.
+    #[command(
+        after_help = "Example:\n  kubegen-codegen update --input-dir src/apis --input-module crate::apis \\\n      --output-dir src/client --output-module crate::client --with-fake"
+    )]
     Update(Options),
     /// Regenerate into a temporary directory and exit 1 with a diff when the tree is stale.
+    #[command(
+        after_help = "Example:\n  kubegen-codegen verify --input-dir src/apis --input-module crate::apis \\\n      --output-dir src/client --output-module crate::client --with-fake"
+    )]
     Verify(Options),
     /// Write one CustomResourceDefinition per resource as <output-dir>/<group>_<plural>.yaml
     /// (controller-gen's naming), or with --verify exit 1 with a diff when they are stale.
+    #[command(
+        after_help = "Example:\n  kubegen-codegen crd --input-dir src/apis --output-dir config/crd [--verify]"
+    )]
     Crd(CrdOptions),
     /// Write the ClusterRole (and namespaced Roles) of every +kubebuilder:rbac marker in
     /// the .rs files under --input-dir, or with --verify exit 1 with a diff when stale.
+    #[command(
+        after_help = "Example:\n  kubegen-codegen rbac --input-dir src --output config/rbac/role.yaml [--verify]"
+    )]
     Rbac(RbacOptions),
     /// Write marked Rust types for every served version of each CRD into
     /// <output-dir>/<group>/<version>/ (then `update` generates their clients), or with
     /// --verify exit 1 with a diff when they are stale.
+    #[command(
+        after_help = "Example:\n  kubegen-codegen import-crd --crd cert-manager.io_certificates.yaml \\\n      --output-dir src/apis --output-module crate::apis"
+    )]
     ImportCrd(ImportOptions),
     /// Scaffold a new operator project (kubebuilder's `init`): types, generated clients,
     /// CRD, RBAC, a reconciler under the manager, `--demo`, tests, hack/ scripts.
+    #[command(
+        after_help = "Example:\n  kubegen-codegen init --name my-operator --group example.com --version v1alpha1 --kind Widget\n  cd my-operator && cargo run -- --demo && cargo test"
+    )]
     Init(InitArgs),
     /// Add another kind to a project made by `init` (kubebuilder's `create api`).
+    #[command(
+        after_help = "Example (in the project's directory):\n  kubegen-codegen create-api --group example.com --version v1alpha1 --kind Gadget"
+    )]
     CreateApi(CreateApiArgs),
 }
 

@@ -248,6 +248,26 @@ fn init_and_create_api_give_a_project_that_builds_tests_verifies_and_demos() {
     fs::copy(root.join("Cargo.lock"), dir.join("Cargo.lock")).expect("copy Cargo.lock");
     check_project(&dir, &["widget"]);
 
+    // Without --demo and with no cluster configured, the binary says what to do in one line
+    // (kubegen::client::ConfigError::Infer), not a debug dump.
+    let bare = Command::new(target_dir().join("debug").join("e2e-operator"))
+        .current_dir(&dir)
+        .env("HOME", tmp.path())
+        .env_remove("KUBECONFIG")
+        .env_remove("KUBERNETES_SERVICE_HOST")
+        .env_remove("KUBERNETES_SERVICE_PORT")
+        .output()
+        .expect("run e2e-operator");
+    let stderr = String::from_utf8_lossy(&bare.stderr);
+    assert_eq!(bare.status.code(), Some(1), "{stderr}");
+    let line = stderr.lines().last().unwrap_or_default();
+    assert!(
+        line.starts_with(
+            "e2e-operator: no Kubernetes cluster configured: set KUBECONFIG or --kubeconfig"
+        ),
+        "{stderr}"
+    );
+
     run(
         &dir,
         codegen,

@@ -2,7 +2,7 @@
 //!
 //! Adds the kind's own files (types, controller, walk-through, test; refused when any
 //! exists), rewrites the index modules (refused when one lost its
-//! [`INDEX_MARKER`](super::layout::INDEX_MARKER), i.e. was edited by hand), then
+//! [`super::layout::INDEX_MARKER`], i.e. was edited by hand), then
 //! regenerates what spans kinds: the clientset, listers and informers, the CRDs and the
 //! RBAC role. The generators first run over a copy of the project's `src/` with the
 //! change applied, so types they refuse leave the project untouched.

@@ -19,7 +19,7 @@
 //! Files: [`names`] (validated group, version and kind names), [`deps`] (how the project
 //! depends on kubegen), [`templates`] (the project's files, `include_str!`ed and filled by
 //! substitution), [`layout`] (where files go, which kinds a project has, the index modules),
-//! [`generated`] (running the generators over a project), [`init`], [`create_api`].
+//! [`generated`] (running the generators over a project), [`mod@init`], [`mod@create_api`].
 
 pub mod create_api;
 pub mod deps;

@@ -168,11 +168,39 @@ fn the_scaffold_asks_for_the_workspace_dependency_versions() {
     }
 }
 
+/// `program` in `dir` without what cargo set for this test process: ring's build script
+/// watches `CARGO_MANIFEST_DIR` (`rerun-if-env-changed`), so inheriting this crate's value
+/// would make the inner build and the outer one take turns rebuilding ring and everything
+/// above it (rustls, reqwest, kubegen, the test server).
+fn command(dir: &Path, program: impl AsRef<std::ffi::OsStr>) -> Command {
+    let mut command = Command::new(program);
+    command.current_dir(dir);
+    for (name, _) in std::env::vars_os() {
+        let name = name.to_string_lossy();
+        let set_by_cargo = name.starts_with("CARGO_PKG_")
+            || name.starts_with("CARGO_BIN_")
+            || name.starts_with("NEXTEST")
+            || [
+                "CARGO_MANIFEST_DIR",
+                "CARGO_MANIFEST_PATH",
+                "CARGO_CRATE_NAME",
+                "CARGO_PRIMARY_PACKAGE",
+                "CARGO_TARGET_TMPDIR",
+                "CARGO_RUSTC_CURRENT_DIR",
+                "OUT_DIR",
+            ]
+            .contains(&name.as_ref());
+        if set_by_cargo {
+            command.env_remove(name.as_ref());
+        }
+    }
+    command
+}
+
 fn run(dir: &Path, program: &str, args: &[&str]) -> Output {
     let started = Instant::now();
-    let output = Command::new(program)
+    let output = command(dir, program)
         .args(args)
-        .current_dir(dir)
         .env("CARGO_TARGET_DIR", target_dir())
         .env("CARGO_TERM_COLOR", "never")
         .env("NO_COLOR", "1")
@@ -250,8 +278,7 @@ fn init_and_create_api_give_a_project_that_builds_tests_verifies_and_demos() {
 
     // Without --demo and with no cluster configured, the binary says what to do in one line
     // (kubegen::client::ConfigError::Infer), not a debug dump.
-    let bare = Command::new(target_dir().join("debug").join("e2e-operator"))
-        .current_dir(&dir)
+    let bare = command(&dir, target_dir().join("debug").join("e2e-operator"))
         .env("HOME", tmp.path())
         .env_remove("KUBECONFIG")
         .env_remove("KUBERNETES_SERVICE_HOST")

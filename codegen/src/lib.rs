@@ -57,6 +57,8 @@ pub mod rbac;
 #[cfg(feature = "files")]
 pub mod render;
 #[cfg(feature = "files")]
+pub mod scaffold;
+#[cfg(feature = "files")]
 pub mod source;
 pub mod validate;
 #[cfg(feature = "files")]

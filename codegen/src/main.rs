@@ -8,13 +8,17 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 use kubegen_codegen::crd::files;
+use kubegen_codegen::scaffold::{
+    CreateApiOptions, Dependencies, InitOptions, ScaffoldError, create_api, init,
+};
 use kubegen_codegen::{Config, Error, Generator, PluralExceptions};
 
 #[derive(Parser, Debug)]
 #[command(
     name = "kubegen-codegen",
     version,
-    about = "client-go's code-generator for Rust: +genclient markers to DeepCopy, Resource impls, clients, listers and informers"
+    about = "client-go's code-generator for Rust: +genclient markers to DeepCopy, Resource impls, clients, listers and informers",
+    after_help = "Examples:\n  kubegen-codegen init --name my-operator --group example.com --version v1alpha1 --kind Widget\n  kubegen-codegen update --input-dir src/apis --output-dir src/client --output-module crate::client"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -24,19 +28,87 @@ struct Cli {
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Generate code into the tree.
+    #[command(
+        after_help = "Example:\n  kubegen-codegen update --input-dir src/apis --input-module crate::apis \\\n      --output-dir src/client --output-module crate::client --with-fake"
+    )]
     Update(Options),
     /// Regenerate into a temporary directory and exit 1 with a diff when the tree is stale.
+    #[command(
+        after_help = "Example:\n  kubegen-codegen verify --input-dir src/apis --input-module crate::apis \\\n      --output-dir src/client --output-module crate::client --with-fake"
+    )]
     Verify(Options),
     /// Write one CustomResourceDefinition per resource as <output-dir>/<group>_<plural>.yaml
     /// (controller-gen's naming), or with --verify exit 1 with a diff when they are stale.
+    #[command(
+        after_help = "Example:\n  kubegen-codegen crd --input-dir src/apis --output-dir config/crd [--verify]"
+    )]
     Crd(CrdOptions),
     /// Write the ClusterRole (and namespaced Roles) of every +kubebuilder:rbac marker in
     /// the .rs files under --input-dir, or with --verify exit 1 with a diff when stale.
+    #[command(
+        after_help = "Example:\n  kubegen-codegen rbac --input-dir src --output config/rbac/role.yaml [--verify]"
+    )]
     Rbac(RbacOptions),
     /// Write marked Rust types for every served version of each CRD into
     /// <output-dir>/<group>/<version>/ (then `update` generates their clients), or with
     /// --verify exit 1 with a diff when they are stale.
+    #[command(
+        after_help = "Example:\n  kubegen-codegen import-crd --crd cert-manager.io_certificates.yaml \\\n      --output-dir src/apis --output-module crate::apis"
+    )]
     ImportCrd(ImportOptions),
+    /// Scaffold a new operator project (kubebuilder's `init`): types, generated clients,
+    /// CRD, RBAC, a reconciler under the manager, `--demo`, tests, hack/ scripts.
+    #[command(
+        after_help = "Example:\n  kubegen-codegen init --name my-operator --group example.com --version v1alpha1 --kind Widget\n  cd my-operator && cargo run -- --demo && cargo test"
+    )]
+    Init(InitArgs),
+    /// Add another kind to a project made by `init` (kubebuilder's `create api`).
+    #[command(
+        after_help = "Example (in the project's directory):\n  kubegen-codegen create-api --group example.com --version v1alpha1 --kind Gadget"
+    )]
+    CreateApi(CreateApiArgs),
+}
+
+#[derive(Args, Debug)]
+struct InitArgs {
+    /// The project (cargo package and binary) name.
+    #[arg(long)]
+    name: String,
+    /// The first kind's API group.
+    #[arg(long)]
+    group: String,
+    /// The first kind's version.
+    #[arg(long)]
+    version: String,
+    /// The first kind.
+    #[arg(long)]
+    kind: String,
+    /// The project directory (default: ./<name>).
+    #[arg(long)]
+    dir: Option<PathBuf>,
+    /// Depend on the kubegen checkout at PATH (default when this binary was built from
+    /// a checkout that still exists).
+    #[arg(long, value_name = "PATH", conflicts_with = "kubegen_version")]
+    kubegen_path: Option<PathBuf>,
+    /// Depend on kubegen VERSION from crates.io (default otherwise: this binary's version).
+    #[arg(long, value_name = "VERSION")]
+    kubegen_version: Option<String>,
+}
+
+#[derive(Args, Debug)]
+struct CreateApiArgs {
+    /// The kind's API group.
+    #[arg(long)]
+    group: String,
+    /// The kind's version.
+    #[arg(long)]
+    version: String,
+    /// The kind.
+    #[arg(long)]
+    kind: String,
+    /// The project directory.
+    #[arg(long, default_value = ".")]
+    dir: PathBuf,
 }
 
 #[derive(Args, Debug)]
@@ -233,8 +305,55 @@ fn import_crd(opts: &ImportOptions) -> Result<ExitCode, Error> {
     }
 }
 
+fn scaffold(command: &Command) -> Result<(), ScaffoldError> {
+    match command {
+        Command::Init(a) => {
+            let dependencies = match (&a.kubegen_path, &a.kubegen_version) {
+                (Some(path), _) => Dependencies::checkout(path)?,
+                (None, Some(version)) => Dependencies::version(version)?,
+                (None, None) => Dependencies::from_build(),
+            };
+            let dir = a.dir.clone().unwrap_or_else(|| PathBuf::from(&a.name));
+            let options = InitOptions {
+                dir: dir.clone(),
+                name: a.name.clone(),
+                group: a.group.clone(),
+                version: a.version.clone(),
+                kind: a.kind.clone(),
+                dependencies,
+            };
+            init(&options)?;
+            println!(
+                "{}: scaffolded; next: cd {} && cargo run -- --demo && cargo test",
+                a.name,
+                dir.display()
+            );
+        }
+        Command::CreateApi(a) => {
+            let options = CreateApiOptions {
+                dir: a.dir.clone(),
+                group: a.group.clone(),
+                version: a.version.clone(),
+                kind: a.kind.clone(),
+            };
+            for path in create_api(&options)? {
+                println!("wrote {}", path.display());
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
 fn run(cli: &Cli) -> Result<ExitCode, Error> {
     match &cli.command {
+        Command::Init(_) | Command::CreateApi(_) => match scaffold(&cli.command) {
+            Ok(()) => Ok(ExitCode::SUCCESS),
+            Err(e) => {
+                eprintln!("{e}");
+                Ok(ExitCode::from(2))
+            }
+        },
         Command::Rbac(opts) => rbac(opts),
         Command::ImportCrd(opts) => import_crd(opts),
         Command::Crd(opts) => crd(opts),

@@ -3,7 +3,7 @@
 //! A seed fixes a [`Schedule`]: a workload (creates, updates, deletes of ConfigMaps and
 //! Secrets in three namespaces) interleaved with faults (dropped watches, stalled watches,
 //! late watch delivery, 410 compaction, 500 and 429 bursts, server restarts, a slow
-//! handler, a handler added late). [`run`] performs it against the test server's
+//! handler, a handler added late). [`run()`] performs it against the test server's
 //! in-process front, on a current-thread tokio runtime whose clock is paused, with two
 //! shared informers from a `SharedInformerFactory` (ConfigMaps through a `RealFifo`,
 //! Secrets through a `DeltaFifo` with resync), recording handlers, and a workqueue-based
@@ -14,7 +14,7 @@
 //! had, an object older than the last one, or a tombstone for an object the server still
 //! has, and that the controller converged.
 //!
-//! A failing seed prints itself and its schedule, is shrunk ([`shrink`]) to a minimal
+//! A failing seed prints itself and its schedule, is shrunk ([`shrink()`]) to a minimal
 //! schedule that still fails, and replays with `KUBEGEN_SIM_SEED=N`.
 
 pub mod mirror;

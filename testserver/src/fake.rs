@@ -2,7 +2,7 @@
 //! `ObjectTracker`).
 //!
 //! A fake is an [`InProcess`] server and a `kubegen::client::Client` over it: requests
-//! never leave the process, every request is recorded as an [`Action`], reactors can
+//! never leave the process, every request is recorded as an [`Action`](crate::inprocess::Action), reactors can
 //! answer or fail requests before the server sees them, and objects can be seeded
 //! synchronously with [`Fake::add`]. Generated `clientset/versioned/fake` modules wrap
 //! it, registering their custom resources with [`Fake::register`]; built-in types are

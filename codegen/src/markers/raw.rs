@@ -5,7 +5,7 @@
 //! module's `//! +groupName=x` as an inner `#![doc = ...]`. A marker is a doc line whose
 //! trimmed text starts with `+`, followed by a key without whitespace and an optional
 //! `=value`. An attribute argument maps to its marker key through the
-//! [vocabulary](super::vocabulary) (`group = "x"` is `+groupName=x`).
+//! [vocabulary](super::vocabulary#constants) (`group = "x"` is `+groupName=x`).
 
 use proc_macro2::Span;
 use syn::spanned::Spanned;

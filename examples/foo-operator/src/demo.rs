@@ -1,7 +1,7 @@
 //! The `--demo` walk-through, the sample controller's story told through the operator's
 //! finalizer and `Ready` condition: create a Foo, scale it, meet a Deployment owned by
 //! someone else, delete the Foo. Each step waits (bounded) with
-//! [`await_condition`](kubegen::controllerutil::await_condition) and prints what it saw.
+//! [`kubegen::controllerutil::await_condition`] and prints what it saw.
 //!
 //! The embedded server runs no Deployment controller, so the demo plays its part: it writes
 //! the Deployment's `status.availableReplicas`.

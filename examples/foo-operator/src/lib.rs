@@ -9,7 +9,7 @@
 //! deleted.
 //!
 //! * [`Foo`]: the custom resource (`samplecontroller.k8s.io/v1alpha1`), derived.
-//! * [`operator`]: the reconcile function and [`operator::start`].
+//! * [`operator`]: the reconcile function and [`operator::manager`].
 //! * [`demo`]: the scripted walk-through that `--demo` runs against the embedded server.
 
 // The resource is called Foo, as in kubernetes/sample-controller.

@@ -69,7 +69,7 @@ pub struct Context {
     recorder: EventRecorder,
 }
 
-/// Reconciles one Foo: its finalizer first, then [`apply`] or [`cleanup`].
+/// Reconciles one Foo: its finalizer first, then `apply` or `cleanup`.
 pub async fn reconcile(foo: Arc<Foo>, ctx: Arc<Context>) -> Result<Action, Error> {
     let namespace = foo.metadata.namespace.clone().unwrap_or_default();
     let foos = ResourceClient::<Foo>::namespaced(ctx.client.clone(), &namespace);

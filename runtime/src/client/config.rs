@@ -38,7 +38,10 @@ pub enum ConfigError {
     #[error("kubeconfig: {0}")]
     Kubeconfig(String),
     /// Neither a kubeconfig nor in-cluster settings were found.
-    #[error("no configuration found: kubeconfig: {kubeconfig}; in-cluster: {in_cluster}")]
+    #[error(
+        "no Kubernetes cluster configured: set KUBECONFIG or --kubeconfig, or create ~/.kube/config \
+         (in a pod: mount a service account); kubeconfig: {kubeconfig}; in-cluster: {in_cluster}"
+    )]
     Infer {
         /// Why the kubeconfig failed.
         kubeconfig: String,

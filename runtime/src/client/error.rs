@@ -44,7 +44,11 @@ pub mod reason {
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// The API server answered with a failure `Status` (or a non-2xx code, turned into one).
-    #[error("API error {}: {}: {}", .0.code, .0.reason, .0.message)]
+    ///
+    /// Its message is one line; for the failures a newcomer meets first (the resource is not
+    /// served: its CRD is not installed; forbidden by RBAC; credentials rejected) it ends
+    /// with what to do ([`Error::hint`]).
+    #[error("{}", api_line(.0))]
     Api(Box<Status>),
     /// The request never got a complete answer: connection, TLS, timeout, broken body.
     #[error("transport: {0}")]
@@ -178,6 +182,58 @@ impl Error {
     pub fn is_service_unavailable(&self) -> bool {
         self.has_reason(reason::SERVICE_UNAVAILABLE, 503)
     }
+
+    /// 404 for the resource itself, not for an object: the API server does not serve this
+    /// group/version/resource (a custom resource whose CRD is not installed). kube-apiserver
+    /// answers an unknown path with apimachinery's generic 404 message, "the server could
+    /// not find the requested resource" (apimachinery `errors.NewGenericServerResponse`,
+    /// apiserver `endpoints/handlers/responsewriters`), with no object name in `details`.
+    pub fn is_resource_not_served(&self) -> bool {
+        self.is_not_found()
+            && self.status().is_some_and(|s| {
+                s.message.starts_with(RESOURCE_NOT_SERVED)
+                    && s.details.as_ref().is_none_or(|d| d.name.is_empty())
+            })
+    }
+
+    /// What to do about this error, for the ones a user meets first: a resource not served
+    /// (install the CRD), 403 Forbidden (grant the permission), 401 Unauthorized (renew the
+    /// credentials). `None` for the rest.
+    pub fn hint(&self) -> Option<&'static str> {
+        self.status().and_then(status_hint)
+    }
+}
+
+/// apimachinery's message for a 404 on a path the server does not serve.
+const RESOURCE_NOT_SERVED: &str = "the server could not find the requested resource";
+
+fn status_hint(status: &Status) -> Option<&'static str> {
+    let error = Error::Api(Box::new(status.clone()));
+    if error.is_resource_not_served() {
+        Some(
+            "the API server does not serve this resource: install its CustomResourceDefinition \
+             (kubectl apply -f config/crd/) or check its group and version",
+        )
+    } else if error.is_forbidden() {
+        Some(
+            "grant this permission to the identity's Role or ClusterRole (a +kubebuilder:rbac \
+             marker, then hack/update-codegen.sh and kubectl apply -f config/rbac/role.yaml)",
+        )
+    } else if error.is_unauthorized() {
+        Some("the credentials were rejected: renew the kubeconfig's token or certificate")
+    } else {
+        None
+    }
+}
+
+/// `API error <code>: <reason>: <message>`, then the hint when there is one; one line.
+fn api_line(status: &Status) -> String {
+    let message = status.message.replace('\n', " ");
+    let line = format!("API error {}: {}: {}", status.code, status.reason, message);
+    match status_hint(status) {
+        Some(hint) => format!("{line} ({hint})"),
+        None => line,
+    }
 }
 
 /// The reason apimachinery assigns to a bare HTTP code.
@@ -202,6 +258,98 @@ pub(crate) fn reason_for_code(code: u16) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn status(json: serde_json::Value) -> Error {
+        let body = serde_json::to_vec(&json).expect("json");
+        let code = json["code"]
+            .as_u64()
+            .and_then(|c| u16::try_from(c).ok())
+            .expect("code");
+        Error::from_response(http::StatusCode::from_u16(code).expect("code"), &body)
+    }
+
+    #[test]
+    fn a_resource_the_server_does_not_serve_says_install_the_crd() {
+        // kube-apiserver's answer to a path no API group serves (the CRD is not installed):
+        // apimachinery's generic 404 message, empty details.
+        let err = status(serde_json::json!({
+            "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+            "message": "the server could not find the requested resource",
+            "reason": "NotFound", "details": {}, "code": 404
+        }));
+        assert!(err.is_resource_not_served());
+        let line = err.to_string();
+        assert_eq!(
+            line,
+            "API error 404: NotFound: the server could not find the requested resource (the API \
+             server does not serve this resource: install its CustomResourceDefinition (kubectl \
+             apply -f config/crd/) or check its group and version)"
+        );
+        assert!(!line.contains('\n'));
+        // An object that does not exist is an ordinary 404: no hint.
+        let err = status(serde_json::json!({
+            "kind": "Status", "apiVersion": "v1", "status": "Failure",
+            "message": "widgets.example.com \"w\" not found", "reason": "NotFound",
+            "details": {"name": "w", "group": "example.com", "kind": "widgets"}, "code": 404
+        }));
+        assert!(err.is_not_found() && !err.is_resource_not_served());
+        assert_eq!(err.hint(), None);
+        assert_eq!(
+            err.to_string(),
+            "API error 404: NotFound: widgets.example.com \"w\" not found"
+        );
+    }
+
+    #[test]
+    fn forbidden_says_which_permission_to_grant_and_how() {
+        // kube-apiserver's RBAC denial (apiserver `endpoints/handlers/responsewriters.forbiddenMessage`).
+        let err = status(serde_json::json!({
+            "kind": "Status", "apiVersion": "v1", "status": "Failure",
+            "message": "widgets.example.com is forbidden: User \"system:serviceaccount:default:op\" \
+                        cannot list resource \"widgets\" in API group \"example.com\" in the namespace \"default\"",
+            "reason": "Forbidden", "details": {"group": "example.com", "kind": "widgets"}, "code": 403
+        }));
+        let line = err.to_string();
+        assert!(
+            line.starts_with("API error 403: Forbidden: widgets.example.com is forbidden: User"),
+            "{line}"
+        );
+        assert!(
+            line.ends_with(
+                "(grant this permission to the identity's Role or ClusterRole (a +kubebuilder:rbac \
+             marker, then hack/update-codegen.sh and kubectl apply -f config/rbac/role.yaml))"
+            ),
+            "{line}"
+        );
+        assert!(!line.contains('\n'));
+    }
+
+    #[test]
+    fn unauthorized_says_renew_the_credentials() {
+        let err = Error::from_response(http::StatusCode::UNAUTHORIZED, b"");
+        assert_eq!(
+            err.to_string(),
+            "API error 401: Unauthorized: Unauthorized (the credentials were rejected: renew the \
+             kubeconfig's token or certificate)"
+        );
+    }
+
+    #[test]
+    fn no_cluster_configured_says_where_configuration_comes_from() {
+        let err = Error::Config(ConfigError::Infer {
+            kubeconfig: "failed to read kubeconfig: no such file".into(),
+            in_cluster: "KUBERNETES_SERVICE_HOST is not set".into(),
+        });
+        let line = err.to_string();
+        assert!(
+            line.starts_with(
+                "config: no Kubernetes cluster configured: set KUBECONFIG or --kubeconfig, or \
+                 create ~/.kube/config (in a pod: mount a service account)"
+            ),
+            "{line}"
+        );
+        assert!(!line.contains('\n'));
+    }
 
     fn status_body(code: u16, reason: &str) -> Vec<u8> {
         serde_json::to_vec(&serde_json::json!({

@@ -149,7 +149,7 @@ where
     }
 }
 
-/// Both predicates pass (see [`PredicateExt::and`]).
+/// Both predicates pass (see [`and`]).
 #[derive(Debug, Clone, Copy)]
 pub struct And<A, B>(A, B);
 
@@ -165,7 +165,7 @@ impl<K, A: Predicate<K>, B: Predicate<K>> Predicate<K> for And<A, B> {
     }
 }
 
-/// Either predicate passes (see [`PredicateExt::or`]).
+/// Either predicate passes (see [`or`]).
 #[derive(Debug, Clone, Copy)]
 pub struct Or<A, B>(A, B);
 
@@ -181,7 +181,7 @@ impl<K, A: Predicate<K>, B: Predicate<K>> Predicate<K> for Or<A, B> {
     }
 }
 
-/// The predicate's opposite (see [`PredicateExt::not`]).
+/// The predicate's opposite (see [`not`]).
 #[derive(Debug, Clone, Copy)]
 pub struct Not<A>(A);
 

@@ -30,7 +30,7 @@ pub enum Correlated {
 /// * events that differ only in their message are aggregated once
 ///   [`max_events`](CorrelatorOptions::max_events) (10) of them come within
 ///   [`max_interval`](CorrelatorOptions::max_interval) (10 minutes) of each other, into one
-///   event whose message is "(combined from similar events): <latest message>";
+///   event whose message is "(combined from similar events): &lt;latest message&gt;";
 /// * an identical event is not written again: the stored one gets count + 1;
 /// * a source may send [`burst`](CorrelatorOptions::burst) (25) events about one object,
 ///   then one per 1/[`qps`](CorrelatorOptions::qps) (5 minutes); the rest are dropped.

@@ -1,7 +1,7 @@
 //! The API semantics, independent of HTTP: the generic store of kube-apiserver
 //! (`apiserver/pkg/registry/generic/registry/store.go`) over the [`Store`], for any
-//! [`ResourceType`] in the [`Registry`], split by verb: [`create`], [`read`] (get, list),
-//! [`update`] (update and the patch core) and [`delete`].
+//! [`ResourceType`] in the [`Registry`], split by verb: `create`, `read` (get, list),
+//! `update` (update and the patch core) and `delete`.
 //!
 //! Type-specific behaviour comes from the registry entry's strategy
 //! ([`crate::strategy`]); the controllers (garbage collector, CRD establishment, namespace
@@ -310,7 +310,7 @@ impl Engine {
     }
 
     /// Rewrites `apiVersion`/`kind` to the version the request was served in, and adds
-    /// defaults the schema gained since the object was written ([`Self::read_back`]).
+    /// defaults the schema gained since the object was written (`read_back`).
     pub fn present(&self, rt: &ResourceType, obj: Arc<Value>) -> Arc<Value> {
         let obj = self.read_back(rt, obj);
         let api_version = rt.api_version();

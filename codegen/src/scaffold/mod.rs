@@ -1,0 +1,37 @@
+//! `kubegen-codegen init` and `create-api`: kubebuilder's scaffolding for a Rust operator.
+//!
+//! [`init`](init::init) writes a standalone cargo project (its own `[workspace]`) with one
+//! API kind: marked types under `src/apis/<group>/<version>/`, the clientset, listers and
+//! informers generated from them (in process, byte for byte what `kubegen-codegen update`
+//! writes), CRDs and the RBAC role under `config/`, a reconciler per kind on the controller
+//! builder, a `main.rs` under the manager with `--demo` against the embedded test server,
+//! an integration test, `hack/update-codegen.sh` / `hack/verify-codegen.sh`, a README and a
+//! Dockerfile. [`create_api`](create_api::create_api) adds a kind to such a project.
+//!
+//! Adding a kind only adds files (types, controller, demo step, test) and regenerates
+//! generated ones: the index modules (`src/apis/**/mod.rs`, `src/controllers/mod.rs`,
+//! `src/demo/mod.rs`, each listing the files of its directory and marked
+//! [`layout::INDEX_MARKER`]) and what `hack/update-codegen.sh` writes.
+//!
+//! Neither command overwrites a file the user owns: every path is checked before anything
+//! is written ([`ScaffoldError::WouldOverwrite`]).
+//!
+//! Files: [`names`] (validated group, version and kind names), [`deps`] (how the project
+//! depends on kubegen), [`templates`] (the project's files, `include_str!`ed and filled by
+//! substitution), [`layout`] (where files go, which kinds a project has, the index modules),
+//! [`generated`] (running the generators over a project), [`mod@init`], [`mod@create_api`].
+
+pub mod create_api;
+pub mod deps;
+mod error;
+pub mod generated;
+pub mod init;
+pub mod layout;
+pub mod names;
+pub mod templates;
+
+pub use create_api::{CreateApiOptions, create_api};
+pub use deps::Dependencies;
+pub use error::ScaffoldError;
+pub use init::{InitOptions, init};
+pub use names::{ApiKind, ProjectName};

@@ -84,7 +84,6 @@ use crate::markers::TypeMarkers;
 use crate::markers::vocabulary::RESOURCE_IMPL;
 use crate::model::{DeepCopyGen, Package};
 
-
 fn expand_derive(input: &syn::DeriveInput, mode: Mode) -> TokenStream {
     let exceptions = PluralExceptions::default();
     let ctx = PackageContext {
@@ -130,6 +129,15 @@ pub fn expand_derive_deep_copy(input: &syn::DeriveInput) -> TokenStream {
 /// `#[derive(kubegen::Schema)]`: `impl kubegen::crd::Schema` and, for a type with
 /// `#[resource(group = ..., version = ...)]`, `crd()`; or every error, spanned.
 pub fn expand_derive_schema(input: &syn::DeriveInput) -> TokenStream {
+    expand_derive_with(input, expand::schema_impl)
+}
+
+/// A derive that reads one type, resource or not (`#[resource(...)]` decides), and emits
+/// `emit`'s tokens, or every error reported while lowering or emitting, spanned.
+fn expand_derive_with(
+    input: &syn::DeriveInput,
+    emit: impl FnOnce(&model::TypeDef, &Ctxt) -> TokenStream,
+) -> TokenStream {
     let exceptions = PluralExceptions::default();
     let is_resource = input.attrs.iter().any(|a| a.path().is_ident("resource"));
     let ctx = PackageContext {
@@ -146,7 +154,7 @@ pub fn expand_derive_schema(input: &syn::DeriveInput) -> TokenStream {
     };
     let cx = Ctxt::new();
     let tokens = lower::lower_type(input, Vec::new(), &ctx, &cx)
-        .map(|ty| expand::schema_impl(&ty, &cx))
+        .map(|ty| emit(&ty, &cx))
         .unwrap_or_default();
     match cx.check() {
         Ok(()) => tokens,
@@ -160,23 +168,8 @@ pub fn expand_derive_schema(input: &syn::DeriveInput) -> TokenStream {
 /// the `ApplyConfiguration` impl and `extract_foo`. An enum or tuple struct is applied
 /// whole. The same tokens `kubegen-codegen update --with-applyconfig` writes.
 pub fn expand_derive_apply_configuration(input: &syn::DeriveInput) -> TokenStream {
-    let exceptions = PluralExceptions::default();
-    let is_resource = input.attrs.iter().any(|a| a.path().is_ident("resource"));
-    let ctx = PackageContext {
-        mode: if is_resource {
-            Mode::DeriveResource
-        } else {
-            Mode::DeriveDeepCopy
-        },
-        group: None,
-        version: None,
-        deep_copy: None,
-        group_go_name: None,
-        plural_exceptions: &exceptions,
-    };
-    let cx = Ctxt::new();
-    let tokens = lower::lower_type(input, Vec::new(), &ctx, &cx).map(|ty| {
-        let tokens = applyconfig::type_tokens(&ty, &cx);
+    expand_derive_with(input, |ty, cx| {
+        let tokens = applyconfig::type_tokens(ty, cx);
         if tokens.is_empty() {
             cx.error_spanned_by(
                 &input.ident,
@@ -186,11 +179,7 @@ pub fn expand_derive_apply_configuration(input: &syn::DeriveInput) -> TokenStrea
             );
         }
         tokens
-    });
-    match cx.check() {
-        Ok(()) => tokens.unwrap_or_default(),
-        Err(err) => err.to_compile_error(),
-    }
+    })
 }
 
 /// Package context for [`expand_file`]: what the version directory and its mod.rs say.

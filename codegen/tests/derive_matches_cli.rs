@@ -158,7 +158,10 @@ fn derive_and_cli_emit_identical_apply_configurations() {
         version: "v1".to_owned(),
         ..FileContext::default()
     };
-    let cli = expand_file(&file, &ctx).unwrap().apply_configuration.to_string();
+    let cli = expand_file(&file, &ctx)
+        .unwrap()
+        .apply_configuration
+        .to_string();
     assert!(cli.contains("FooSpecApplyConfiguration"));
     assert!(cli.contains("extract_foo_status"));
     let mut derived = TokenStream::new();

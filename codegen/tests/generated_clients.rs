@@ -363,15 +363,23 @@ async fn apply_configurations_claim_only_the_fields_they_set() {
     assert_eq!(again.metadata.resource_version, w.metadata.resource_version);
 
     // Changing a field another manager owns is a 409 Conflict unless forced.
-    let recolor = size
-        .clone()
-        .with_spec(WidgetSpecApplyConfiguration::new().with_size(3u32).with_color("blue"));
+    let recolor = size.clone().with_spec(
+        WidgetSpecApplyConfiguration::new()
+            .with_size(3u32)
+            .with_color("blue"),
+    );
     let err = widgets.apply(&recolor, &sizer).await.unwrap_err();
     assert!(err.is_conflict(), "{err}");
-    let w = widgets.apply(&recolor, &sizer.clone().force()).await.unwrap();
+    let w = widgets
+        .apply(&recolor, &sizer.clone().force())
+        .await
+        .unwrap();
     assert_eq!(w.spec.color, "blue");
     assert!(!owns(&w.metadata, "painter", &["f:spec", "f:color"]));
-    widgets.apply(&paint, &painter.clone().force()).await.unwrap();
+    widgets
+        .apply(&paint, &painter.clone().force())
+        .await
+        .unwrap();
 
     // The same change as a whole typed object: its `color: ""` (a String always
     // serializes) claims and resets the colour it never meant to touch.
@@ -392,7 +400,10 @@ async fn apply_configurations_claim_only_the_fields_they_set() {
         .apply(&WholeObject(&whole), &ApplyParams::new("wholesale").force())
         .await
         .unwrap();
-    assert_eq!(w.spec.color, "", "whole-object apply reset the painter's colour");
+    assert_eq!(
+        w.spec.color, "",
+        "whole-object apply reset the painter's colour"
+    );
     assert!(!owns(&w.metadata, "painter", &["f:spec", "f:color"]));
 }
 
@@ -409,5 +420,10 @@ async fn apply_configurations_work_through_the_fake_clientset() {
         .unwrap();
     assert_eq!(created.spec.color, "green");
     assert_eq!(extract_widget(&created, "ctrl").unwrap(), config);
-    assert!(cs.fake().actions().iter().any(|a| a.matches("patch", "widgets")));
+    assert!(
+        cs.fake()
+            .actions()
+            .iter()
+            .any(|a| a.matches("patch", "widgets"))
+    );
 }

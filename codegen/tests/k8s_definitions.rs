@@ -45,10 +45,16 @@ fn definitions() -> Map<String, Value> {
     add::<meta::MicroTime>(&mut generator);
     // Every built-in resource of the runtime's API tree (`runtime/src/apis`): the
     // apply configurations of the built-in clientset are generated from these.
-    add::<k8s_openapi::api::admissionregistration::v1::MutatingWebhookConfiguration>(&mut generator);
+    add::<k8s_openapi::api::admissionregistration::v1::MutatingWebhookConfiguration>(
+        &mut generator,
+    );
     add::<k8s_openapi::api::admissionregistration::v1::ValidatingAdmissionPolicy>(&mut generator);
-    add::<k8s_openapi::api::admissionregistration::v1::ValidatingAdmissionPolicyBinding>(&mut generator);
-    add::<k8s_openapi::api::admissionregistration::v1::ValidatingWebhookConfiguration>(&mut generator);
+    add::<k8s_openapi::api::admissionregistration::v1::ValidatingAdmissionPolicyBinding>(
+        &mut generator,
+    );
+    add::<k8s_openapi::api::admissionregistration::v1::ValidatingWebhookConfiguration>(
+        &mut generator,
+    );
     add::<k8s_openapi::api::apps::v1::ControllerRevision>(&mut generator);
     add::<k8s_openapi::api::apps::v1::DaemonSet>(&mut generator);
     add::<k8s_openapi::api::apps::v1::Deployment>(&mut generator);
@@ -158,7 +164,11 @@ fn since_versions(defs: &Map<String, Value>) -> Map<String, Value> {
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()
         .expect("cargo metadata runs");
-    assert!(out.status.success(), "cargo metadata: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "cargo metadata: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let meta: Value = serde_json::from_slice(&out.stdout).expect("cargo metadata JSON");
     let manifest = meta["packages"]
         .as_array()
@@ -179,7 +189,10 @@ fn since_versions(defs: &Map<String, Value>) -> Map<String, Value> {
     versions.sort();
     let mut out = Map::new();
     for name in defs.keys() {
-        let path = name.strip_prefix("io.k8s.").unwrap_or(name).replace('-', "_");
+        let path = name
+            .strip_prefix("io.k8s.")
+            .unwrap_or(name)
+            .replace('-', "_");
         let mut parts: Vec<&str> = path.split('.').collect();
         let ty = parts.pop().expect("type name");
         let export = format!("::{ty};");

@@ -194,7 +194,9 @@ mod apply_configuration {
         pub spec: GizmoSpec,
     }
 
-    #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, kubegen::ApplyConfiguration)]
+    #[derive(
+        Clone, Debug, Default, PartialEq, Serialize, Deserialize, kubegen::ApplyConfiguration,
+    )]
     #[serde(rename_all = "camelCase")]
     pub struct GizmoSpec {
         pub replicas: i32,
@@ -204,7 +206,9 @@ mod apply_configuration {
         pub ports: Vec<u16>,
     }
 
-    #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, kubegen::ApplyConfiguration)]
+    #[derive(
+        Clone, Debug, Default, PartialEq, Serialize, Deserialize, kubegen::ApplyConfiguration,
+    )]
     pub enum Mode {
         #[default]
         Fast,

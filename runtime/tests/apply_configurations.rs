@@ -31,12 +31,16 @@ fn web(image: &str, replicas: i32) -> DeploymentApplyConfiguration {
                 )
                 .with_template(
                     PodTemplateSpecApplyConfiguration::new()
-                        .with_metadata(ObjectMetaApplyConfiguration::new().with_labels([("app", "web")]))
-                        .with_spec(PodSpecApplyConfiguration::new().with_containers([
-                            ContainerApplyConfiguration::new()
-                                .with_name("app")
-                                .with_image(image),
-                        ])),
+                        .with_metadata(
+                            ObjectMetaApplyConfiguration::new().with_labels([("app", "web")]),
+                        )
+                        .with_spec(
+                            PodSpecApplyConfiguration::new().with_containers([
+                                ContainerApplyConfiguration::new()
+                                    .with_name("app")
+                                    .with_image(image),
+                            ]),
+                        ),
                 ),
         )
 }
@@ -92,7 +96,9 @@ async fn a_deployments_apply_configuration_round_trips_through_extract() {
     let spec = &rolled.spec;
     assert_eq!(spec.replicas, Some(5));
     assert_eq!(
-        spec.template.spec.as_ref().unwrap().containers[0].image.as_deref(),
+        spec.template.spec.as_ref().unwrap().containers[0]
+            .image
+            .as_deref(),
         Some("nginx:2")
     );
 }
@@ -117,7 +123,9 @@ async fn create_or_apply_changes_only_its_own_fields() {
     };
     let start = || ConfigMapApplyConfiguration::new("cfg", "default");
 
-    let (cm, result) = create_or_apply(&cms, start(), &params, set("a", "1")).await.unwrap();
+    let (cm, result) = create_or_apply(&cms, start(), &params, set("a", "1"))
+        .await
+        .unwrap();
     assert_eq!(result, OperationResult::Created);
     assert_eq!(cm.data.unwrap()["a"], "1");
 
@@ -129,7 +137,9 @@ async fn create_or_apply_changes_only_its_own_fields() {
             .count()
     };
     let before = writes();
-    let (_, result) = create_or_apply(&cms, start(), &params, set("a", "1")).await.unwrap();
+    let (_, result) = create_or_apply(&cms, start(), &params, set("a", "1"))
+        .await
+        .unwrap();
     assert_eq!(result, OperationResult::Unchanged);
     assert_eq!(writes(), before, "an unchanged intent sends nothing");
 
@@ -140,7 +150,9 @@ async fn create_or_apply_changes_only_its_own_fields() {
         .await
         .unwrap();
 
-    let (cm, result) = create_or_apply(&cms, start(), &params, set("a", "2")).await.unwrap();
+    let (cm, result) = create_or_apply(&cms, start(), &params, set("a", "2"))
+        .await
+        .unwrap();
     assert_eq!(result, OperationResult::Updated);
     let data = cm.data.unwrap();
     assert_eq!((data["a"].as_str(), data["b"].as_str()), ("2", "2"));

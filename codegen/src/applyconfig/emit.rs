@@ -131,7 +131,9 @@ fn field_doc(f: &ApplyField) -> String {
 
 /// One `#[doc]` attribute per line (prettyplease prints them as `///` lines).
 fn doc_attrs(text: &str) -> TokenStream {
-    text.split('\n').map(|line| quote!(#[doc = #line])).collect()
+    text.split('\n')
+        .map(|line| quote!(#[doc = #line]))
+        .collect()
 }
 
 fn builder(f: &ApplyField) -> TokenStream {
@@ -163,10 +165,7 @@ fn builder(f: &ApplyField) -> TokenStream {
             }
         }
         Shape::List => {
-            let doc = format!(
-                " Appends to `{}` (call it again to add more).",
-                f.json
-            );
+            let doc = format!(" Appends to `{}` (call it again to add more).", f.json);
             quote! {
                 #[doc = #doc]
                 #[must_use]
@@ -246,14 +245,26 @@ fn metadata_shortcuts() -> TokenStream {
     let owners = quote!(value: impl IntoIterator<Item = ::kubegen::kubernetes::applyconfiguration::meta::v1::OwnerReferenceApplyConfiguration>);
     [
         one("with_name", "Sets `metadata.name`.", string.clone()),
-        one("with_namespace", "Sets `metadata.namespace`.", string.clone()),
-        one("with_labels", "Puts entries into `metadata.labels`.", entries.clone()),
+        one(
+            "with_namespace",
+            "Sets `metadata.namespace`.",
+            string.clone(),
+        ),
+        one(
+            "with_labels",
+            "Puts entries into `metadata.labels`.",
+            entries.clone(),
+        ),
         one(
             "with_annotations",
             "Puts entries into `metadata.annotations`.",
             entries,
         ),
-        one("with_finalizers", "Appends to `metadata.finalizers`.", strings),
+        one(
+            "with_finalizers",
+            "Appends to `metadata.finalizers`.",
+            strings,
+        ),
         one(
             "with_owner_references",
             "Appends to `metadata.ownerReferences`.",

@@ -57,7 +57,9 @@ pub fn files(
         let group = names::snake(&group_dir.as_os_str().to_string_lossy());
         let (g, v) = (names::ident(&group), names::ident(&dir.version));
         let base = quote!(#input_module::#g::#v);
-        let version = tree.entry((group.clone(), dir.version.clone())).or_default();
+        let version = tree
+            .entry((group.clone(), dir.version.clone()))
+            .or_default();
         version.doc = format!(
             " Apply configurations of {}/{}.",
             pkg.group.as_deref().unwrap_or("core"),
@@ -125,7 +127,9 @@ pub fn files(
         let builder = Builder::new(quote!(#output_module::applyconfiguration));
         let (located, value_defs) = builder.build(&roots);
         for l in located {
-            let version = tree.entry((l.group.clone(), l.version.clone())).or_default();
+            let version = tree
+                .entry((l.group.clone(), l.version.clone()))
+                .or_default();
             if version.doc.is_empty() {
                 version.doc = format!(" Apply configurations of {}/{}.", l.group, l.version);
             }
@@ -176,7 +180,12 @@ fn alias_definition(target: &syn::Type) -> Option<String> {
     let syn::Type::Path(p) = target else {
         return None;
     };
-    let segments: Vec<String> = p.path.segments.iter().map(|s| s.ident.to_string()).collect();
+    let segments: Vec<String> = p
+        .path
+        .segments
+        .iter()
+        .map(|s| s.ident.to_string())
+        .collect();
     k8s::resolve(&segments).ok().flatten()
 }
 
@@ -185,7 +194,10 @@ fn layout(tree: BTreeMap<(String, String), Version>, values: TokenStream) -> Vec
     let mut out = Vec::new();
     let mut groups: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for ((group, version), v) in tree {
-        groups.entry(group.clone()).or_default().push(version.clone());
+        groups
+            .entry(group.clone())
+            .or_default()
+            .push(version.clone());
         let mods = v.files.keys().map(|f| names::ident(f));
         let (doc, whole) = (&v.doc, &v.whole);
         out.push((
@@ -258,7 +270,12 @@ fn imports(
     file_module.extend(source.module.iter().cloned());
     for item in &source.items {
         let attrs = item.attrs.iter().filter(|a| !a.path().is_ident("doc"));
-        let tree = absolute(&item.tree, &file_module, source, item.leading_colon.is_some());
+        let tree = absolute(
+            &item.tree,
+            &file_module,
+            source,
+            item.leading_colon.is_some(),
+        );
         out.extend(quote! {
             #(#attrs)*
             #[allow(unused_imports)]

@@ -205,7 +205,14 @@ impl<'a> Builder<'a> {
                     .get("$ref")
                     .and_then(Value::as_str)
                     .is_some_and(|r| self.reaches(r, owner, &mut BTreeSet::new()));
-                (ty, if recursive { Shape::Boxed } else { Shape::Single })
+                (
+                    ty,
+                    if recursive {
+                        Shape::Boxed
+                    } else {
+                        Shape::Single
+                    },
+                )
             }
         }
     }
@@ -295,7 +302,11 @@ fn first_sentence(description: Option<&Value>) -> String {
     let Some(text) = description.and_then(Value::as_str) else {
         return String::new();
     };
-    let paragraph = text.split("\n\n").next().unwrap_or_default().replace('\n', " ");
+    let paragraph = text
+        .split("\n\n")
+        .next()
+        .unwrap_or_default()
+        .replace('\n', " ");
     let sentence = match paragraph.find(". ") {
         Some(i) => &paragraph[..=i],
         None => paragraph.as_str(),
@@ -334,15 +345,25 @@ mod tests {
             add_type_meta: false,
             metadata: true,
         };
-        let crd = "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinition";
+        let crd =
+            "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinition";
         let (located, values) = b.build(&[(crd.into(), root)]);
         let props = located
             .iter()
             .find(|l| l.ty.ident == "JSONSchemaPropsApplyConfiguration")
             .expect("JSONSchemaProps is reached");
-        let not = props.ty.fields.iter().find(|f| f.json == "not").expect("not");
+        let not = props
+            .ty
+            .fields
+            .iter()
+            .find(|f| f.json == "not")
+            .expect("not");
         assert_eq!(not.shape, Shape::Boxed);
-        assert!(located.iter().any(|l| l.group == "meta" && l.file == "object_meta"));
+        assert!(
+            located
+                .iter()
+                .any(|l| l.group == "meta" && l.file == "object_meta")
+        );
         assert!(values.iter().any(|v| v.ends_with("JSONSchemaPropsOrArray")));
     }
 }

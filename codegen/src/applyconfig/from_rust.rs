@@ -14,6 +14,7 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
 use super::model::{ApplyField, ApplyType, Root, Shape};
+use crate::crd::schema::type_args as args;
 use crate::crd::serde_attrs;
 use crate::ctxt::Ctxt;
 use crate::model::{Body, TypeDef};
@@ -98,10 +99,13 @@ pub fn generated(ty: &TypeDef, cx: &Ctxt) -> Option<Generated> {
             continue;
         }
         let rust = name.to_string().trim_start_matches("r#").to_owned();
-        let json = attrs.rename.clone().unwrap_or_else(|| match container.rename_all {
-            Some(rule) => rule.field(&rust),
-            None => rust.clone(),
-        });
+        let json = attrs
+            .rename
+            .clone()
+            .unwrap_or_else(|| match container.rename_all {
+                Some(rule) => rule.field(&rust),
+                None => rust.clone(),
+            });
         let (ty, shape) = field_type(&f.ty);
         out.push(ApplyField {
             json,
@@ -131,21 +135,6 @@ pub fn generated(ty: &TypeDef, cx: &Ctxt) -> Option<Generated> {
         root,
         since: None,
     })))
-}
-
-/// The generic arguments of a path's last segment.
-fn args(path: &syn::Path) -> Vec<&syn::Type> {
-    match path.segments.last().map(|s| &s.arguments) {
-        Some(syn::PathArguments::AngleBracketed(a)) => a
-            .args
-            .iter()
-            .filter_map(|a| match a {
-                syn::GenericArgument::Type(t) => Some(t),
-                _ => None,
-            })
-            .collect(),
-        _ => Vec::new(),
-    }
 }
 
 fn type_path(ty: &syn::Type) -> Option<&syn::Path> {

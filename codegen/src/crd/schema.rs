@@ -97,7 +97,7 @@ fn last_ident(path: &syn::Path) -> Option<String> {
 }
 
 /// The generic arguments of a path's last segment.
-fn type_args(path: &syn::Path) -> Vec<&syn::Type> {
+pub(crate) fn type_args(path: &syn::Path) -> Vec<&syn::Type> {
     match path.segments.last().map(|s| &s.arguments) {
         Some(syn::PathArguments::AngleBracketed(a)) => a
             .args

@@ -102,7 +102,10 @@ mod tests {
         type Of<T> = <T as HasApplyConfiguration>::ApplyConfiguration;
         assert!(same::<Of<Option<i32>>, i32>());
         assert!(same::<Of<Vec<Option<String>>>, Vec<String>>());
-        assert!(same::<Of<HashMap<String, Vec<u8>>>, BTreeMap<String, Vec<u8>>>());
+        assert!(same::<
+            Of<HashMap<String, Vec<u8>>>,
+            BTreeMap<String, Vec<u8>>,
+        >());
         assert!(same::<Of<Box<bool>>, Box<bool>>());
     }
 }

@@ -264,7 +264,12 @@ impl<K: Object> ResourceClient<K> {
     {
         let name = required_name(config.name())?;
         self.raw
-            .patch_subresource("status", name, &params.patch_params(), &Patch::Apply(config))
+            .patch_subresource(
+                "status",
+                name,
+                &params.patch_params(),
+                &Patch::Apply(config),
+            )
             .await
     }
 

@@ -42,8 +42,8 @@ where
         .to_owned();
     let (current, existing) = match client.get(&name).await {
         Ok(live) => {
-            let current: C = extract(&live, &params.field_manager, "")
-                .map_err(CreateOrUpdateError::Extract)?;
+            let current: C =
+                extract(&live, &params.field_manager, "").map_err(CreateOrUpdateError::Extract)?;
             (current, Some(live))
         }
         Err(e) if e.is_not_found() => (config.clone(), None),

@@ -142,24 +142,18 @@ fn builder(f: &ApplyField) -> TokenStream {
     let name = ident.to_string();
     let method = format_ident!("with_{}", name.trim_start_matches("r#"));
     match f.shape {
-        Shape::Single => {
+        Shape::Single | Shape::Boxed => {
             let doc = format!(" Sets `{}`.", f.json);
+            let value = if f.shape == Shape::Boxed {
+                quote!(::std::boxed::Box::new(value.into()))
+            } else {
+                quote!(value.into())
+            };
             quote! {
                 #[doc = #doc]
                 #[must_use]
                 pub fn #method(mut self, value: impl Into<#ty>) -> Self {
-                    self.#ident = Some(value.into());
-                    self
-                }
-            }
-        }
-        Shape::Boxed => {
-            let doc = format!(" Sets `{}`.", f.json);
-            quote! {
-                #[doc = #doc]
-                #[must_use]
-                pub fn #method(mut self, value: impl Into<#ty>) -> Self {
-                    self.#ident = Some(::std::boxed::Box::new(value.into()));
+                    self.#ident = Some(#value);
                     self
                 }
             }

@@ -20,7 +20,7 @@ use super::{
 };
 use crate::{
     Object,
-    applyconfig::{ApplyConfiguration, ApplyParams},
+    applyconfig::{ApplyConfiguration, ApplyParams, WholeObject},
 };
 
 /// The stream [`ResourceClient::watch`] returns: events decoded as they arrive.
@@ -220,9 +220,8 @@ impl<K: Object> ResourceClient<K> {
 
     /// Server-side apply of `obj` as `field_manager` (`force` takes over conflicting fields).
     pub async fn apply(&self, obj: &K, field_manager: &str, force: bool) -> Result<K, Error> {
-        let name = required_name(obj.meta().name.as_deref())?;
-        let pp = apply_params(field_manager, force);
-        self.raw.patch(name, &pp, &Patch::Apply(obj)).await
+        let params = whole_object_params(field_manager, force);
+        self.apply_configuration(&WholeObject(obj), &params).await
     }
 
     /// Server-side apply of `obj`'s status as `field_manager`.
@@ -232,10 +231,8 @@ impl<K: Object> ResourceClient<K> {
         field_manager: &str,
         force: bool,
     ) -> Result<K, Error> {
-        let name = required_name(obj.meta().name.as_deref())?;
-        let pp = apply_params(field_manager, force);
-        self.raw
-            .patch_subresource("status", name, &pp, &Patch::Apply(obj))
+        let params = whole_object_params(field_manager, force);
+        self.apply_configuration_status(&WholeObject(obj), &params)
             .await
     }
 
@@ -319,6 +316,13 @@ impl<K: Object> ResourceClient<K> {
 }
 
 pub(crate) fn apply_params(field_manager: &str, force: bool) -> PatchParams {
-    let pp = PatchParams::apply(field_manager);
-    if force { pp.force() } else { pp }
+    whole_object_params(field_manager, force).patch_params()
+}
+
+/// The [`ApplyParams`] of the whole-object apply methods' `field_manager, force` pair.
+fn whole_object_params(field_manager: &str, force: bool) -> ApplyParams {
+    ApplyParams {
+        force,
+        ..ApplyParams::new(field_manager)
+    }
 }

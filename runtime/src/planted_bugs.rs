@@ -27,3 +27,9 @@ pub const LOAD: usize = 4;
 /// Deleting an object from the indexed store leaves its key in every index (client-go's
 /// `threadSafeMap.Delete` calls `deleteKeyFromIndex` for each index).
 pub static INDEX_KEEPS_DELETED_KEYS: AtomicBool = AtomicBool::new(false);
+
+/// The [`ConsistencyStore`](crate::controller::ConsistencyStore) forgets the controller's
+/// own writes: a reconcile or cached read right after a write acts on whatever the cache
+/// holds, older than the write (kube-controller-manager's `ConsistencyStore`, KEP-5647,
+/// waits until the informer has seen it).
+pub static CONSISTENCY_FORGETS_WRITES: AtomicBool = AtomicBool::new(false);

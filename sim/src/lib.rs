@@ -12,10 +12,14 @@
 //! the server object for object (resourceVersion and uid), that the namespace index
 //! agrees with the cache, that no handler was given an update or delete for a key it never
 //! had, an object older than the last one, or a tombstone for an object the server still
-//! has, and that the controller converged.
+//! has, that the controller converged, and that no reconcile read a Secret older than the
+//! controller's own last write of it ([`mirror`]).
 //!
-//! A failing seed prints itself and its schedule, is shrunk ([`shrink()`]) to a minimal
-//! schedule that still fails, and replays with `KUBEGEN_SIM_SEED=N`.
+//! A run is a function of its seed: the handlers run on tasks of the runtime
+//! ([`Dispatch::Task`](kubegen::cache::Dispatch)), except the slow one, whose thread the
+//! harness waits for; so a seed replays exactly ([`Report::trace`]). A failing seed prints
+//! itself and its schedule, is shrunk ([`shrink()`]) to a minimal schedule that still fails,
+//! and replays with `KUBEGEN_SIM_SEED=N`.
 
 pub mod mirror;
 pub mod recorder;

@@ -53,6 +53,9 @@ struct State {
     /// Keys and uids of the tombstones delivered.
     tombstones: Vec<(String, String)>,
     events: usize,
+    /// Every notification in the order handled: `add key rv`, `update key rv`,
+    /// `delete key rv` or `tombstone key`.
+    trace: Vec<String>,
 }
 
 /// A gate a handler waits at while it is closed: a slow handler, deterministically slow
@@ -70,6 +73,11 @@ impl Gate {
             *c = closed;
         }
         self.opened.notify_all();
+    }
+
+    /// Whether the gate is closed.
+    pub fn is_closed(&self) -> bool {
+        self.closed.lock().map(|c| *c).unwrap_or(false)
     }
 
     fn wait_open(&self) {
@@ -128,6 +136,11 @@ impl Recorder {
         self.with(|s| s.tombstones.clone()).unwrap_or_default()
     }
 
+    /// Every notification handled, in order (what a replay of the seed must repeat).
+    pub fn trace(&self) -> Vec<String> {
+        self.with(|s| s.trace.clone()).unwrap_or_default()
+    }
+
     /// How many notifications were handled.
     pub fn events(&self) -> usize {
         self.with(|s| s.events).unwrap_or(0)
@@ -153,6 +166,7 @@ impl<K: Resource + Send + Sync + 'static> ResourceEventHandler<K> for Recorder {
         self.wait();
         let (key, seen) = (key_of(obj.as_ref()), Seen::of(obj.as_ref()));
         self.record(|s, name| {
+            s.trace.push(format!("add {key} {}", seen.resource_version));
             if let Some(had) = s.objects.get(&key) {
                 s.violations.push(format!(
                     "{name}: add for {key} it already has (had rv {}, got rv {})",
@@ -168,6 +182,8 @@ impl<K: Resource + Send + Sync + 'static> ResourceEventHandler<K> for Recorder {
         let key = key_of(new.as_ref());
         let (old, new) = (Seen::of(old.as_ref()), Seen::of(new.as_ref()));
         self.record(|s, name| {
+            s.trace
+                .push(format!("update {key} {}", new.resource_version));
             match s.objects.get(&key) {
                 None => s
                     .violations
@@ -200,6 +216,10 @@ impl<K: Resource + Send + Sync + 'static> ResourceEventHandler<K> for Recorder {
             ),
         };
         self.record(|s, name| {
+            s.trace.push(match &tombstone {
+                Some(_) => format!("tombstone {key}"),
+                None => format!("delete {key}"),
+            });
             if s.objects.remove(&key).is_none() {
                 s.violations
                     .push(format!("{name}: delete for {key}, never added"));

@@ -14,9 +14,12 @@ use kube_core::{
     params::{DeleteParams, ListParams, PostParams},
 };
 use kubegen::{
-    cache::{BackoffConfig, NAMESPACE_INDEX, QueueKind, ReflectorConfig, SharedIndexInformer},
+    cache::{
+        BackoffConfig, Dispatch, HandlerOptions, HandlerRegistration, NAMESPACE_INDEX, QueueKind,
+        ReflectorConfig, SharedIndexInformer,
+    },
     client::{Client, ResourceClient},
-    controller::Controller,
+    controller::{CachedClient, Controller},
     informers::SharedInformerFactory,
 };
 use kubegen_testserver::InProcess;
@@ -28,6 +31,10 @@ use crate::{
     schedule::{Kind, NAMESPACES, Schedule, Step},
 };
 
+/// Virtual time every response of the server takes (an API call in a cluster costs about
+/// this much): work that makes work (a reconcile whose write wakes it again) moves the
+/// clock on, as it does in a cluster, instead of spinning at one instant.
+const REQUEST_LATENCY: Duration = Duration::from_millis(1);
 /// Virtual time after every step.
 const STEP_GAP: Duration = Duration::from_millis(50);
 /// Virtual time between two quiescence checks.
@@ -65,6 +72,39 @@ pub struct Report {
     pub tombstones: usize,
     /// Virtual time the run took.
     pub virtual_time: Duration,
+    /// Reconciles the controller ran.
+    pub reconciles: usize,
+    /// What happened, in order: every handler's notifications (`<handler>: add ns/name
+    /// rv`, …), then the server's final objects with their resourceVersions. A seed's
+    /// replay repeats it line for line.
+    pub trace: Vec<String>,
+}
+
+impl Report {
+    /// How `other` (a replay of the same schedule) differs from this run, if it does: the
+    /// first differing trace line, or the virtual time or reconcile count.
+    pub fn replay_difference(&self, other: &Report) -> Option<String> {
+        if self == other {
+            return None;
+        }
+        let line = self
+            .trace
+            .iter()
+            .zip(&other.trace)
+            .position(|(a, b)| a != b)
+            .unwrap_or(self.trace.len().min(other.trace.len()));
+        Some(format!(
+            "first difference at trace line {line}: {:?} / {:?} ({} / {} lines, virtual time {:?} / {:?}, reconciles {} / {})",
+            self.trace.get(line),
+            other.trace.get(line),
+            self.trace.len(),
+            other.trace.len(),
+            self.virtual_time,
+            other.virtual_time,
+            self.reconciles,
+            other.reconciles
+        ))
+    }
 }
 
 /// The reflector settings of the simulation: 1 s watches (the timeout drawn from
@@ -123,11 +163,18 @@ struct World {
     secret_view: Recorder,
     late: Recorder,
     late_added: bool,
+    /// The slow handler's registration: what it has yet to handle.
+    slow_registration: Option<HandlerRegistration>,
+}
+
+fn on_task() -> HandlerOptions {
+    HandlerOptions::new().dispatch(Dispatch::Task)
 }
 
 async fn run_async(schedule: &Schedule) -> Result<Report, Divergence> {
     let started = tokio::time::Instant::now();
     let server = InProcess::new();
+    server.shared().faults.set_delay(Some(REQUEST_LATENCY));
     let client = Client::builder(server.clone()).rate_limit(-1.0, 0).build();
     let factory = SharedInformerFactory::builder(client.clone())
         .resync_for::<Secret>(Duration::from_secs(5))
@@ -148,28 +195,41 @@ async fn run_async(schedule: &Schedule) -> Result<Report, Divergence> {
         secret_view: Recorder::new("secret handler", None),
         late: Recorder::new("late configmap handler", None),
         late_added: false,
+        slow_registration: None,
     };
+    // Every handler but the slow one runs on a task of this runtime, on its schedule; the
+    // slow one blocks at its gate, so it has a thread, which `settle` waits for.
     let registered = configmaps
-        .add_event_handler(world.steady.clone())
+        .add_event_handler_with_options(world.steady.clone(), on_task())
         .and_then(|_| configmaps.add_event_handler(world.slow.clone()))
-        .and_then(|_| secrets.add_event_handler(world.secret_view.clone()));
-    if let Err(e) = registered {
-        return Err(Divergence {
-            problems: vec![format!("could not add a handler: {e}")],
+        .and_then(|slow| {
+            secrets
+                .add_event_handler_with_options(world.secret_view.clone(), on_task())
+                .map(|_| slow)
         });
-    }
+    world.slow_registration = match registered {
+        Ok(slow) => Some(slow),
+        Err(e) => {
+            return Err(Divergence {
+                problems: vec![format!("could not add a handler: {e}")],
+            });
+        }
+    };
     let controller = Controller::<ConfigMap>::builder(&factory)
         .named("mirror")
         .owns::<Secret>()
         .build();
+    let secrets_client = match CachedClient::<Secret>::new(client.clone(), &factory) {
+        Ok(c) => c,
+        Err(e) => {
+            return Err(Divergence {
+                problems: vec![format!("no cached client: {e}")],
+            });
+        }
+    };
+    let mirror = Arc::new(Mirror::new(client.clone(), secrets_client, secrets.clone()));
     let stop = CancellationToken::new();
-    let running = tokio::spawn(controller.run(
-        mirror::reconcile,
-        Arc::new(Mirror {
-            client: client.clone(),
-        }),
-        stop.clone(),
-    ));
+    let running = tokio::spawn(controller.run(mirror::reconcile, mirror.clone(), stop.clone()));
     factory.start();
     let synced = factory.wait_for_cache_sync(&stop).await;
     if !synced.values().all(|ok| *ok) {
@@ -189,19 +249,26 @@ async fn run_async(schedule: &Schedule) -> Result<Report, Divergence> {
             slow_until = Some(i + usize::from(*steps));
         }
         perform(&mut world, step).await;
-        settle().await;
+        world.settle().await;
         tokio::time::sleep(STEP_GAP).await;
     }
     world.gate.set_closed(false);
     world.server.shared().faults.clear();
+    world
+        .server
+        .shared()
+        .faults
+        .set_delay(Some(REQUEST_LATENCY));
 
     let mut problems = Vec::new();
     let deadline = tokio::time::Instant::now() + CONVERGE_WITHIN;
     loop {
-        // Handler threads run outside the paused clock: give them real time.
-        std::thread::sleep(Duration::from_micros(300));
+        world.settle().await;
         tokio::time::sleep(POLL).await;
         let state = server_state(&world.client).await;
+        // What reached the slow handler while the server answered: handled before the
+        // views are compared, whatever the thread's real-time pace.
+        world.wait_for_thread();
         let now_problems = match &state {
             Some(state) => check(&world, state),
             None => vec!["the server did not answer the final list".to_owned()],
@@ -215,10 +282,13 @@ async fn run_async(schedule: &Schedule) -> Result<Report, Divergence> {
     for r in world.recorders() {
         problems.extend(r.violations());
     }
+    problems.extend(mirror.violations());
     let state = server_state(&world.client).await;
     if let Some(state) = &state {
         problems.extend(check_tombstones(&world, state));
     }
+    // The slow handler's buffer is handled before shutdown drops what is left of it.
+    world.wait_for_thread();
     stop.cancel();
     let _ = running.await;
     factory.shutdown().await;
@@ -226,7 +296,22 @@ async fn run_async(schedule: &Schedule) -> Result<Report, Divergence> {
         return Err(Divergence { problems });
     }
     let state = state.unwrap_or_default();
+    let mut trace = Vec::new();
+    for r in world.recorders() {
+        trace.extend(
+            r.trace()
+                .into_iter()
+                .map(|line| format!("{}: {line}", r.name())),
+        );
+    }
+    for (what, objects) in [("configmap", &state.configmaps), ("secret", &state.secrets)] {
+        for (key, seen) in objects {
+            trace.push(format!("server {what} {key} {}", seen.resource_version));
+        }
+    }
     Ok(Report {
+        reconciles: mirror.reconciles(),
+        trace,
         configmaps: state.configmap_values,
         secrets: state.secret_values,
         events: world.recorders().iter().map(|r| r.events()).sum(),
@@ -235,15 +320,32 @@ async fn run_async(schedule: &Schedule) -> Result<Report, Divergence> {
     })
 }
 
-/// Lets the handler threads (real threads, outside the paused clock) deliver what the
-/// step caused, and the tasks they wake (the controller's queue) run, before virtual time
-/// moves on: without this the clock would jump ahead while a thread is still delivering.
-async fn settle() {
-    std::thread::sleep(Duration::from_micros(100));
-    tokio::task::yield_now().await;
-}
+/// Real time the harness waits for the slow handler's thread at a time.
+const THREAD_WAIT: Duration = Duration::from_micros(50);
 
 impl World {
+    /// Lets the tasks a step woke run, and the slow handler's thread (the one handler
+    /// outside the runtime) catch up unless its gate holds it, before virtual time moves
+    /// on: the thread works in real time, and the clock must not jump ahead of it. It
+    /// only records, so while it waits at its gate nothing else depends on it.
+    async fn settle(&self) {
+        tokio::task::yield_now().await;
+        self.wait_for_thread();
+    }
+
+    /// Blocks the runtime (so nothing new reaches the handlers) until the slow handler's
+    /// thread has handled what it was given, unless its gate holds it.
+    fn wait_for_thread(&self) {
+        while !self.gate.is_closed()
+            && self
+                .slow_registration
+                .as_ref()
+                .is_some_and(|r| r.pending() > 0)
+        {
+            std::thread::sleep(THREAD_WAIT);
+        }
+    }
+
     fn recorders(&self) -> Vec<&Recorder> {
         let mut all = vec![&self.steady, &self.slow, &self.secret_view];
         if self.late_added {
@@ -322,7 +424,7 @@ async fn perform(world: &mut World, step: &Step) {
             if !world.late_added
                 && world
                     .configmaps
-                    .add_event_handler(world.late.clone())
+                    .add_event_handler_with_options(world.late.clone(), on_task())
                     .is_ok()
             {
                 world.late_added = true;

@@ -34,12 +34,16 @@ fn first_catch(bug: &AtomicBool) -> (u64, String) {
 /// client-go `reflector.go`: `ListAndWatch` sets the last synced resourceVersion from the
 /// list, and the watch starts there. Watching on from the version before the relist
 /// replays changes the list already had: a handler is given objects older than the ones it
-/// has (or deletes for keys it never had).
+/// has (or deletes for keys it never had), or the controller, told its cache is past its
+/// own write, reads an older object.
 #[test]
 fn a_relist_that_keeps_its_stale_resource_version_is_caught() {
     let (_, what) = first_catch(&planted_bugs::RELIST_KEEPS_STALE_RESOURCE_VERSION);
     assert!(
-        what.contains("went back") || what.contains("never added") || what.contains("from rv"),
+        what.contains("went back")
+            || what.contains("never added")
+            || what.contains("from rv")
+            || what.contains("older than its own write"),
         "{what}"
     );
 }
@@ -69,6 +73,16 @@ fn a_handler_buffer_that_drops_under_load_is_caught() {
 fn an_index_that_keeps_deleted_keys_is_caught() {
     let (_, what) = first_catch(&planted_bugs::INDEX_KEEPS_DELETED_KEYS);
     assert!(what.contains("namespace index"), "{what}");
+}
+
+/// kube-controller-manager's `ConsistencyStore` (KEP-5647): a controller that wrote an
+/// object does not act on a cache older than its write. A store that forgets the writes
+/// lets a reconcile read its owned Secret from before its own last update (which the
+/// controller's own record of its writes, kept apart from the runtime's, reports).
+#[test]
+fn a_consistency_store_that_forgets_the_controllers_writes_is_caught() {
+    let (_, what) = first_catch(&planted_bugs::CONSISTENCY_FORGETS_WRITES);
+    assert!(what.contains("older than its own write"), "{what}");
 }
 
 /// A failing seed shrinks: with the index bug planted, the first failing schedule loses

@@ -115,6 +115,7 @@ impl WatchFaults {
                 }
             };
             tokio::select! {
+                biased;
                 () = cancel.cancelled() => return false,
                 () = &mut closed => return false,
                 () = changed => {}

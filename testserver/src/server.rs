@@ -128,6 +128,7 @@ async fn accept_loop(
 ) {
     loop {
         let accepted = tokio::select! {
+            biased;
             _ = stop.cancelled() => return,
             accepted = listener.accept() => accepted,
         };
@@ -169,6 +170,7 @@ async fn serve_connection<I>(
     let builder = auto::Builder::new(TokioExecutor::new());
     let conn = builder.serve_connection(TokioIo::new(io), service);
     tokio::select! {
+        biased;
         _ = conn_token.cancelled() => {}
         _ = stop.cancelled() => {}
         result = conn => {

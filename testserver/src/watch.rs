@@ -223,6 +223,7 @@ pub fn watch(
         let mut ticker = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
         loop {
             tokio::select! {
+                biased;
                 _ = cancel.cancelled() => break,
                 // A stalled watch does not even close: it ends once the stall is over.
                 _ = &mut sleep => {

@@ -381,6 +381,9 @@ impl<K: Cacheable> DeltaFifo<K> {
                 }
             });
         }
+        // In key order, whatever the cache's hashing: the same relist queues the same
+        // deletions in the same order.
+        unlisted.sort_unstable();
         unlisted
     }
 
@@ -490,7 +493,10 @@ impl<K: Cacheable> DeltaFifo<K> {
         };
         let mut state = self.shared.core.lock();
         let mut queued_any = false;
-        for key in known.list_keys() {
+        // In key order, so the same cache resyncs the same way.
+        let mut keys = known.list_keys();
+        keys.sort_unstable();
+        for key in keys {
             let Some(obj) = known.get_by_key(&key) else {
                 tracing::debug!(%key, "key vanished from known objects during resync");
                 continue;

@@ -1,13 +1,13 @@
 //! Event handlers: what an informer calls when the cache changes.
 
-use std::{fmt, sync::Arc};
+use std::{fmt, sync::Arc, time::Duration};
 
 use super::DeletedObject;
 
 /// Receives an informer's notifications. Every method has an empty default.
 ///
 /// Notifications for one handler arrive in order, one at a time, from the handler's own
-/// task; they may be older than the cache (an update can be followed by a delete before
+/// thread (or task, see [`Dispatch`]); they may be older than the cache (an update can be followed by a delete before
 /// the handler looks). Resyncs arrive as `on_update` with identical old and new objects.
 pub trait ResourceEventHandler<K>: Send + Sync + 'static {
     /// An object appeared; `is_in_initial_list` is true for objects of the informer's
@@ -22,6 +22,61 @@ pub trait ResourceEventHandler<K>: Send + Sync + 'static {
     /// An object was deleted; a tombstone when the delete event itself was missed.
     fn on_delete(&self, obj: &DeletedObject<K>) {
         let _ = obj;
+    }
+}
+
+/// How an informer calls a handler ([`HandlerOptions::dispatch`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Dispatch {
+    /// On a thread of the handler's own (the default): the handler may block, and a slow
+    /// one only grows its own buffer.
+    #[default]
+    Thread,
+    /// On a task of the async runtime the informer runs on: for handlers that never block
+    /// (that enqueue, notify or count, as the controller's do). No thread per handler, and
+    /// under a paused clock (tokio's `test-util`) the handler runs on the runtime's
+    /// schedule, so a simulation replays exactly. A handler that blocks here stalls the
+    /// runtime's worker.
+    Task,
+}
+
+/// How to add a handler (client-go's `HandlerOptions`): its resync period and how it is
+/// called.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct HandlerOptions {
+    resync: Option<Duration>,
+    dispatch: Dispatch,
+}
+
+impl HandlerOptions {
+    /// The informer's default resync period, called on a thread of its own.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A resync every `period` (client-go's rules; see
+    /// [`SharedIndexInformer::add_event_handler_with_resync`](super::SharedIndexInformer::add_event_handler_with_resync)).
+    #[must_use]
+    pub fn resync(mut self, period: Duration) -> Self {
+        self.resync = Some(period);
+        self
+    }
+
+    /// How the handler is called.
+    #[must_use]
+    pub fn dispatch(mut self, dispatch: Dispatch) -> Self {
+        self.dispatch = dispatch;
+        self
+    }
+
+    /// The resync period asked for; `None` for the informer's default.
+    pub fn resync_period(&self) -> Option<Duration> {
+        self.resync
+    }
+
+    /// How the handler is called.
+    pub fn dispatch_kind(&self) -> Dispatch {
+        self.dispatch
     }
 }
 

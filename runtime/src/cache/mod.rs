@@ -90,7 +90,10 @@ pub use delta::{DeletedFinalStateUnknown, DeletedObject, Delta, DeltaType, Delta
 pub use delta_fifo::{DeltaFifo, DeltaFifoOptions, TransformFunc};
 pub use error::CacheError;
 pub use fifo::Fifo;
-pub use handler::{FilteringResourceEventHandler, ResourceEventHandler, ResourceEventHandlerFuncs};
+pub use handler::{
+    Dispatch, FilteringResourceEventHandler, HandlerOptions, ResourceEventHandler,
+    ResourceEventHandlerFuncs,
+};
 pub use index::{
     IndexFunc, IndexFuncError, Indexers, NAMESPACE_INDEX, meta_namespace_index_func,
     namespace_indexers,

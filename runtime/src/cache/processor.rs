@@ -3,8 +3,9 @@
 //!
 //! Each handler gets its own unbounded buffer and its own thread, so a slow handler only
 //! grows its buffer: it never blocks the informer or the other handlers, and it never
-//! occupies an async worker. Notifications reach a handler in order, one at a time; a
-//! handler that panics is logged and keeps receiving.
+//! occupies an async worker. A handler added with [`Dispatch::Task`] (one that never
+//! blocks) gets a task on the informer's runtime instead of a thread. Notifications reach
+//! a handler in order, one at a time; a handler that panics is logged and keeps receiving.
 
 use std::{
     panic::{AssertUnwindSafe, catch_unwind},
@@ -21,7 +22,7 @@ use tokio::{
     time::Instant,
 };
 
-use super::{DeletedObject, ResourceEventHandler};
+use super::{DeletedObject, Dispatch, ResourceEventHandler};
 
 /// client-go's floor for handler resync periods.
 pub(crate) const MINIMUM_RESYNC_PERIOD: Duration = Duration::from_secs(1);
@@ -110,8 +111,43 @@ pub(crate) struct Listener<K> {
     resync: Mutex<ResyncState>,
     /// Initial-list adds queued but not yet handled.
     pending_initial: Arc<AtomicUsize>,
-    /// The handler's thread, once started.
+    /// Notifications queued but not yet handled (the one in the callback included).
+    pending: Arc<AtomicUsize>,
+    dispatch: Dispatch,
+    /// The handler's thread, once started (with [`Dispatch::Thread`]).
     thread: std::sync::OnceLock<std::thread::ThreadId>,
+}
+
+/// What a listener's thread or task needs to handle what its buffer holds.
+struct Delivery<K> {
+    handler: Arc<dyn ResourceEventHandler<K>>,
+    stopped: Arc<AtomicBool>,
+    pending_initial: Arc<AtomicUsize>,
+    pending: Arc<AtomicUsize>,
+}
+
+impl<K: 'static> Delivery<K> {
+    /// Handles one notification; false once the listener has stopped. `backlog` is what
+    /// still waits behind it.
+    fn handle(&self, notification: &Notification<K>, backlog: usize) -> bool {
+        if self.stopped.load(Ordering::SeqCst) {
+            return false;
+        }
+        let _ = backlog;
+        #[cfg(feature = "planted-bugs")]
+        let dropped = crate::planted_bugs::LISTENER_DROPS_UNDER_LOAD.load(Ordering::Relaxed)
+            && backlog >= crate::planted_bugs::LOAD;
+        #[cfg(not(feature = "planted-bugs"))]
+        let dropped = false;
+        if !dropped {
+            deliver(self.handler.as_ref(), notification);
+        }
+        if notification.is_initial() {
+            self.pending_initial.fetch_sub(1, Ordering::SeqCst);
+        }
+        self.pending.fetch_sub(1, Ordering::SeqCst);
+        true
+    }
 }
 
 static NEXT_LISTENER_ID: AtomicU64 = AtomicU64::new(1);
@@ -121,6 +157,7 @@ impl<K: Send + Sync + 'static> Listener<K> {
         handler: Arc<dyn ResourceEventHandler<K>>,
         requested_resync: Duration,
         resync: Duration,
+        dispatch: Dispatch,
     ) -> Arc<Self> {
         let (tx, rx) = mpsc::unbounded_channel();
         Arc::new(Self {
@@ -135,8 +172,15 @@ impl<K: Send + Sync + 'static> Listener<K> {
                 next: Instant::now() + resync,
             }),
             pending_initial: Arc::new(AtomicUsize::new(0)),
+            pending: Arc::new(AtomicUsize::new(0)),
+            dispatch,
             thread: std::sync::OnceLock::new(),
         })
+    }
+
+    /// The count of notifications queued for the handler and not yet handled.
+    pub(crate) fn pending_counter(&self) -> Arc<AtomicUsize> {
+        self.pending.clone()
     }
 
     /// Buffers a notification; never blocks.
@@ -146,8 +190,12 @@ impl<K: Send + Sync + 'static> Listener<K> {
             if initial {
                 self.pending_initial.fetch_add(1, Ordering::SeqCst);
             }
-            if tx.send(notification).is_err() && initial {
-                self.pending_initial.fetch_sub(1, Ordering::SeqCst);
+            self.pending.fetch_add(1, Ordering::SeqCst);
+            if tx.send(notification).is_err() {
+                self.pending.fetch_sub(1, Ordering::SeqCst);
+                if initial {
+                    self.pending_initial.fetch_sub(1, Ordering::SeqCst);
+                }
             }
         }
     }
@@ -157,33 +205,39 @@ impl<K: Send + Sync + 'static> Listener<K> {
         self.pending_initial.load(Ordering::SeqCst) == 0
     }
 
-    /// Starts the handler's thread; the returned receiver fires when it has exited.
-    pub(crate) fn start(self: &Arc<Self>) -> Option<oneshot::Receiver<()>> {
+    /// Starts the handler's thread, or its task on `runtime` ([`Dispatch::Task`]; a thread
+    /// when there is no runtime); the returned receiver fires when it has exited.
+    pub(crate) fn start(
+        self: &Arc<Self>,
+        runtime: Option<&tokio::runtime::Handle>,
+    ) -> Option<oneshot::Receiver<()>> {
         let mut rx = self.receiver.lock().take()?;
         let (done_tx, done_rx) = oneshot::channel();
-        let handler = self.handler.clone();
-        let stopped = self.stopped.clone();
-        let pending = self.pending_initial.clone();
+        let delivery = Delivery {
+            handler: self.handler.clone(),
+            stopped: self.stopped.clone(),
+            pending_initial: self.pending_initial.clone(),
+            pending: self.pending.clone(),
+        };
+        if let (Dispatch::Task, Some(runtime)) = (self.dispatch, runtime) {
+            runtime.spawn(async move {
+                while let Some(notification) = rx.recv().await {
+                    if !delivery.handle(&notification, rx.len()) {
+                        break;
+                    }
+                    // Many notifications in a row yield to the runtime now and then.
+                    tokio::task::consume_budget().await;
+                }
+                let _ = done_tx.send(());
+            });
+            return Some(done_rx);
+        }
         let spawned = std::thread::Builder::new()
             .name(format!("kubegen-handler-{}", self.id))
             .spawn(move || {
                 while let Some(notification) = rx.blocking_recv() {
-                    if stopped.load(Ordering::SeqCst) {
+                    if !delivery.handle(&notification, rx.len()) {
                         break;
-                    }
-                    let initial = notification.is_initial();
-                    #[cfg(feature = "planted-bugs")]
-                    if crate::planted_bugs::LISTENER_DROPS_UNDER_LOAD.load(Ordering::Relaxed)
-                        && rx.len() >= crate::planted_bugs::LOAD
-                    {
-                        if initial {
-                            pending.fetch_sub(1, Ordering::SeqCst);
-                        }
-                        continue;
-                    }
-                    deliver(handler.as_ref(), &notification);
-                    if initial {
-                        pending.fetch_sub(1, Ordering::SeqCst);
                     }
                 }
                 let _ = done_tx.send(());
@@ -247,7 +301,9 @@ pub(crate) struct Processor<K> {
     listeners: Vec<Arc<Listener<K>>>,
     syncing: Vec<Arc<Listener<K>>>,
     started: bool,
-    /// Per started listener (by id): fires when its thread has exited.
+    /// The runtime the informer runs on (for [`Dispatch::Task`] handlers), once started.
+    runtime: Option<tokio::runtime::Handle>,
+    /// Per started listener (by id): fires when its thread or task has exited.
     running: Vec<(u64, oneshot::Receiver<()>)>,
 }
 
@@ -257,6 +313,7 @@ impl<K: Send + Sync + 'static> Processor<K> {
             listeners: Vec::new(),
             syncing: Vec::new(),
             started: false,
+            runtime: None,
             running: Vec::new(),
         }
     }
@@ -264,8 +321,11 @@ impl<K: Send + Sync + 'static> Processor<K> {
     /// Registers a listener, starting it at once if the processor runs.
     pub(crate) fn add_listener(&mut self, listener: Arc<Listener<K>>) {
         if self.started {
-            self.running
-                .extend(listener.start().map(|done| (listener.id, done)));
+            self.running.extend(
+                listener
+                    .start(self.runtime.as_ref())
+                    .map(|done| (listener.id, done)),
+            );
         }
         self.syncing.push(listener.clone());
         self.listeners.push(listener);
@@ -297,12 +357,16 @@ impl<K: Send + Sync + 'static> Processor<K> {
         }
     }
 
-    /// Starts every listener's thread.
+    /// Starts every listener's thread (or task, on the current runtime).
     pub(crate) fn start(&mut self) {
         self.started = true;
+        self.runtime = tokio::runtime::Handle::try_current().ok();
         for listener in &self.listeners {
-            self.running
-                .extend(listener.start().map(|done| (listener.id, done)));
+            self.running.extend(
+                listener
+                    .start(self.runtime.as_ref())
+                    .map(|done| (listener.id, done)),
+            );
         }
     }
 
@@ -369,7 +433,12 @@ mod tests {
     fn listener(resync: Duration) -> (Arc<Listener<i32>>, std_mpsc::Receiver<String>) {
         let (tx, rx) = std_mpsc::channel();
         (
-            Listener::new(Arc::new(Forward(Mutex::new(tx))), resync, resync),
+            Listener::new(
+                Arc::new(Forward(Mutex::new(tx))),
+                resync,
+                resync,
+                Dispatch::Thread,
+            ),
             rx,
         )
     }

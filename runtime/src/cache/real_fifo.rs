@@ -292,7 +292,10 @@ impl<K: Cacheable> RealFifo<K> {
         let mut state = self.shared.state.lock();
         let queued = queued_keys_locked(&state);
         let mut objects = Vec::new();
-        for key in known.list_keys() {
+        // In key order, so the same cache resyncs the same way.
+        let mut keys = known.list_keys();
+        keys.sort_unstable();
+        for key in keys {
             if queued.contains(key.as_str()) {
                 continue;
             }
@@ -508,6 +511,8 @@ fn tombstones_locked<K: 'static>(
                 missing.push(key.to_owned());
             }
         });
+        // In key order, whatever the cache's hashing: the same relist tells the same.
+        missing.sort_unstable();
         for key in missing {
             let obj = known.get_by_key(&key);
             if obj.is_none() {

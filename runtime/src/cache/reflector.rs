@@ -311,6 +311,7 @@ impl<K: Cacheable> Reflector<K> {
             // sooner than that.
             let delay = backoff.next_delay().max(retry_after.unwrap_or_default());
             tokio::select! {
+                biased;
                 () = stop.cancelled() => return,
                 () = tokio::time::sleep(delay) => {}
             }
@@ -336,6 +337,7 @@ impl<K: Cacheable> Reflector<K> {
         let mut first_watch: Option<(WatchStream<K>, Duration)> = None;
         if streaming {
             tokio::select! {
+                biased;
                 () = stop.cancelled() => return RoundEnd::Stopped,
                 result = self.streaming_list() => match result {
                     Ok(stream) => first_watch = Some(stream),
@@ -348,6 +350,7 @@ impl<K: Cacheable> Reflector<K> {
         }
         if first_watch.is_none() {
             tokio::select! {
+                biased;
                 () = stop.cancelled() => return RoundEnd::Stopped,
                 result = self.list() => if let Err(error) = result {
                     return RoundEnd::Relist(Some(error));
@@ -355,6 +358,7 @@ impl<K: Cacheable> Reflector<K> {
             }
         }
         tokio::select! {
+            biased;
             () = stop.cancelled() => RoundEnd::Stopped,
             end = self.watch_loop(first_watch, stop) => end,
             error = self.resync_loop() => RoundEnd::Relist(Some(error)),
@@ -626,6 +630,7 @@ impl<K: Cacheable> Reflector<K> {
                                 .max(error.retry_after().unwrap_or_default());
                             self.report(&error);
                             tokio::select! {
+                                biased;
                                 () = stop.cancelled() => return RoundEnd::Stopped,
                                 () = tokio::time::sleep(delay) => continue,
                             }
@@ -654,6 +659,7 @@ impl<K: Cacheable> Reflector<K> {
                             .max(error.retry_after().unwrap_or_default());
                         self.report(&error);
                         tokio::select! {
+                            biased;
                             () = stop.cancelled() => return RoundEnd::Stopped,
                             () = tokio::time::sleep(delay) => continue,
                         }

@@ -16,7 +16,10 @@
 
 use std::{
     fmt,
-    sync::{Arc, OnceLock},
+    sync::{
+        Arc, OnceLock,
+        atomic::{AtomicUsize, Ordering},
+    },
     time::{Duration, Instant},
 };
 
@@ -25,9 +28,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::{
     CacheError, DeletedFinalStateUnknown, DeletedObject, Delta, DeltaFifo, DeltaFifoOptions,
-    Indexer, Indexers, Lister, ListerWatcher, MeteredListerWatcher, PopError, Queue, QueueItem,
-    ReadOnlyIndexer, RealFifo, RealFifoOptions, Reflector, ReflectorConfig, Relist,
-    ResourceEventHandler, Resync, TransformFunc, WatchErrorHandler,
+    HandlerOptions, Indexer, Indexers, Lister, ListerWatcher, MeteredListerWatcher, PopError,
+    Queue, QueueItem, ReadOnlyIndexer, RealFifo, RealFifoOptions, Reflector, ReflectorConfig,
+    Relist, ResourceEventHandler, Resync, TransformFunc, WatchErrorHandler,
     index::StoreKey,
     processor::{
         Listener, MINIMUM_RESYNC_PERIOD, Notification, Processor, determine_resync_period,
@@ -79,6 +82,7 @@ pub trait CacheSynced: Send + Sync {
 pub struct HandlerRegistration {
     id: u64,
     synced: Arc<dyn Fn() -> bool + Send + Sync>,
+    pending: Arc<AtomicUsize>,
 }
 
 impl fmt::Debug for HandlerRegistration {
@@ -94,6 +98,12 @@ impl HandlerRegistration {
     /// initial list (or of its replay, for a handler added after start).
     pub fn has_synced(&self) -> bool {
         (self.synced)()
+    }
+
+    /// Notifications given to the handler and not yet handled: buffered, or in its
+    /// callback now. Zero when the handler has caught up with the informer.
+    pub fn pending(&self) -> usize {
+        self.pending.load(Ordering::SeqCst)
     }
 }
 
@@ -327,28 +337,43 @@ impl<K: Cacheable> SharedIndexInformer<K> {
         }
     }
 
-    /// Adds a handler with the informer's default resync period.
+    /// Adds a handler with the informer's default resync period, called on a thread of
+    /// its own.
     pub fn add_event_handler(
         &self,
         handler: impl ResourceEventHandler<K>,
     ) -> Result<HandlerRegistration, InformerError> {
-        let resync = self.inner.state.lock().default_handler_resync;
-        self.add_event_handler_with_resync(handler, resync)
+        self.add_event_handler_with_options(handler, HandlerOptions::new())
     }
 
-    /// Adds a handler that also wants a resync every `resync` (client-go's rules: at least
-    /// 1 s; before start a period shorter than the informer's check period lowers it, after
-    /// start it is raised to it; an informer created without resync never resyncs).
+    /// Adds a handler that also wants a resync every `resync`; see
+    /// [`add_event_handler_with_options`](Self::add_event_handler_with_options).
     pub fn add_event_handler_with_resync(
         &self,
         handler: impl ResourceEventHandler<K>,
         resync: Duration,
     ) -> Result<HandlerRegistration, InformerError> {
+        self.add_event_handler_with_options(handler, HandlerOptions::new().resync(resync))
+    }
+
+    /// Adds a handler as `options` say (client-go's `AddEventHandlerWithOptions`). Its
+    /// resync period, when given, follows client-go's rules: at least 1 s; before start a
+    /// period shorter than the informer's check period lowers it, after start it is raised
+    /// to it; an informer created without resync never resyncs. Its
+    /// [`Dispatch`](super::Dispatch) says whether it runs on a thread of its own or on a
+    /// task of the informer's runtime.
+    pub fn add_event_handler_with_options(
+        &self,
+        handler: impl ResourceEventHandler<K>,
+        options: HandlerOptions,
+    ) -> Result<HandlerRegistration, InformerError> {
         let mut state = self.inner.state.lock();
         if state.stopped {
             return Err(InformerError::Stopped);
         }
-        let mut resync = resync;
+        let mut resync = options
+            .resync_period()
+            .unwrap_or(state.default_handler_resync);
         if !resync.is_zero() {
             if resync < MINIMUM_RESYNC_PERIOD {
                 tracing::warn!(?resync, "resync period raised to the 1 s minimum");
@@ -369,7 +394,12 @@ impl<K: Cacheable> SharedIndexInformer<K> {
             }
         }
         let effective = determine_resync_period(resync, state.resync_check_period);
-        let listener = Listener::new(Arc::new(handler), resync, effective);
+        let listener = Listener::new(
+            Arc::new(handler),
+            resync,
+            effective,
+            options.dispatch_kind(),
+        );
         let registration = self.registration(&listener);
         if !state.started {
             self.inner.processor.lock().add_listener(listener);
@@ -379,7 +409,14 @@ impl<K: Cacheable> SharedIndexInformer<K> {
         // Join a running informer: stop delta processing, register, replay the cache.
         let _block = self.inner.block_deltas.lock();
         self.inner.processor.lock().add_listener(listener.clone());
-        for obj in self.inner.indexer.list() {
+        // In key order: the same cache replays the same way (a seeded simulation repeats
+        // itself), for one sort of what is about to be delivered anyway.
+        let mut cached = self.inner.indexer.list();
+        cached.sort_unstable_by(|a, b| {
+            (a.meta().namespace.as_deref(), a.meta().name.as_deref())
+                .cmp(&(b.meta().namespace.as_deref(), b.meta().name.as_deref()))
+        });
+        for obj in cached {
             listener.add(Notification::Add {
                 obj,
                 is_in_initial_list: true,
@@ -393,6 +430,7 @@ impl<K: Cacheable> SharedIndexInformer<K> {
         let weak_listener = Arc::downgrade(listener);
         HandlerRegistration {
             id: listener.id,
+            pending: listener.pending_counter(),
             synced: Arc::new(move || {
                 let upstream = informer
                     .upgrade()
@@ -457,7 +495,9 @@ impl<K: Cacheable> SharedIndexInformer<K> {
     /// The resourceVersion the cache has applied: of the last list, change or bookmark
     /// popped from the queue and applied (client-go's `LastStoreSyncResourceVersion`). It
     /// trails [`SharedIndexInformer::last_sync_resource_version`] while changes wait in
-    /// the queue; a reader of the cache has seen at least this version.
+    /// the queue; a reader of the cache has seen at least this version. With a
+    /// [`DeltaFifo`], which applies per key rather than in order, it moves when the queue
+    /// drains.
     pub fn last_store_sync_resource_version(&self) -> String {
         self.inner.store_resource_version.lock().clone()
     }
@@ -539,9 +579,11 @@ impl<K: Cacheable> SharedIndexInformer<K> {
                         () = &mut cancelled => break,
                         popped = fifo.pop_batch(POP_BATCH, &mut handle) => popped,
                     };
+                    let queued = fifo.len();
                     if let Some(metrics) = &informer.inner.metrics {
-                        metrics.queued(fifo.len());
+                        metrics.queued(queued);
                     }
+                    informer.settle_store_version(queued);
                     match popped {
                         // Counts against tokio's cooperative budget, so a long backlog
                         // yields to the reflector and other tasks now and then.
@@ -623,10 +665,36 @@ impl<K: Cacheable> SharedIndexInformer<K> {
                 metrics.store_resource_version(rv);
             }
         }
-        if let Some(rv) = applied_rv.filter(|rv| !rv.is_empty()) {
+        // A RealFifo pops in the order the reflector queued (a relist is one item), so
+        // what it applied is a watermark: everything up to it is in the cache. A DeltaFifo
+        // is not: it pops per key in the order the keys were first queued, with every
+        // delta a key gathered meanwhile, and takes a relist page by page, so what it has
+        // applied can be newer than a change still waiting under another key. Its
+        // watermark moves when it drains (`settle_store_version`).
+        if self.inner.queue_kind == QueueKind::RealFifo
+            && let Some(rv) = applied_rv.filter(|rv| !rv.is_empty())
+        {
             *self.inner.store_resource_version.lock() = rv;
         }
         Ok(())
+    }
+
+    /// A drained [`DeltaFifo`] has applied everything the reflector had queued, up to
+    /// the version the reflector had seen (it records a version after queueing what
+    /// came with it; one read a moment early only errs low).
+    fn settle_store_version(&self, queued: usize) {
+        if queued > 0 || self.inner.queue_kind != QueueKind::DeltaFifo {
+            return;
+        }
+        let seen = self
+            .inner
+            .reflector
+            .get()
+            .map(|r| r.last_sync_resource_version())
+            .unwrap_or_default();
+        if !seen.is_empty() {
+            *self.inner.store_resource_version.lock() = seen;
+        }
     }
 
     /// Applies a relist in one swap of the cache's content, then tells the handlers: a
@@ -646,17 +714,22 @@ impl<K: Cacheable> SharedIndexInformer<K> {
             } else {
                 relist.objects.iter().map(|(k, _)| k.as_ref()).collect()
             };
-            for (key, obj) in &old {
-                if !listed.contains(key.as_ref()) {
-                    let tombstone = DeletedFinalStateUnknown {
-                        key: key.to_string(),
-                        obj: Some(obj.clone()),
-                    };
-                    processor.distribute(
-                        Notification::Delete(DeletedObject::Tombstone(tombstone)),
-                        false,
-                    );
-                }
+            // The vanished objects in key order (usually few): the same relist tells the
+            // handlers the same thing in the same order.
+            let mut vanished: Vec<_> = old
+                .iter()
+                .filter(|(key, _)| !listed.contains(key.as_ref()))
+                .collect();
+            vanished.sort_unstable_by(|a, b| a.0.cmp(b.0));
+            for (key, obj) in vanished {
+                let tombstone = DeletedFinalStateUnknown {
+                    key: key.to_string(),
+                    obj: Some(obj.clone()),
+                };
+                processor.distribute(
+                    Notification::Delete(DeletedObject::Tombstone(tombstone)),
+                    false,
+                );
             }
             for (key, obj) in &relist.objects {
                 match old.get(key) {
@@ -768,6 +841,7 @@ pub async fn wait_for_cache_sync(stop: &CancellationToken, caches: &[&dyn CacheS
             return true;
         }
         tokio::select! {
+            biased;
             () = stop.cancelled() => return false,
             () = tokio::time::sleep(Duration::from_millis(100)) => {}
         }
@@ -1156,6 +1230,47 @@ mod tests {
         assert_eq!(got, vec!["add ns/a 2 initial", "add ns/b 3 initial"]);
         api.upsert(cm("ns", "c"));
         assert_eq!(next(&mut rx).await, "add ns/c 4", "then live events, once");
+        run.shutdown().await;
+    }
+
+    /// A `Dispatch::Task` handler runs on the informer's runtime — here a current-thread
+    /// one, so on the test's own thread — not on a thread of its own; `pending()` counts
+    /// what it has yet to handle; a late one is replayed the cache in key order.
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_task_handler_runs_on_the_runtime_and_counts_what_it_has_yet_to_handle() {
+        struct OnThread(mpsc::UnboundedSender<(String, std::thread::ThreadId)>);
+        impl ResourceEventHandler<ConfigMap> for OnThread {
+            fn on_add(&self, obj: &Arc<ConfigMap>, _: bool) {
+                let _ = self.0.send((describe(obj), std::thread::current().id()));
+            }
+        }
+        let api = FakeApi::new();
+        for name in ["c", "a", "d", "b"] {
+            api.upsert(cm("ns", name));
+        }
+        let inf = informer(&api);
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let on_task = HandlerOptions::new().dispatch(super::super::Dispatch::Task);
+        let reg = inf
+            .add_event_handler_with_options(OnThread(tx.clone()), on_task)
+            .unwrap();
+        let run = start(&inf);
+        assert!(wait_for_cache_sync(&run.stop, &[&inf, &reg]).await);
+        assert_eq!(reg.pending(), 0, "synced: every initial add handled");
+        let here = std::thread::current().id();
+        for _ in 0..4 {
+            let (_, thread) = rx.try_recv().unwrap();
+            assert_eq!(thread, here, "handled on the runtime's thread");
+        }
+        // Added late: the cache is replayed in key order, and counted until handled.
+        let late = inf
+            .add_event_handler_with_options(OnThread(tx), on_task)
+            .unwrap();
+        assert_eq!(late.pending(), 4, "four replayed adds wait for the runtime");
+        assert!(wait_for_cache_sync(&run.stop, &[&late]).await);
+        assert_eq!(late.pending(), 0);
+        let replayed: Vec<String> = (0..4).map(|_| rx.try_recv().unwrap().0).collect();
+        assert_eq!(replayed, ["ns/a 3", "ns/b 5", "ns/c 2", "ns/d 4"]);
         run.shutdown().await;
     }
 

@@ -37,7 +37,10 @@ use tokio::sync::Notify;
 
 use crate::{
     Object,
-    cache::{DeletedObject, InformerError, ResourceEventHandler, SharedIndexInformer},
+    cache::{
+        DeletedObject, Dispatch, HandlerOptions, InformerError, ResourceEventHandler,
+        SharedIndexInformer,
+    },
 };
 
 /// What the controller last wrote for a key.
@@ -96,7 +99,11 @@ impl<K: Object> ConsistencyStore<K> {
     /// woken by the informer's changes).
     pub fn new(informer: &SharedIndexInformer<K>) -> Result<Arc<Self>, InformerError> {
         let changed = Arc::new(Notify::new());
-        informer.add_event_handler(Waker(changed.clone()))?;
+        // Waking waiters never blocks: a task, not a thread.
+        informer.add_event_handler_with_options(
+            Waker(changed.clone()),
+            HandlerOptions::new().dispatch(Dispatch::Task),
+        )?;
         Ok(Arc::new(Self {
             informer: informer.clone(),
             written: Mutex::new(HashMap::new()),
@@ -108,6 +115,10 @@ impl<K: Object> ConsistencyStore<K> {
     /// Records that a write of `key` (`namespace/name`, or `name`) returned
     /// `resource_version`; a later write of the same key supersedes it.
     pub fn wrote_at(&self, key: &str, resource_version: &str) {
+        #[cfg(feature = "planted-bugs")]
+        if crate::planted_bugs::CONSISTENCY_FORGETS_WRITES.load(Ordering::Relaxed) {
+            return;
+        }
         let Some(rv) = parse(resource_version) else {
             return;
         };
@@ -199,6 +210,7 @@ impl<K: Object> ConsistencyStore<K> {
             }
             let next = (now + RECHECK).min(deadline);
             tokio::select! {
+                biased;
                 () = changed => {}
                 () = tokio::time::sleep_until(next) => {}
             }

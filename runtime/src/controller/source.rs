@@ -12,7 +12,7 @@ use super::{
 };
 use crate::{
     Object,
-    cache::{CacheSynced, InformerError, SharedIndexInformer},
+    cache::{CacheSynced, Dispatch, HandlerOptions, InformerError, SharedIndexInformer},
     workqueue::RateLimitingQueue,
 };
 
@@ -43,8 +43,12 @@ pub(super) fn source<W: Object>(
     Source {
         type_name: std::any::type_name::<W>(),
         register: Box::new(move |queue| {
-            let registration =
-                informer.add_event_handler(EnqueueHandler::new(queue, map, predicate))?;
+            // Predicates, map functions and the enqueue never block: a task of the
+            // informer's runtime, not a thread per watched type.
+            let registration = informer.add_event_handler_with_options(
+                EnqueueHandler::new(queue, map, predicate),
+                HandlerOptions::new().dispatch(Dispatch::Task),
+            )?;
             let synced = {
                 let (informer, registration) = (informer.clone(), registration.clone());
                 Box::new(move || informer.has_synced() && registration.has_synced())

@@ -170,6 +170,7 @@ impl LeaderElector {
             let retry = self.inner.config.retry_period;
             let jitter = retry.mul_f64(rand::random::<f64>() * JITTER_FACTOR);
             tokio::select! {
+                biased;
                 () = stop.cancelled() => return false,
                 () = tokio::time::sleep(retry + jitter) => {}
             }
@@ -191,6 +192,7 @@ impl LeaderElector {
                 }
                 let next = (Instant::now() + config.retry_period).min(deadline);
                 tokio::select! {
+                    biased;
                     () = stop.cancelled() => return,
                     () = tokio::time::sleep_until(next) => {}
                 }
@@ -204,6 +206,7 @@ impl LeaderElector {
                 return;
             }
             tokio::select! {
+                biased;
                 () = stop.cancelled() => return,
                 () = tokio::time::sleep(config.retry_period) => {}
             }

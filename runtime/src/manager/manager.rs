@@ -385,6 +385,7 @@ impl Manager {
         let trigger = stop.clone();
         tokio::spawn(async move {
             tokio::select! {
+                biased;
                 _ = tokio::signal::ctrl_c() => {}
                 _ = term.recv() => {}
             }
@@ -450,6 +451,7 @@ impl Manager {
         let lost = match elector_task {
             Some(mut task) => {
                 tokio::select! {
+                    biased;
                     () = stop.cancelled() => (false, Some(task)),
                     _ = &mut task => (true, None),
                 }

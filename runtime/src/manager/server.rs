@@ -91,6 +91,7 @@ pub(crate) async fn serve(listener: TcpListener, endpoints: Endpoints, stop: Can
     let addr: Option<SocketAddr> = listener.local_addr().ok();
     loop {
         let accepted = tokio::select! {
+            biased;
             () = stop.cancelled() => return,
             accepted = listener.accept() => accepted,
         };
@@ -110,6 +111,7 @@ pub(crate) async fn serve(listener: TcpListener, endpoints: Endpoints, stop: Can
             });
             let connection = http1::Builder::new().serve_connection(TokioIo::new(stream), service);
             tokio::select! {
+                biased;
                 () = stop.cancelled() => {}
                 result = connection => {
                     if let Err(error) = result {

@@ -220,6 +220,7 @@ async fn record_to_sink(
             config.retry_interval
         };
         tokio::select! {
+            biased;
             () = cancel.cancelled() => {
                 tracing::error!(
                     event = ?event.metadata.name,

@@ -582,6 +582,7 @@ async fn unfinished_work_loop<T: QueueItem>(shared: Weak<Core<T>>, cancel: Cance
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     loop {
         tokio::select! {
+            biased;
             () = cancel.cancelled() => return,
             _ = ticker.tick() => {}
         }
@@ -700,11 +701,13 @@ async fn timer_loop<T: QueueItem>(
         let notified = notify.notified();
         match next {
             Some(at) => tokio::select! {
+                biased;
                 () = cancel.cancelled() => return,
                 () = tokio::time::sleep_until(at) => {}
                 () = notified => {}
             },
             None => tokio::select! {
+                biased;
                 () = cancel.cancelled() => return,
                 () = notified => {}
             },

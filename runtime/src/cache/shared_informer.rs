@@ -409,8 +409,8 @@ impl<K: Cacheable> SharedIndexInformer<K> {
         // Join a running informer: stop delta processing, register, replay the cache.
         let _block = self.inner.block_deltas.lock();
         self.inner.processor.lock().add_listener(listener.clone());
-        // In key order: the same cache replays the same way (a seeded simulation repeats
-        // itself), for one sort of what is about to be delivered anyway.
+        // In (namespace, name) order: the same cache replays the same way (a seeded
+        // simulation repeats itself), for one sort of what is about to be delivered anyway.
         let mut cached = self.inner.indexer.list();
         cached.sort_unstable_by(|a, b| {
             (a.meta().namespace.as_deref(), a.meta().name.as_deref())

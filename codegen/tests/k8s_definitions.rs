@@ -159,8 +159,22 @@ fn committed_definitions_are_k8s_openapis() {
 /// (one `src/v1_NN/` per version, each module's `mod.rs` re-exporting its types).
 fn since_versions(defs: &Map<String, Value>) -> Map<String, Value> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let out = std::process::Command::new(cargo)
+    // Only this platform's packages: a fresh machine has downloaded no others, and
+    // `--offline` would fail on the first one missing (android_system_properties).
+    let version = std::process::Command::new(&cargo)
+        .arg("-vV")
+        .output()
+        .expect("cargo -vV runs");
+    let version = String::from_utf8_lossy(&version.stdout);
+    let host = version
+        .lines()
+        .find_map(|line| line.strip_prefix("host: "))
+        .expect("cargo -vV names its host")
+        .trim()
+        .to_owned();
+    let out = std::process::Command::new(&cargo)
         .args(["metadata", "--format-version", "1", "--locked", "--offline"])
+        .args(["--filter-platform", &host])
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()
         .expect("cargo metadata runs");

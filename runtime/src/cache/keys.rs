@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use kube_core::Resource;
 
-use super::DeletedObject;
+use super::{DeletedObject, index::StoreKey};
 
 /// A key could not be computed for an object, or a key string could not be split.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -45,6 +45,33 @@ pub fn meta_namespace_key<K: Resource>(obj: &K) -> Result<String, KeyError> {
         }
         _ => name.to_owned(),
     })
+}
+
+/// [`meta_namespace_key`] as a shared key, with one allocation (the key is assembled in a
+/// per-thread buffer, then copied once into the shared string); what the informer's queue
+/// keys every change with.
+pub(crate) fn meta_namespace_store_key<K: Resource>(obj: &K) -> Result<StoreKey, KeyError> {
+    let meta = obj.meta();
+    let name = meta
+        .name
+        .as_deref()
+        .filter(|n| !n.is_empty())
+        .ok_or(KeyError::MissingName)?;
+    Ok(match meta.namespace.as_deref() {
+        Some(ns) if !ns.is_empty() => KEY_BUFFER.with_borrow_mut(|key| {
+            key.clear();
+            key.push_str(ns);
+            key.push('/');
+            key.push_str(name);
+            StoreKey::from(key.as_str())
+        }),
+        _ => StoreKey::from(name),
+    })
+}
+
+thread_local! {
+    /// Where [`meta_namespace_store_key`] assembles keys.
+    static KEY_BUFFER: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
 }
 
 /// The key of an object handed to a delete handler: a tombstone's recorded key, or

@@ -17,13 +17,14 @@ use parking_lot::Mutex;
 use super::{
     CacheError, DeletedFinalStateUnknown, Delta, DeltaType, KeyFunc, KnownObjects, PagedReplace,
     PopError, Queue, QueueItem, Relist, Resync, Store, TransformFunc, index::StoreKey,
-    meta_namespace_key, queue::ProcessItem, queue_core::PopWaiters,
+    keys::meta_namespace_store_key, queue::ProcessItem, queue_core::PopWaiters,
 };
 use crate::Cacheable;
 
 /// Options of a [`RealFifo`] (client-go's `RealFIFOOptions`).
 pub struct RealFifoOptions<K> {
-    key_func: KeyFunc<K>,
+    /// `None`: [`meta_namespace_key`](super::meta_namespace_key), built straight into the shared key.
+    key_func: Option<KeyFunc<K>>,
     known_objects: Option<Arc<dyn KnownObjects<K>>>,
     transformer: Option<TransformFunc<K>>,
 }
@@ -31,7 +32,7 @@ pub struct RealFifoOptions<K> {
 impl<K: Cacheable> Default for RealFifoOptions<K> {
     fn default() -> Self {
         Self {
-            key_func: Arc::new(|obj: &K| meta_namespace_key(obj)),
+            key_func: None,
             known_objects: None,
             transformer: None,
         }
@@ -39,10 +40,10 @@ impl<K: Cacheable> Default for RealFifoOptions<K> {
 }
 
 impl<K: Cacheable> RealFifoOptions<K> {
-    /// Keys objects with `key_func` instead of [`meta_namespace_key`].
+    /// Keys objects with `key_func` instead of [`meta_namespace_key`](super::meta_namespace_key).
     #[must_use]
     pub fn key_func(mut self, key_func: KeyFunc<K>) -> Self {
-        self.key_func = key_func;
+        self.key_func = Some(key_func);
         self
     }
 
@@ -167,7 +168,10 @@ impl<K: Cacheable> RealFifo<K> {
     }
 
     fn key_of(&self, obj: &K) -> Result<StoreKey, CacheError> {
-        Ok(StoreKey::from((self.shared.options.key_func)(obj)?))
+        Ok(match &self.shared.options.key_func {
+            Some(key_func) => StoreKey::from(key_func(obj)?),
+            None => meta_namespace_store_key(obj)?,
+        })
     }
 
     fn transform(&self, mut obj: Arc<K>) -> Arc<K> {

@@ -263,7 +263,9 @@ impl<K: Cacheable> Reflector<K> {
 
     fn set_last_sync(&self, rv: &str) {
         if !rv.is_empty() {
-            self.versions.lock().last_sync = rv.to_owned();
+            let last_sync = &mut self.versions.lock().last_sync;
+            last_sync.clear();
+            last_sync.push_str(rv);
         }
     }
 
@@ -701,23 +703,26 @@ impl<K: Cacheable> Reflector<K> {
             if !matches!(event, WatchEvent::Error(_)) {
                 self.events_seen.fetch_add(1, Ordering::Relaxed);
             }
-            let (result, rv) = match event {
+            // The object's resourceVersion is read from the shared object after the store
+            // took it (no copy per event; `set_last_sync` reuses its buffer).
+            let (result, obj) = match event {
                 WatchEvent::Added(obj) => {
-                    let rv = obj.meta().resource_version.clone();
-                    (self.store.add(Arc::new(obj)), rv)
+                    let obj = Arc::new(obj);
+                    (self.store.add(obj.clone()), obj)
                 }
                 WatchEvent::Modified(obj) => {
-                    let rv = obj.meta().resource_version.clone();
-                    (self.store.update(Arc::new(obj)), rv)
+                    let obj = Arc::new(obj);
+                    (self.store.update(obj.clone()), obj)
                 }
                 WatchEvent::Deleted(obj) => {
-                    let rv = obj.meta().resource_version.clone();
-                    (self.store.delete(&Arc::new(obj)), rv)
+                    let obj = Arc::new(obj);
+                    (self.store.delete(&obj), obj)
                 }
                 WatchEvent::Bookmark(bookmark) => {
                     let rv = bookmark.metadata.resource_version;
                     self.store.bookmark(&rv);
-                    (Ok(()), Some(rv))
+                    self.set_last_sync(&rv);
+                    continue;
                 }
                 WatchEvent::Error(status) => {
                     return Err(ReflectorError::Watch(ClientError::Api(status)));
@@ -726,8 +731,8 @@ impl<K: Cacheable> Reflector<K> {
             if let Err(error) = result {
                 self.report(&ReflectorError::Store(error));
             }
-            if let Some(rv) = rv {
-                self.set_last_sync(&rv);
+            if let Some(rv) = obj.meta().resource_version.as_deref() {
+                self.set_last_sync(rv);
             }
         }
         Ok(events)

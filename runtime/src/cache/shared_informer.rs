@@ -637,31 +637,33 @@ impl<K: Cacheable> SharedIndexInformer<K> {
     ) -> Result<(), CacheError> {
         let _block = self.inner.block_deltas.lock();
         let started = self.inner.metrics.as_ref().map(|_| Instant::now());
-        let applied_rv = match item {
+        // Borrowed from the item: recording it copies into the store version's buffer,
+        // with no allocation per change.
+        let applied_rv: Option<&str> = match &item {
             QueueItem::Deltas { key, deltas } => {
                 self.handle_deltas(key, deltas, is_in_initial_list);
                 deltas.last().and_then(|d| match d {
                     Delta::Deleted(DeletedObject::Tombstone(_)) | Delta::Sync(_) => None,
                     other => other
                         .object()
-                        .and_then(|o| o.meta().resource_version.clone()),
+                        .and_then(|o| o.meta().resource_version.as_deref()),
                 })
             }
             QueueItem::Relist(relist) => {
-                self.apply_relist(&relist, is_in_initial_list);
-                Some(relist.resource_version)
+                self.apply_relist(relist, is_in_initial_list);
+                Some(relist.resource_version.as_str())
             }
             QueueItem::Resync(resync) => {
-                self.apply_resync(&resync);
+                self.apply_resync(resync);
                 None
             }
-            QueueItem::Bookmark(rv) => Some(rv),
+            QueueItem::Bookmark(rv) => Some(rv.as_str()),
         };
         // The queue's lock is held here (lock order, `cache/mod.rs`): its length is
         // recorded by the pop loop instead.
         if let (Some(metrics), Some(started)) = (&self.inner.metrics, started) {
             metrics.processed(started.elapsed().as_secs_f64(), self.inner.indexer.len());
-            if let Some(rv) = applied_rv.as_deref() {
+            if let Some(rv) = applied_rv {
                 metrics.store_resource_version(rv);
             }
         }
@@ -674,7 +676,9 @@ impl<K: Cacheable> SharedIndexInformer<K> {
         if self.inner.queue_kind == QueueKind::RealFifo
             && let Some(rv) = applied_rv.filter(|rv| !rv.is_empty())
         {
-            *self.inner.store_resource_version.lock() = rv;
+            let mut version = self.inner.store_resource_version.lock();
+            version.clear();
+            version.push_str(rv);
         }
         Ok(())
     }
@@ -779,6 +783,9 @@ impl<K: Cacheable> SharedIndexInformer<K> {
     /// `HandleDeltas`). A delta the cache refuses is logged and skipped; the rest still apply.
     fn handle_deltas(&self, key: &StoreKey, deltas: &[Delta<K>], is_in_initial_list: bool) {
         let processor = self.inner.processor.lock();
+        // Without handlers only the cache changes: no notification is built, and the
+        // replaced object is not read (it is cold: reading it costs a cache miss).
+        let notify = processor.len() > 0;
         let indexer = &self.inner.indexer;
         for delta in deltas {
             match delta {
@@ -787,7 +794,9 @@ impl<K: Cacheable> SharedIndexInformer<K> {
                         tracing::error!(%error, "could not remove an object from the cache");
                         continue;
                     }
-                    processor.distribute(Notification::Delete(deleted.clone()), false);
+                    if notify {
+                        processor.distribute(Notification::Delete(deleted.clone()), false);
+                    }
                 }
                 Delta::Added(obj)
                 | Delta::Updated(obj)
@@ -800,6 +809,9 @@ impl<K: Cacheable> SharedIndexInformer<K> {
                             continue;
                         }
                     };
+                    if !notify {
+                        continue;
+                    }
                     match old {
                         Some(old) => {
                             // Unchanged resourceVersion: a resync, only for handlers due one.

@@ -141,9 +141,16 @@ fn build_indices<K>(
     Ok(indices)
 }
 
-/// [`build_indices`], leaving out (and reporting) the items an index function refuses.
+/// [`build_indices`] over `listed`, the content of `items` in the order it was listed,
+/// leaving out (and reporting) the items an index function refuses.
+///
+/// The objects are visited in list order, not the map's: they were decoded one after the
+/// other, so in that order their memory is read nearly sequentially, where the map's hash
+/// order jumps across the whole heap (a cache miss per object, the larger part of an
+/// initial sync's indexing cost). `listed` must hold each key once.
 fn build_indices_lenient<K>(
     indexers: &Indexers<K>,
+    listed: &[(StoreKey, Arc<K>)],
     items: &mut AHashMap<StoreKey, Arc<K>>,
     on_refused: &mut dyn FnMut(CacheError),
 ) -> AHashMap<String, Index> {
@@ -155,7 +162,7 @@ fn build_indices_lenient<K>(
         return indices;
     }
     let mut refused = Vec::new();
-    for (key, obj) in items.iter() {
+    for (key, obj) in listed {
         match compute_values(indexers, key, obj) {
             Ok(values) => {
                 for ((name, _), values) in indexers.iter().zip(values) {
@@ -364,18 +371,33 @@ impl<K> ThreadSafeStore<K> {
         on_refused: &mut dyn FnMut(CacheError),
     ) -> AHashMap<StoreKey, Arc<K>> {
         let mut items: AHashMap<StoreKey, Arc<K>> = AHashMap::with_capacity(new_items.len());
+        let mut repeated = false;
         for (key, obj) in new_items {
-            items.insert(key.clone(), obj.clone());
+            repeated |= items.insert(key.clone(), obj.clone()).is_some();
         }
+        // A key listed twice keeps its last object; index what the map holds then.
+        let deduplicated: Vec<(StoreKey, Arc<K>)>;
+        let listed = if repeated {
+            deduplicated = items.iter().map(|(k, o)| (k.clone(), o.clone())).collect();
+            &deduplicated[..]
+        } else {
+            new_items
+        };
         let (indexers, generation) = {
             let inner = self.inner.read();
             (inner.indexers.clone(), inner.indexers_generation)
         };
-        let mut indices = build_indices_lenient(&indexers, &mut items, on_refused);
+        let mut indices = build_indices_lenient(&indexers, listed, &mut items, on_refused);
         let mut inner = self.inner.write();
         if inner.indexers_generation != generation {
             // Indexers were added meanwhile: rebuild with the current set.
-            indices = build_indices_lenient(&inner.indexers, &mut items, on_refused);
+            // (What the first pass refused is gone from `items` and not reported twice.)
+            let remaining: Vec<(StoreKey, Arc<K>)> = listed
+                .iter()
+                .filter(|(key, _)| items.contains_key(key))
+                .cloned()
+                .collect();
+            indices = build_indices_lenient(&inner.indexers, &remaining, &mut items, on_refused);
         }
         inner.indices = indices;
         std::mem::replace(&mut inner.items, items)

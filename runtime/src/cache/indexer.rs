@@ -482,6 +482,43 @@ mod tests {
         assert_eq!(idx.index_keys("team", "y").unwrap(), vec!["new/b"]);
     }
 
+    /// `swap_items` indexes in list order; a key listed twice keeps its last object, and
+    /// only that object's index values.
+    #[test]
+    fn swap_items_indexes_the_last_object_of_a_key_listed_twice() {
+        let idx = indexer();
+        let key = |k: &str| StoreKey::from(k);
+        let listed = vec![
+            (
+                key("ns/a"),
+                Arc::new(cm_with("ns", "a", "1", &[("team", "x")])),
+            ),
+            (
+                key("ns/b"),
+                Arc::new(cm_with("ns", "b", "2", &[("team", "x")])),
+            ),
+            (
+                key("ns/a"),
+                Arc::new(cm_with("ns", "a", "3", &[("team", "y")])),
+            ),
+            (
+                key("ns/c"),
+                Arc::new(cm_with("ns", "c", "4", &[("bad", "1")])),
+            ),
+        ];
+        let mut refused = 0;
+        let old = idx.swap_items(&listed, &mut |_| refused += 1);
+        assert!(old.is_empty());
+        assert_eq!(refused, 1, "the object the team index refuses is left out");
+        assert_eq!(sorted(idx.list_keys()), vec!["ns/a", "ns/b"]);
+        assert_eq!(idx.index_keys("team", "x").unwrap(), vec!["ns/b"]);
+        assert_eq!(idx.index_keys("team", "y").unwrap(), vec!["ns/a"]);
+        assert_eq!(
+            sorted(idx.index_keys(NAMESPACE_INDEX, "ns").unwrap()),
+            vec!["ns/a", "ns/b"]
+        );
+    }
+
     #[test]
     fn add_indexers_rejects_a_name_already_registered() {
         let idx = indexer();

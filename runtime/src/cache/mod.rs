@@ -81,6 +81,7 @@ mod real_fifo;
 mod reflector;
 mod shared_informer;
 mod store;
+mod watch_idle;
 
 #[cfg(test)]
 pub(crate) mod testing;

@@ -46,7 +46,7 @@ use std::{
     time::Duration,
 };
 
-use futures::{StreamExt, future::BoxFuture, stream::BoxStream};
+use futures::{future::BoxFuture, stream::BoxStream};
 use kube_core::{
     ObjectList, WatchEvent,
     params::{ListParams, VersionMatch, WatchParams},
@@ -56,7 +56,9 @@ use rand::Rng;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use super::{BackoffConfig, CacheError, Store, backoff::Backoff, meta_namespace_key};
+use super::{
+    BackoffConfig, CacheError, Store, backoff::Backoff, meta_namespace_key, watch_idle::IdleWatch,
+};
 use crate::{Cacheable, client::Error as ClientError};
 
 /// The annotation on the bookmark that ends a streaming list's initial events.
@@ -531,8 +533,9 @@ impl<K: Cacheable> Reflector<K> {
         if let Some(p) = paged {
             p.replace_begin();
         }
+        let mut silence = IdleWatch::new(idle);
         loop {
-            let Ok(next) = tokio::time::timeout(idle, stream.next()).await else {
+            let Ok(next) = silence.next(&mut stream).await else {
                 return Err(ReflectorError::WatchIdle(idle));
             };
             let Some(event) = next else { break };
@@ -681,8 +684,9 @@ impl<K: Cacheable> Reflector<K> {
         idle: Duration,
     ) -> Result<usize, ReflectorError> {
         let mut events = 0;
+        let mut silence = IdleWatch::new(idle);
         loop {
-            let Ok(next) = tokio::time::timeout(idle, stream.next()).await else {
+            let Ok(next) = silence.next(&mut stream).await else {
                 return Err(ReflectorError::WatchIdle(idle));
             };
             let Some(event) = next else { break };

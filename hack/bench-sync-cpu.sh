@@ -31,23 +31,25 @@ until [[ -s "${out}" ]]; do
 done
 url="$(head -n 1 "${out}")"
 
-# The child prints "synced <seconds> <peak KiB> <rss KiB> <cpu ms>".
+# The child prints "synced <seconds> <peak KiB> <rss KiB> <cpu ms> <user ms> <sys ms>
+# <minor faults>": the CPU split into user space and the kernel (mostly page faults: every
+# page the cache grows into is mapped and zeroed by the kernel).
 for _ in $(seq "${runs}"); do
   for w in "${workloads[@]}"; do
     KUBEGEN_BENCH_SYNC_ONLY=1 "${bench}" --child "${w}" "${url}" "${objects}" < /dev/null |
-      awk -v w="${w}" '$1 == "synced" { print w, $2 * 1000, $5 }'
+      awk -v w="${w}" '$1 == "synced" { print w, $2 * 1000, $5, $6, $7, $8 }'
   done
 done | awk -v n="${objects}" -v order="${workloads[*]}" '
-  { wall[$1] += $2; cpu[$1] += $3; cnt[$1]++
+  { wall[$1] += $2; cpu[$1] += $3; user[$1] += $4; sys[$1] += $5; faults[$1] += $6; cnt[$1]++
     if (!($1 in lo) || $3 < lo[$1]) lo[$1] = $3
     if (!($1 in hi) || $3 > hi[$1]) hi[$1] = $3 }
   END {
-    print "| objects | workload | runs | initial sync (mean) | sync CPU (mean) | sync CPU (min–max) |"
-    print "|---|---|---|---|---|---|"
+    print "| objects | workload | runs | initial sync (mean) | sync CPU (mean) | sync CPU (min–max) | user | system | minor faults |"
+    print "|---|---|---|---|---|---|---|---|---|"
     split(order, ws, " ")
     for (i = 1; i in ws; i++) {
       w = ws[i]
       if (cnt[w] == 0) continue
-      printf "| %d | %s | %d | %.0f ms | %.0f ms | %d–%d ms |\n", n, w, cnt[w], wall[w] / cnt[w], cpu[w] / cnt[w], lo[w], hi[w]
+      printf "| %d | %s | %d | %.0f ms | %.0f ms | %d–%d ms | %.0f ms | %.0f ms | %.0f |\n", n, w, cnt[w], wall[w] / cnt[w], cpu[w] / cnt[w], lo[w], hi[w], user[w] / cnt[w], sys[w] / cnt[w], faults[w] / cnt[w]
     }
   }'

@@ -106,28 +106,40 @@ fn stream_done<T: kube_core::Resource>(cm: &T, done: &str) -> bool {
         .is_some_and(|v| v == done)
 }
 
-/// CPU time (user + system, all threads) this process has used, in milliseconds.
-fn cpu_ms() -> u64 {
-    // Fields 14 and 15 of /proc/self/stat, in clock ticks (100 per second on Linux);
-    // the command name (field 2) may hold spaces, so count from its closing parenthesis.
+/// Fields of /proc/self/stat from the 3rd on (the command name, field 2, may hold spaces,
+/// so they are counted from its closing parenthesis).
+fn stat_fields() -> Vec<u64> {
     let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
     let after = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
-    let fields: Vec<u64> = after
+    after
         .split_whitespace()
         .map(|f| f.parse().unwrap_or(0))
-        .collect();
-    fields
-        .get(11)
-        .zip(fields.get(12))
-        .map_or(0, |(u, s)| (u + s) * 10)
+        .collect()
 }
 
+/// User and system CPU time (all threads) this process has used, in milliseconds: fields 14
+/// and 15 of /proc/self/stat, in clock ticks (100 per second on Linux).
+fn user_sys_ms() -> (u64, u64) {
+    let fields = stat_fields();
+    let ms = |i: usize| fields.get(i).map_or(0, |ticks| ticks * 10);
+    (ms(11), ms(12))
+}
+
+/// Minor page faults of this process so far (field 10 of /proc/self/stat): each is a page
+/// the kernel had to map and zero, which is most of a cache's system time.
+fn minor_faults() -> u64 {
+    stat_fields().get(7).copied().unwrap_or(0)
+}
+
+/// Prints `<phase> <seconds> <peak KiB> <rss KiB> <cpu ms> <user ms> <sys ms> <minor faults>`.
 fn report(phase: &str, secs: f64) {
+    let (user, sys) = user_sys_ms();
     println!(
-        "{phase} {secs:.3} {} {} {}",
+        "{phase} {secs:.3} {} {} {} {user} {sys} {}",
         status_kib("VmHWM:"),
         status_kib("VmRSS:"),
-        cpu_ms()
+        user + sys,
+        minor_faults()
     );
     std::io::stdout().flush().unwrap();
     if phase == "synced" && std::env::var_os("KUBEGEN_BENCH_SYNC_ONLY").is_some() {
@@ -350,9 +362,27 @@ struct Measured {
     relist_peak_kib: u64,
     relist_ratio: f64,
     sync_cpu_ms: u64,
+    /// The sync's CPU in user space and in the kernel, and its minor page faults.
+    sync_user_ms: u64,
+    sync_sys_ms: u64,
+    sync_faults: u64,
     stream_secs: f64,
     stream_cpu_ms: u64,
+    stream_user_ms: u64,
     stream_peak_kib: u64,
+}
+
+/// One report line of a child: `<phase> <seconds> <peak KiB> <rss KiB> <cpu ms> <user ms>
+/// <sys ms> <minor faults>`.
+#[derive(Clone, Copy, Default)]
+struct Line {
+    secs: f64,
+    hwm: u64,
+    rss: u64,
+    cpu: u64,
+    user: u64,
+    sys: u64,
+    faults: u64,
 }
 
 impl Measured {
@@ -371,8 +401,12 @@ impl Measured {
             relist_peak_kib: mid(runs, |m| m.relist_peak_kib),
             relist_ratio: mid(runs, |m| m.relist_ratio),
             sync_cpu_ms: mid(runs, |m| m.sync_cpu_ms),
+            sync_user_ms: mid(runs, |m| m.sync_user_ms),
+            sync_sys_ms: mid(runs, |m| m.sync_sys_ms),
+            sync_faults: mid(runs, |m| m.sync_faults),
             stream_secs: mid(runs, |m| m.stream_secs),
             stream_cpu_ms: mid(runs, |m| m.stream_cpu_ms),
+            stream_user_ms: mid(runs, |m| m.stream_user_ms),
             stream_peak_kib: mid(runs, |m| m.stream_peak_kib),
         }
     }
@@ -386,20 +420,26 @@ fn run_child(workload: &str, server: &TestServer, n: usize, marker_seq: &mut usi
         .spawn()
         .unwrap();
     let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let mut parse = |expect: &str| -> (f64, u64, u64, u64) {
+    let mut parse = |expect: &str| -> Line {
         loop {
             let line = lines.next().unwrap().unwrap();
             let mut parts = line.split_whitespace();
             if parts.next() == Some(expect) {
                 let secs = parts.next().map_or(0.0, |v| v.parse().unwrap());
-                let hwm = parts.next().map_or(0, |v| v.parse().unwrap());
-                let rss = parts.next().map_or(0, |v| v.parse().unwrap());
-                let cpu = parts.next().map_or(0, |v| v.parse().unwrap());
-                return (secs, hwm, rss, cpu);
+                let mut next = || parts.next().map_or(0, |v| v.parse().unwrap());
+                return Line {
+                    secs,
+                    hwm: next(),
+                    rss: next(),
+                    cpu: next(),
+                    user: next(),
+                    sys: next(),
+                    faults: next(),
+                };
             }
         }
     };
-    let (sync_secs, sync_peak_kib, steady_kib, sync_cpu_ms) = parse("synced");
+    let synced = parse("synced");
     parse("ready");
     // Force a relist: drop the watches while responses are delayed, so the client's resume
     // reaches the server only after the history it resumes from is compacted (410 Gone).
@@ -412,7 +452,7 @@ fn run_child(workload: &str, server: &TestServer, n: usize, marker_seq: &mut usi
     std::thread::sleep(Duration::from_millis(100));
     server.set_delay(None);
     child.stdin.as_mut().unwrap().write_all(b"go\n").unwrap();
-    let (relist_secs, relist_peak_kib, _, relisted_cpu_ms) = parse("relisted");
+    let relisted = parse("relisted");
     // Stream: one update per object through the open watches, then the marker's label.
     parse("ready");
     std::thread::sleep(Duration::from_millis(500));
@@ -422,24 +462,27 @@ fn run_child(workload: &str, server: &TestServer, n: usize, marker_seq: &mut usi
         update(server, &format!("cm-{i:06}"), i, *marker_seq, None);
     }
     update(server, "marker", *marker_seq, *marker_seq, Some(&done));
-    let (stream_secs, stream_peak_kib, _, streamed_cpu_ms) = parse("streamed");
-    let stream_cpu_ms = streamed_cpu_ms.saturating_sub(relisted_cpu_ms);
+    let streamed = parse("streamed");
     let _ = child.kill();
     let _ = child.wait();
     let _ = server
         .engine()
         .delete(&target(server, Some("marker")), &Default::default());
     Measured {
-        sync_secs,
-        sync_peak_kib,
-        steady_kib,
-        relist_secs,
-        relist_peak_kib,
-        relist_ratio: relist_peak_kib as f64 / steady_kib as f64,
-        sync_cpu_ms,
-        stream_secs,
-        stream_cpu_ms,
-        stream_peak_kib,
+        sync_secs: synced.secs,
+        sync_peak_kib: synced.hwm,
+        steady_kib: synced.rss,
+        relist_secs: relisted.secs,
+        relist_peak_kib: relisted.hwm,
+        relist_ratio: relisted.hwm as f64 / synced.rss as f64,
+        sync_cpu_ms: synced.cpu,
+        sync_user_ms: synced.user,
+        sync_sys_ms: synced.sys,
+        sync_faults: synced.faults,
+        stream_secs: streamed.secs,
+        stream_cpu_ms: streamed.cpu.saturating_sub(relisted.cpu),
+        stream_user_ms: streamed.user.saturating_sub(relisted.user),
+        stream_peak_kib: streamed.hwm,
     }
 }
 
@@ -530,7 +573,7 @@ fn main() {
         .build()
         .unwrap();
     println!(
-        "| objects | workload | initial sync | sync CPU | sync peak RSS | steady RSS | relist | relist peak RSS | relist peak / steady | N updates streamed | stream CPU | stream peak RSS |"
+        "| objects | workload | initial sync | sync CPU (user + kernel) | sync peak RSS | steady RSS | relist | relist peak RSS | relist peak / steady | N updates streamed | stream CPU | stream peak RSS |"
     );
     println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
     let mut marker_seq = 0;
@@ -579,9 +622,11 @@ fn main() {
                 "—".to_owned()
             };
             println!(
-                "| {n} | {workload} | {:.2} s | {:.2} s | {:.0} MiB | {:.0} MiB | {relist} | {relist_peak} | {ratio} | {:.2} s | {:.2} s | {:.0} MiB |",
+                "| {n} | {workload} | {:.2} s | {:.2} s ({:.2} + {:.2}) | {:.0} MiB | {:.0} MiB | {relist} | {relist_peak} | {ratio} | {:.2} s | {:.2} s | {:.0} MiB |",
                 m.sync_secs,
                 m.sync_cpu_ms as f64 / 1000.0,
+                m.sync_user_ms as f64 / 1000.0,
+                m.sync_sys_ms as f64 / 1000.0,
                 mib(m.sync_peak_kib),
                 mib(m.steady_kib),
                 m.stream_secs,
@@ -634,6 +679,24 @@ fn print_ratios(workloads: &[String], results: &[Vec<Measured>]) {
     println!(
         "| watch, CPU for the update stream | {} |",
         spread(&|m| m.stream_cpu_ms as f64, theirs)
+    );
+    // Where the CPU goes: user space (decoding, caching) and the kernel (mostly mapping and
+    // zeroing the pages a cache grows into: one minor fault per page).
+    println!(
+        "| initial sync, user-space CPU | {} |",
+        spread(&|m| m.sync_user_ms as f64, theirs)
+    );
+    println!(
+        "| initial sync, kernel CPU | {} |",
+        spread(&|m| m.sync_sys_ms as f64, theirs)
+    );
+    println!(
+        "| initial sync, minor page faults | {} |",
+        spread(&|m| m.sync_faults as f64, theirs)
+    );
+    println!(
+        "| watch, user-space CPU for the update stream | {} |",
+        spread(&|m| m.stream_user_ms as f64, theirs)
     );
     if let Some(floor) = runs("floor") {
         println!(

@@ -247,7 +247,7 @@ mod tests {
             .collect();
         // Wait until all 16 are registered as blocked.
         tokio::time::timeout(Duration::from_secs(10), async {
-            while queue.core.state.lock().get_waiters < 16 {
+            while queue.core.state.lock().waiters.parked() < 16 {
                 tokio::task::yield_now().await;
             }
         })
@@ -273,7 +273,7 @@ mod tests {
             "nothing queued: get is pending"
         );
         assert_eq!(
-            queue.core.state.lock().get_waiters,
+            queue.core.state.lock().waiters.parked(),
             0,
             "the dropped get unregistered"
         );

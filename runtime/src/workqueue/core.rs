@@ -73,6 +73,10 @@ pub(super) const UNFINISHED_WORK_UPDATE_PERIOD: Duration = Duration::from_millis
 
 /// One item and its bookkeeping. A slot exists while the item is dirty, processing or
 /// waiting.
+///
+/// Kept small (48 bytes for a `String` item) because `get` and `done` touch one slot per
+/// item and a backlog of thousands of slots should stay in the core's cache: the schedule
+/// of a waiting item lives in [`WaitHeap`], the metrics timestamps in [`Stamps`].
 #[derive(Debug)]
 pub(super) struct Slot<T> {
     pub(super) item: T,
@@ -83,17 +87,21 @@ pub(super) struct Slot<T> {
     pub(super) dirty: bool,
     /// Handed out by `get`, `done` not yet called (client-go's `processing` set).
     pub(super) processing: bool,
-    /// Scheduled by `add_after`; the earliest ready time wins.
-    pub(super) waiting: Option<Waiting>,
+    /// Scheduled by `add_after` (its [`Waiting`] is in [`WaitHeap::schedules`]).
+    pub(super) waiting: bool,
     /// The priority it is (or will be) queued at; the highest asked for wins.
     priority: i32,
-    /// The ticket of its entry in the ready queue, while it is queued.
-    ticket: Option<u64>,
+    /// The ticket of its entry in the ready queue while it is queued, else [`NO_TICKET`].
+    ticket: u64,
 }
+
+/// [`Slot::ticket`] of a slot that is not queued (tickets count up from 0 and never reach
+/// it).
+const NO_TICKET: u64 = u64::MAX;
 
 impl<T> Ticketed for &Slot<T> {
     fn ticket(&self) -> Option<u64> {
-        self.ticket
+        (self.ticket != NO_TICKET).then_some(self.ticket)
     }
 }
 
@@ -109,7 +117,7 @@ struct Stamps {
 
 impl<T> Slot<T> {
     fn is_idle(&self) -> bool {
-        !self.dirty && !self.processing && self.waiting.is_none()
+        !self.dirty && !self.processing && !self.waiting
     }
 }
 
@@ -162,9 +170,9 @@ impl<T: Eq> State<T> {
                     hash,
                     dirty: false,
                     processing: false,
-                    waiting: None,
+                    waiting: false,
                     priority: 0,
-                    ticket: None,
+                    ticket: NO_TICKET,
                 });
                 vacant.insert(i);
                 (i, None)
@@ -337,18 +345,20 @@ impl<T: QueueItem> Core<T> {
     /// supersedes the scheduled one (see [`RateLimitingQueue`](super::RateLimitingQueue)).
     /// An item already dirty keeps its place unless `priority` is higher: then a queued
     /// item moves up, and a parked one will be queued at the higher priority.
+    #[inline]
     pub(super) fn mark_dirty(&self, state: &mut State<T>, i: usize, priority: i32) -> bool {
         let Some(slot) = state.slots.get_mut(i) else {
             return false;
         };
-        if slot.waiting.take().is_some() {
-            state.waiting.live -= 1;
+        if slot.waiting {
+            slot.waiting = false;
+            state.waiting.unschedule(i);
         }
         if slot.dirty {
             if priority > slot.priority {
                 slot.priority = priority;
-                if slot.ticket.is_some() {
-                    slot.ticket = Some(state.queue.push(i, priority, true));
+                if slot.ticket != NO_TICKET {
+                    slot.ticket = state.queue.push(i, priority, true);
                     return true;
                 }
             }
@@ -369,7 +379,7 @@ impl<T: QueueItem> Core<T> {
         let Some(slot) = state.slots.get_mut(i) else {
             return false;
         };
-        slot.ticket = Some(state.queue.push(i, priority, false));
+        slot.ticket = state.queue.push(i, priority, false);
         true
     }
 
@@ -411,7 +421,7 @@ impl<T: QueueItem> Core<T> {
                 tracing::warn!(queue = %self.name, "queued slot had no item");
                 continue;
             };
-            slot.ticket = None;
+            slot.ticket = NO_TICKET;
             slot.dirty = false;
             slot.processing = true;
             let item = slot.item.clone();
@@ -456,7 +466,7 @@ impl<T: QueueItem> Core<T> {
                 .map_or(0, |slot| slot.priority);
             let ticket = state.queue.push(finished.slot, priority, false);
             if let Some(slot) = state.slots.get_mut(finished.slot) {
-                slot.ticket = Some(ticket);
+                slot.ticket = ticket;
             }
             waker = Self::waker_for(&mut state, true);
         }
@@ -482,7 +492,7 @@ impl<T: QueueItem> Core<T> {
             if state.waiting.live > 0 {
                 let mut idle = Vec::new();
                 for (i, slot) in &mut state.slots {
-                    if slot.waiting.take().is_some() && slot.is_idle() {
+                    if std::mem::take(&mut slot.waiting) && slot.is_idle() {
                         idle.push(i);
                     }
                 }
@@ -659,6 +669,10 @@ impl Ord for HeapEntry {
 #[derive(Default)]
 pub(super) struct WaitHeap {
     pub(super) heap: BinaryHeap<HeapEntry>,
+    /// The schedule of each waiting item, by slot number: `Some` exactly for the slots with
+    /// [`Slot::waiting`] set (kept here so the slots every `get` and `done` touch stay
+    /// small).
+    schedules: Vec<Option<Waiting>>,
     next_seq: u64,
     /// Items whose slot has `waiting` set.
     pub(super) live: usize,
@@ -667,7 +681,30 @@ pub(super) struct WaitHeap {
 impl WaitHeap {
     pub(super) fn clear(&mut self) {
         self.heap.clear();
+        self.schedules.clear();
         self.live = 0;
+    }
+
+    /// The schedule of slot `slot`, if it is waiting.
+    fn schedule(&self, slot: usize) -> Option<Waiting> {
+        self.schedules.get(slot).copied().flatten()
+    }
+
+    /// Records the schedule of slot `slot` (the caller sets [`Slot::waiting`] and counts it
+    /// in `live`).
+    fn set_schedule(&mut self, slot: usize, waiting: Waiting) {
+        if self.schedules.len() <= slot {
+            self.schedules.resize(slot + 1, None);
+        }
+        self.schedules[slot] = Some(waiting);
+    }
+
+    /// Forgets the schedule of slot `slot`, whose [`Slot::waiting`] the caller clears.
+    fn unschedule(&mut self, slot: usize) {
+        if let Some(schedule) = self.schedules.get_mut(slot) {
+            *schedule = None;
+        }
+        self.live -= 1;
     }
 
     fn next_ready_at(&self) -> Option<Instant> {
@@ -770,9 +807,15 @@ impl<T: QueueItem> Core<T> {
             let Some(entry) = state.slots.get_mut(slot) else {
                 return;
             };
-            let priority = match &mut entry.waiting {
-                Some(waiting) if waiting.ready_at <= ready_at => {
+            let current = if entry.waiting {
+                state.waiting.schedule(slot)
+            } else {
+                None
+            };
+            let priority = match current {
+                Some(mut waiting) if waiting.ready_at <= ready_at => {
                     waiting.priority = waiting.priority.max(priority);
+                    state.waiting.set_schedule(slot, waiting);
                     return;
                 }
                 Some(waiting) => waiting.priority.max(priority),
@@ -781,11 +824,15 @@ impl<T: QueueItem> Core<T> {
                     priority
                 }
             };
-            entry.waiting = Some(Waiting {
-                ready_at,
-                seq,
-                priority,
-            });
+            entry.waiting = true;
+            state.waiting.set_schedule(
+                slot,
+                Waiting {
+                    ready_at,
+                    seq,
+                    priority,
+                },
+            );
             state.waiting.next_seq += 1;
             let earliest = state
                 .waiting
@@ -798,11 +845,10 @@ impl<T: QueueItem> Core<T> {
             });
             // Drop stale entries once they dominate the heap.
             if state.waiting.heap.len() > 64 && state.waiting.heap.len() > 2 * state.waiting.live {
-                let slots = &state.slots;
-                state
-                    .waiting
-                    .heap
-                    .retain(|e| is_live(slots.get(e.slot).and_then(|s| s.waiting), e.seq));
+                let WaitHeap {
+                    heap, schedules, ..
+                } = &mut state.waiting;
+                heap.retain(|e| is_live(schedules.get(e.slot).copied().flatten(), e.seq));
             }
             earliest
         };
@@ -830,7 +876,7 @@ impl<T: QueueItem> Core<T> {
                 let Some(entry) = state.waiting.heap.pop() else {
                     break;
                 };
-                let waiting = state.slots.get(entry.slot).and_then(|s| s.waiting);
+                let waiting = state.waiting.schedule(entry.slot);
                 let live = is_live(waiting, entry.seq);
                 let priority = waiting.map_or(0, |w| w.priority);
                 // `mark_dirty` clears the item's `waiting` and the live count.
@@ -848,4 +894,14 @@ impl<T: QueueItem> Core<T> {
 /// Whether a heap entry with sequence number `seq` is the slot's current schedule.
 fn is_live(waiting: Option<Waiting>, seq: u64) -> bool {
     waiting.is_some_and(|w| w.seq == seq)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_string_slot_fits_in_48_bytes() {
+        assert!(size_of::<Slot<String>>() <= 48);
+    }
 }

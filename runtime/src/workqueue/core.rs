@@ -38,8 +38,11 @@
 //! take the lock once each; `add` moves the item into its slot and `get` finds the slot
 //! without hashing, so the only copy the queue makes is the one `get` hands out; `done`
 //! drops a finished item after releasing the lock; the clock is read only when metrics are
-//! recorded; and a `get` is woken only when one is blocked. Blocked `get` calls wait on a
-//! [`tokio::sync::Notify`]; nothing polls.
+//! recorded; and a `get` is woken only when one is blocked. Blocked `get` calls park their
+//! waker in a list kept under the same lock (`waiters.rs`), so parking and waking take no
+//! second lock, and an add takes a parked waker out as it wakes it: a burst of adds into an
+//! idle queue wakes each parked worker once instead of signalling once per item. Nothing
+//! polls.
 
 use std::cmp::Ordering as CmpOrdering;
 use std::collections::BinaryHeap;
@@ -47,6 +50,7 @@ use std::hash::BuildHasher;
 use std::pin::pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Weak};
+use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use hashbrown::HashTable;
@@ -61,6 +65,7 @@ use super::config::QueueConfig;
 use super::item::QueueItem;
 use super::metrics::QueueMetrics;
 use super::ready::{ReadyQueue, Ticketed};
+use super::waiters::Waiters;
 
 /// How often the unfinished-work gauges are refreshed (client-go's
 /// `defaultUnfinishedWorkUpdatePeriod`).
@@ -68,6 +73,10 @@ pub(super) const UNFINISHED_WORK_UPDATE_PERIOD: Duration = Duration::from_millis
 
 /// One item and its bookkeeping. A slot exists while the item is dirty, processing or
 /// waiting.
+///
+/// Kept small (48 bytes for a `String` item) because `get` and `done` touch one slot per
+/// item and a backlog of thousands of slots should stay in the core's cache: the schedule
+/// of a waiting item lives in [`WaitHeap`], the metrics timestamps in [`Stamps`].
 #[derive(Debug)]
 pub(super) struct Slot<T> {
     pub(super) item: T,
@@ -78,17 +87,21 @@ pub(super) struct Slot<T> {
     pub(super) dirty: bool,
     /// Handed out by `get`, `done` not yet called (client-go's `processing` set).
     pub(super) processing: bool,
-    /// Scheduled by `add_after`; the earliest ready time wins.
-    pub(super) waiting: Option<Waiting>,
+    /// Scheduled by `add_after` (its [`Waiting`] is in [`WaitHeap::schedules`]).
+    pub(super) waiting: bool,
     /// The priority it is (or will be) queued at; the highest asked for wins.
     priority: i32,
-    /// The ticket of its entry in the ready queue, while it is queued.
-    ticket: Option<u64>,
+    /// The ticket of its entry in the ready queue while it is queued, else [`NO_TICKET`].
+    ticket: u64,
 }
+
+/// [`Slot::ticket`] of a slot that is not queued (tickets count up from 0 and never reach
+/// it).
+const NO_TICKET: u64 = u64::MAX;
 
 impl<T> Ticketed for &Slot<T> {
     fn ticket(&self) -> Option<u64> {
-        self.ticket
+        (self.ticket != NO_TICKET).then_some(self.ticket)
     }
 }
 
@@ -104,7 +117,7 @@ struct Stamps {
 
 impl<T> Slot<T> {
     fn is_idle(&self) -> bool {
-        !self.dirty && !self.processing && self.waiting.is_none()
+        !self.dirty && !self.processing && !self.waiting
     }
 }
 
@@ -124,9 +137,8 @@ pub(super) struct State<T> {
     pub(super) slots: Slab<Slot<T>>,
     /// How many items are being processed.
     pub(super) processing: usize,
-    /// How many `get` calls are registered with `get_notify`; adds skip the wake-up when
-    /// nobody waits.
-    pub(super) get_waiters: usize,
+    /// The blocked `get` calls; adds skip the wake-up when nobody is parked.
+    pub(super) waiters: Waiters,
     pub(super) shutting_down: bool,
     /// `shut_down_with_drain` is waiting for the processing items.
     drain: bool,
@@ -158,9 +170,9 @@ impl<T: Eq> State<T> {
                     hash,
                     dirty: false,
                     processing: false,
-                    waiting: None,
+                    waiting: false,
                     priority: 0,
-                    ticket: None,
+                    ticket: NO_TICKET,
                 });
                 vacant.insert(i);
                 (i, None)
@@ -251,8 +263,6 @@ pub(super) struct Core<T> {
     pub(super) state: Padded<Mutex<State<T>>>,
     /// Hashes items before the lock is taken.
     hasher: foldhash::fast::RandomState,
-    /// Wakes blocked `get` calls.
-    pub(super) get_notify: Notify,
     /// Wakes `shut_down_with_drain` when the last processing item is done.
     drain_notify: Notify,
     /// The delaying queue's timer task, if this queue is a delaying queue.
@@ -285,11 +295,10 @@ impl<T: QueueItem> Core<T> {
                 processing: 0,
                 shutting_down: false,
                 drain: false,
-                get_waiters: 0,
+                waiters: Waiters::default(),
                 waiting: WaitHeap::default(),
             })),
             hasher: foldhash::fast::RandomState::default(),
-            get_notify: Notify::new(),
             drain_notify: Notify::new(),
             timer: delaying.then(TimerHandle::default),
             cancel: CancellationToken::new(),
@@ -329,25 +338,28 @@ impl<T: QueueItem> Core<T> {
     }
 
     /// Marks the item in slot `i` dirty at `priority` and queues it unless it is already
-    /// dirty or being processed. Returns whether a blocked `get` should be woken.
+    /// dirty or being processed. Returns whether the ready queue changed (an item was
+    /// queued or moved up), i.e. whether a blocked `get` should be woken.
     ///
     /// A waiting schedule of the item (from `add_after`) is cancelled: the immediate add
     /// supersedes the scheduled one (see [`RateLimitingQueue`](super::RateLimitingQueue)).
     /// An item already dirty keeps its place unless `priority` is higher: then a queued
     /// item moves up, and a parked one will be queued at the higher priority.
+    #[inline]
     pub(super) fn mark_dirty(&self, state: &mut State<T>, i: usize, priority: i32) -> bool {
         let Some(slot) = state.slots.get_mut(i) else {
             return false;
         };
-        if slot.waiting.take().is_some() {
-            state.waiting.live -= 1;
+        if slot.waiting {
+            slot.waiting = false;
+            state.waiting.unschedule(i);
         }
         if slot.dirty {
             if priority > slot.priority {
                 slot.priority = priority;
-                if slot.ticket.is_some() {
-                    slot.ticket = Some(state.queue.push(i, priority, true));
-                    return state.get_waiters > 0;
+                if slot.ticket != NO_TICKET {
+                    slot.ticket = state.queue.push(i, priority, true);
+                    return true;
                 }
             }
             return false;
@@ -367,23 +379,35 @@ impl<T: QueueItem> Core<T> {
         let Some(slot) = state.slots.get_mut(i) else {
             return false;
         };
-        slot.ticket = Some(state.queue.push(i, priority, false));
-        state.get_waiters > 0
+        slot.ticket = state.queue.push(i, priority, false);
+        true
+    }
+
+    /// The waker of one parked `get`, if `queued` (an item was just queued) and one is
+    /// parked; the caller wakes it after releasing the lock.
+    #[inline]
+    fn waker_for(state: &mut State<T>, queued: bool) -> Option<Waker> {
+        if queued && state.waiters.parked() > 0 {
+            state.waiters.wake_one()
+        } else {
+            None
+        }
     }
 
     pub(super) fn add(&self, item: T, priority: i32) {
         let hash = self.hash(&item);
-        let (wake, duplicate) = {
+        let (waker, duplicate) = {
             let mut state = self.state.lock();
             if state.shutting_down {
                 return;
             }
             let (i, duplicate) = state.slot_for(hash, item);
-            (self.mark_dirty(&mut state, i, priority), duplicate)
+            let queued = self.mark_dirty(&mut state, i, priority);
+            (Self::waker_for(&mut state, queued), duplicate)
         };
         drop(duplicate);
-        if wake {
-            self.get_notify.notify_one();
+        if let Some(waker) = waker {
+            waker.wake();
         }
     }
 
@@ -397,7 +421,7 @@ impl<T: QueueItem> Core<T> {
                 tracing::warn!(queue = %self.name, "queued slot had no item");
                 continue;
             };
-            slot.ticket = None;
+            slot.ticket = NO_TICKET;
             slot.dirty = false;
             slot.processing = true;
             let item = slot.item.clone();
@@ -414,35 +438,11 @@ impl<T: QueueItem> Core<T> {
 
     pub(super) async fn get(self: &Arc<Self>) -> Option<T> {
         self.ensure_background();
-        let mut registration = GetRegistration {
+        let mut get = PendingGet {
             core: self,
-            registered: false,
+            key: None,
         };
-        // Fast path: an item is queued, no wake-up registration needed.
-        if let Some(item) = self.pop_locked(&mut self.state.lock()) {
-            return Some(item);
-        }
-        loop {
-            let mut notified = pin!(self.get_notify.notified());
-            {
-                let mut state = self.state.lock();
-                if registration.registered {
-                    registration.registered = false;
-                    state.get_waiters -= 1;
-                }
-                if let Some(item) = self.pop_locked(&mut state) {
-                    return Some(item);
-                }
-                if state.shutting_down {
-                    return None;
-                }
-                // Register before releasing the lock, so an add in between is not missed.
-                notified.as_mut().enable();
-                state.get_waiters += 1;
-                registration.registered = true;
-            }
-            notified.await;
-        }
+        std::future::poll_fn(|cx| get.poll(cx)).await
     }
 
     pub(super) fn done(&self, item: &T) {
@@ -458,7 +458,7 @@ impl<T: QueueItem> Core<T> {
             let started_at = state.stamps_mut(finished.slot).started_at.take();
             metrics.done(started_at, Instant::now());
         }
-        let mut wake = false;
+        let mut waker = None;
         if finished.requeue {
             let priority = state
                 .slots
@@ -466,15 +466,15 @@ impl<T: QueueItem> Core<T> {
                 .map_or(0, |slot| slot.priority);
             let ticket = state.queue.push(finished.slot, priority, false);
             if let Some(slot) = state.slots.get_mut(finished.slot) {
-                slot.ticket = Some(ticket);
+                slot.ticket = ticket;
             }
-            wake = state.get_waiters > 0;
+            waker = Self::waker_for(&mut state, true);
         }
         let drained = state.drain && state.processing == 0;
         drop(state);
         drop(finished.released);
-        if wake {
-            self.get_notify.notify_one();
+        if let Some(waker) = waker {
+            waker.wake();
         }
         if drained {
             self.drain_notify.notify_waiters();
@@ -484,7 +484,7 @@ impl<T: QueueItem> Core<T> {
     /// Marks the queue shutting down; `drain` records whether a drain is waiting.
     fn begin_shutdown(&self, drain: bool) {
         let mut released = Vec::new();
-        {
+        let wakers = {
             let mut state = self.state.lock();
             state.shutting_down = true;
             state.drain = drain;
@@ -492,17 +492,18 @@ impl<T: QueueItem> Core<T> {
             if state.waiting.live > 0 {
                 let mut idle = Vec::new();
                 for (i, slot) in &mut state.slots {
-                    if slot.waiting.take().is_some() && slot.is_idle() {
+                    if std::mem::take(&mut slot.waiting) && slot.is_idle() {
                         idle.push(i);
                     }
                 }
                 released.extend(idle.into_iter().filter_map(|i| state.release_if_idle(i)));
             }
             state.waiting.clear();
-        }
+            state.waiters.wake_all()
+        };
         drop(released);
         self.cancel.cancel();
-        self.get_notify.notify_waiters();
+        wakers.into_iter().for_each(Waker::wake);
         self.drain_notify.notify_waiters();
     }
 
@@ -562,16 +563,46 @@ impl<T: QueueItem> Core<T> {
     }
 }
 
-/// Keeps `State::get_waiters` exact when a `get` future is dropped while registered.
-struct GetRegistration<'a, T: QueueItem> {
+/// One `get` call: polls the queue, parking in [`State::waiters`] while it is empty (see
+/// `waiters.rs`).
+struct PendingGet<'a, T: QueueItem> {
     core: &'a Core<T>,
-    registered: bool,
+    /// Its entry in [`State::waiters`], while it has one.
+    key: Option<usize>,
 }
 
-impl<T: QueueItem> Drop for GetRegistration<'_, T> {
+impl<T: QueueItem> PendingGet<'_, T> {
+    /// Takes the next item, or parks. One lock acquisition either way; a `get` that finds an
+    /// item at once never touches the waiter list.
+    fn poll(&mut self, cx: &mut Context<'_>) -> Poll<Option<T>> {
+        let mut state = self.core.state.lock();
+        let item = self.core.pop_locked(&mut state);
+        if item.is_some() || state.shutting_down {
+            if let Some(key) = self.key.take() {
+                state.waiters.remove(key);
+            }
+            return Poll::Ready(item);
+        }
+        // Parked in the same critical section that saw the queue empty: no add is missed.
+        self.key = Some(state.waiters.park(self.key, cx.waker()));
+        Poll::Pending
+    }
+}
+
+impl<T: QueueItem> Drop for PendingGet<'_, T> {
+    /// A cancelled `get` leaves the waiter list; if it had been woken, it hands the wake-up
+    /// on to the next parked `get` while items are queued, so no item waits for nobody.
     fn drop(&mut self) {
-        if self.registered {
-            self.core.state.lock().get_waiters -= 1;
+        let Some(key) = self.key else {
+            return;
+        };
+        let waker = {
+            let mut state = self.core.state.lock();
+            let owed = state.waiters.remove(key) && state.queue.len() > 0;
+            Core::waker_for(&mut state, owed)
+        };
+        if let Some(waker) = waker {
+            waker.wake();
         }
     }
 }
@@ -638,6 +669,10 @@ impl Ord for HeapEntry {
 #[derive(Default)]
 pub(super) struct WaitHeap {
     pub(super) heap: BinaryHeap<HeapEntry>,
+    /// The schedule of each waiting item, by slot number: `Some` exactly for the slots with
+    /// [`Slot::waiting`] set (kept here so the slots every `get` and `done` touch stay
+    /// small).
+    schedules: Vec<Option<Waiting>>,
     next_seq: u64,
     /// Items whose slot has `waiting` set.
     pub(super) live: usize,
@@ -646,7 +681,30 @@ pub(super) struct WaitHeap {
 impl WaitHeap {
     pub(super) fn clear(&mut self) {
         self.heap.clear();
+        self.schedules.clear();
         self.live = 0;
+    }
+
+    /// The schedule of slot `slot`, if it is waiting.
+    fn schedule(&self, slot: usize) -> Option<Waiting> {
+        self.schedules.get(slot).copied().flatten()
+    }
+
+    /// Records the schedule of slot `slot` (the caller sets [`Slot::waiting`] and counts it
+    /// in `live`).
+    fn set_schedule(&mut self, slot: usize, waiting: Waiting) {
+        if self.schedules.len() <= slot {
+            self.schedules.resize(slot + 1, None);
+        }
+        self.schedules[slot] = Some(waiting);
+    }
+
+    /// Forgets the schedule of slot `slot`, whose [`Slot::waiting`] the caller clears.
+    fn unschedule(&mut self, slot: usize) {
+        if let Some(schedule) = self.schedules.get_mut(slot) {
+            *schedule = None;
+        }
+        self.live -= 1;
     }
 
     fn next_ready_at(&self) -> Option<Instant> {
@@ -732,10 +790,11 @@ impl<T: QueueItem> Core<T> {
             let slot;
             (slot, duplicate) = state.slot_for(hash, item);
             if delay.is_zero() {
-                let wake = self.mark_dirty(&mut state, slot, priority);
+                let queued = self.mark_dirty(&mut state, slot, priority);
+                let waker = Self::waker_for(&mut state, queued);
                 drop(state);
-                if wake {
-                    self.get_notify.notify_one();
+                if let Some(waker) = waker {
+                    waker.wake();
                 }
                 return;
             }
@@ -748,9 +807,15 @@ impl<T: QueueItem> Core<T> {
             let Some(entry) = state.slots.get_mut(slot) else {
                 return;
             };
-            let priority = match &mut entry.waiting {
-                Some(waiting) if waiting.ready_at <= ready_at => {
+            let current = if entry.waiting {
+                state.waiting.schedule(slot)
+            } else {
+                None
+            };
+            let priority = match current {
+                Some(mut waiting) if waiting.ready_at <= ready_at => {
                     waiting.priority = waiting.priority.max(priority);
+                    state.waiting.set_schedule(slot, waiting);
                     return;
                 }
                 Some(waiting) => waiting.priority.max(priority),
@@ -759,11 +824,15 @@ impl<T: QueueItem> Core<T> {
                     priority
                 }
             };
-            entry.waiting = Some(Waiting {
-                ready_at,
-                seq,
-                priority,
-            });
+            entry.waiting = true;
+            state.waiting.set_schedule(
+                slot,
+                Waiting {
+                    ready_at,
+                    seq,
+                    priority,
+                },
+            );
             state.waiting.next_seq += 1;
             let earliest = state
                 .waiting
@@ -776,11 +845,10 @@ impl<T: QueueItem> Core<T> {
             });
             // Drop stale entries once they dominate the heap.
             if state.waiting.heap.len() > 64 && state.waiting.heap.len() > 2 * state.waiting.live {
-                let slots = &state.slots;
-                state
-                    .waiting
-                    .heap
-                    .retain(|e| is_live(slots.get(e.slot).and_then(|s| s.waiting), e.seq));
+                let WaitHeap {
+                    heap, schedules, ..
+                } = &mut state.waiting;
+                heap.retain(|e| is_live(schedules.get(e.slot).copied().flatten(), e.seq));
             }
             earliest
         };
@@ -795,7 +863,7 @@ impl<T: QueueItem> Core<T> {
 
     /// Adds every item whose ready time has come; returns the next ready time.
     fn fire_ready(&self, now: Instant) -> Option<Instant> {
-        let mut added = 0usize;
+        let mut wakers = Vec::new();
         let next = {
             let mut state = self.state.lock();
             if state.shutting_down {
@@ -808,19 +876,17 @@ impl<T: QueueItem> Core<T> {
                 let Some(entry) = state.waiting.heap.pop() else {
                     break;
                 };
-                let waiting = state.slots.get(entry.slot).and_then(|s| s.waiting);
+                let waiting = state.waiting.schedule(entry.slot);
                 let live = is_live(waiting, entry.seq);
                 let priority = waiting.map_or(0, |w| w.priority);
                 // `mark_dirty` clears the item's `waiting` and the live count.
                 if live && self.mark_dirty(&mut state, entry.slot, priority) {
-                    added += 1;
+                    wakers.extend(Self::waker_for(&mut state, true));
                 }
             }
             state.waiting.next_ready_at()
         };
-        for _ in 0..added {
-            self.get_notify.notify_one();
-        }
+        wakers.into_iter().for_each(Waker::wake);
         next
     }
 }
@@ -828,4 +894,14 @@ impl<T: QueueItem> Core<T> {
 /// Whether a heap entry with sequence number `seq` is the slot's current schedule.
 fn is_live(waiting: Option<Waiting>, seq: u64) -> bool {
     waiting.is_some_and(|w| w.seq == seq)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_string_slot_fits_in_48_bytes() {
+        assert!(size_of::<Slot<String>>() <= 48);
+    }
 }

@@ -85,6 +85,7 @@ mod rate_limiting;
 mod ready;
 #[cfg(test)]
 mod test_support;
+mod waiters;
 
 pub use config::QueueConfig;
 pub use delaying::DelayingQueue;

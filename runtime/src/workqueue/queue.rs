@@ -247,7 +247,7 @@ mod tests {
             .collect();
         // Wait until all 16 are registered as blocked.
         tokio::time::timeout(Duration::from_secs(10), async {
-            while queue.core.state.lock().get_waiters < 16 {
+            while queue.core.state.lock().waiters.parked() < 16 {
                 tokio::task::yield_now().await;
             }
         })
@@ -273,13 +273,47 @@ mod tests {
             "nothing queued: get is pending"
         );
         assert_eq!(
-            queue.core.state.lock().get_waiters,
+            queue.core.state.lock().waiters.parked(),
             0,
             "the dropped get unregistered"
         );
         queue.add(1);
         assert_eq!(queue.get().now_or_never(), Some(Some(1)));
         assert_eq!(queue.core.state.lock().processing, 1);
+    }
+
+    #[tokio::test]
+    async fn a_woken_get_that_is_dropped_passes_the_wake_up_on() {
+        let queue: Queue<u32> = Queue::new();
+        let mut first = Box::pin(queue.get());
+        assert!(futures::poll!(&mut first).is_pending(), "nothing queued");
+        let second = tokio::spawn({
+            let queue = queue.clone();
+            async move { queue.get().await }
+        });
+        while queue.core.state.lock().waiters.parked() < 2 {
+            tokio::task::yield_now().await;
+        }
+        queue.add(1);
+        assert_eq!(
+            queue.core.state.lock().waiters.parked(),
+            1,
+            "the add woke one get (the oldest)"
+        );
+        queue.add(1);
+        assert_eq!(
+            queue.core.state.lock().waiters.parked(),
+            1,
+            "a duplicate add wakes nobody"
+        );
+        // Cancelled before it ran: the item must not wait while `second` sleeps.
+        drop(first);
+        let got = tokio::time::timeout(Duration::from_secs(10), second)
+            .await
+            .expect("the wake-up was lost")
+            .unwrap();
+        assert_eq!(got, Some(1));
+        assert_eq!(queue.core.state.lock().waiters.parked(), 0);
     }
 
     #[tokio::test]

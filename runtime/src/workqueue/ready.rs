@@ -43,6 +43,7 @@ pub(super) struct ReadyQueue {
 impl ReadyQueue {
     /// Queues `slot` at `priority`; returns the ticket the slot must keep. If the slot was
     /// queued already (it moves up), pass `requeue` so it is not counted twice.
+    #[inline]
     pub(super) fn push(&mut self, slot: usize, priority: i32, requeue: bool) -> u64 {
         let ticket = self.next_ticket;
         self.next_ticket += 1;
@@ -59,6 +60,7 @@ impl ReadyQueue {
     }
 
     /// Takes the next live slot, skipping stale entries; `slot_of` looks a slot up.
+    #[inline]
     pub(super) fn pop<S: Ticketed>(
         &mut self,
         slot_of: impl Fn(usize) -> Option<S>,
@@ -73,6 +75,7 @@ impl ReadyQueue {
     }
 
     /// The front entry of the highest non-empty lane.
+    #[inline]
     fn pop_entry(&mut self) -> Option<Entry> {
         if self.others.is_empty() {
             return self.normal.pop_front();
@@ -94,6 +97,7 @@ impl ReadyQueue {
     }
 
     /// The number of queued items.
+    #[inline]
     pub(super) fn len(&self) -> usize {
         self.live
     }

@@ -66,7 +66,9 @@ impl Generator {
 /// Regenerates `generator`'s output in memory and diffs it against what is on disk.
 pub fn verify(generator: &Generator) -> Result<VerifyOutcome, Error> {
     let files = generator.generate()?;
-    let mut pairs: BTreeMap<(Root, PathBuf), (Option<PathBuf>, Option<&str>)> = BTreeMap::new();
+    // (root, path) -> (the file on disk, the fresh contents)
+    type Pair<'a> = (Option<PathBuf>, Option<&'a str>);
+    let mut pairs: BTreeMap<(Root, PathBuf), Pair<'_>> = BTreeMap::new();
     for f in &files {
         pairs.entry((f.root, f.path.clone())).or_default().1 = Some(f.contents.as_str());
     }

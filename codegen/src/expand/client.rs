@@ -5,8 +5,8 @@
 //! The methods are not `async fn`s: each returns the runtime method's future as
 //! `impl Future + 'a` (every reference argument borrowed for `'a`), so a generated client
 //! adds no state machine of its own per method and type. `client.get(name).await` reads
-//! the same; the compile time of a derived type is a third of what `async fn` wrappers
-//! cost (`hack/bench-derive-compile.sh`).
+//! the same; rustc's time for a crate of 20 derived types fell from ~2.9 s to ~1.7 s
+//! (`hack/bench-derive-compile.sh`).
 
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};

@@ -105,7 +105,7 @@ fn derive_and_cli_emit_identical_tokens_for_every_marker_combination() {
     );
     let baz = derive_tokens(&items[2], "example.com", "v1");
     assert!(
-        !baz.contains("async fn create") && baz.contains("async fn watch"),
+        !baz.contains("fn create") && baz.contains("fn watch"),
         "readonly"
     );
     let no_copy = derive_tokens(&items[3], "example.com", "v1");

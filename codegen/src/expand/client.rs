@@ -1,6 +1,12 @@
 //! The typed client (`FooClient`): one method per verb the markers allow, each a
 //! one-line call into the runtime's `ResourceClient<Foo>`, plus the extension methods
 //! of `+genclient:method=`. A verb that is not allowed is a method that does not exist.
+//!
+//! The methods are not `async fn`s: each returns the runtime method's future as
+//! `impl Future + 'a` (every reference argument borrowed for `'a`), so a generated client
+//! adds no state machine of its own per method and type. `client.get(name).await` reads
+//! the same; rustc's time for a crate of 20 derived types fell from ~2.9 s to ~1.7 s
+//! (`hack/bench-derive-compile.sh`).
 
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
@@ -112,87 +118,87 @@ fn verb_method(p: &Paths, vis: &syn::Visibility, kind: &syn::Ident, verb: Verb) 
         Verb::Create => quote! {
             /// Creates `obj`.
             #[inline]
-            #vis async fn create(&self, pp: &#params::PostParams, obj: &#kind) -> Result<#kind, #error> {
-                self.inner.create(pp, obj).await
+            #vis fn create<'a>(&'a self, pp: &'a #params::PostParams, obj: &'a #kind) -> impl ::core::future::Future<Output = Result<#kind, #error>> + 'a {
+                self.inner.create(pp, obj)
             }
         },
         Verb::Update => quote! {
             /// Replaces the object named in `obj` (a stale resourceVersion is a conflict).
             #[inline]
-            #vis async fn update(&self, pp: &#params::PostParams, obj: &#kind) -> Result<#kind, #error> {
-                self.inner.update(pp, obj).await
+            #vis fn update<'a>(&'a self, pp: &'a #params::PostParams, obj: &'a #kind) -> impl ::core::future::Future<Output = Result<#kind, #error>> + 'a {
+                self.inner.update(pp, obj)
             }
         },
         Verb::UpdateStatus => quote! {
             /// Replaces the status subresource of the object named in `obj`.
             #[inline]
-            #vis async fn update_status(&self, pp: &#params::PostParams, obj: &#kind) -> Result<#kind, #error> {
-                self.inner.update_status(pp, obj).await
+            #vis fn update_status<'a>(&'a self, pp: &'a #params::PostParams, obj: &'a #kind) -> impl ::core::future::Future<Output = Result<#kind, #error>> + 'a {
+                self.inner.update_status(pp, obj)
             }
         },
         Verb::Delete => quote! {
             /// Deletes `name`: the object (still there while finalizers run) or a Status.
             #[inline]
-            #vis async fn delete(
-                &self,
-                name: &str,
-                dp: &#params::DeleteParams,
-            ) -> Result<#client::DeleteResponse<#kind>, #error> {
-                self.inner.delete(name, dp).await
+            #vis fn delete<'a>(
+                &'a self,
+                name: &'a str,
+                dp: &'a #params::DeleteParams,
+            ) -> impl ::core::future::Future<Output = Result<#client::DeleteResponse<#kind>, #error>> + 'a {
+                self.inner.delete(name, dp)
             }
         },
         Verb::DeleteCollection => quote! {
             /// Deletes every object matching `lp`'s selectors.
             #[inline]
-            #vis async fn delete_collection(
-                &self,
-                dp: &#params::DeleteParams,
-                lp: &#params::ListParams,
-            ) -> Result<#client::DeleteResponse<#client::ObjectList<#kind>>, #error> {
-                self.inner.delete_collection(dp, lp).await
+            #vis fn delete_collection<'a>(
+                &'a self,
+                dp: &'a #params::DeleteParams,
+                lp: &'a #params::ListParams,
+            ) -> impl ::core::future::Future<Output = Result<#client::DeleteResponse<#client::ObjectList<#kind>>, #error>> + 'a {
+                self.inner.delete_collection(dp, lp)
             }
         },
         Verb::Get => quote! {
             /// Gets the object called `name`.
             #[inline]
-            #vis async fn get(&self, name: &str) -> Result<#kind, #error> {
-                self.inner.get(name).await
+            #vis fn get<'a>(&'a self, name: &'a str) -> impl ::core::future::Future<Output = Result<#kind, #error>> + 'a {
+                self.inner.get(name)
             }
         },
         Verb::List => quote! {
             /// One page of objects (honouring `limit` and `continue_token`).
             #[inline]
-            #vis async fn list(&self, lp: &#params::ListParams) -> Result<#client::ObjectList<#kind>, #error> {
-                self.inner.list(lp).await
+            #vis fn list<'a>(&'a self, lp: &'a #params::ListParams) -> impl ::core::future::Future<Output = Result<#client::ObjectList<#kind>, #error>> + 'a {
+                self.inner.list(lp)
             }
 
             /// Every object, page by page.
             #[inline]
-            #vis async fn list_all(&self, lp: &#params::ListParams) -> Result<#client::ObjectList<#kind>, #error> {
-                self.inner.list_all(lp).await
+            #vis fn list_all<'a>(&'a self, lp: &'a #params::ListParams) -> impl ::core::future::Future<Output = Result<#client::ObjectList<#kind>, #error>> + 'a {
+                self.inner.list_all(lp)
             }
         },
         Verb::Watch => quote! {
             /// Watches from `resource_version`.
             #[inline]
-            #vis async fn watch(
-                &self,
-                wp: &#params::WatchParams,
-                resource_version: &str,
-            ) -> Result<#client::WatchStream<#kind>, #error> {
-                self.inner.watch(wp, resource_version).await
+            #vis fn watch<'a>(
+                &'a self,
+                wp: &'a #params::WatchParams,
+                resource_version: &'a str,
+            ) -> impl ::core::future::Future<Output = Result<#client::WatchStream<#kind>, #error>> + 'a {
+                self.inner.watch(wp, resource_version)
             }
         },
         Verb::Patch => quote! {
             /// Patches `name` (merge, JSON, strategic or apply).
             #[inline]
-            #vis async fn patch<P: ::kubegen::__private::serde::Serialize>(
-                &self,
-                name: &str,
-                pp: &#params::PatchParams,
-                patch: &#params::Patch<P>,
-            ) -> Result<#kind, #error> {
-                self.inner.patch(name, pp, patch).await
+            #vis fn patch<'a, P: ::kubegen::__private::serde::Serialize>(
+                &'a self,
+                name: &'a str,
+                pp: &'a #params::PatchParams,
+                patch: &'a #params::Patch<P>,
+            ) -> impl ::core::future::Future<Output = Result<#kind, #error>> + 'a {
+                self.inner.patch(name, pp, patch)
             }
         },
         Verb::Apply => quote! {
@@ -200,30 +206,30 @@ fn verb_method(p: &Paths, vis: &syn::Visibility, kind: &syn::Ident, verb: Verb) 
             /// or `extract_foo(..)` changed): only the fields it sets are sent and become
             /// `params.field_manager`'s.
             #[inline]
-            #vis async fn apply<C>(
-                &self,
-                config: &C,
-                params: &::kubegen::applyconfig::ApplyParams,
-            ) -> Result<#kind, #error>
+            #vis fn apply<'a, C>(
+                &'a self,
+                config: &'a C,
+                params: &'a ::kubegen::applyconfig::ApplyParams,
+            ) -> impl ::core::future::Future<Output = Result<#kind, #error>> + 'a
             where
                 C: ::kubegen::applyconfig::ApplyConfiguration<Object = #kind>,
             {
-                self.inner.apply_configuration(config, params).await
+                self.inner.apply_configuration(config, params)
             }
         },
         Verb::ApplyStatus => quote! {
             /// Server-side apply of an apply configuration's `status` to the status
             /// subresource.
             #[inline]
-            #vis async fn apply_status<C>(
-                &self,
-                config: &C,
-                params: &::kubegen::applyconfig::ApplyParams,
-            ) -> Result<#kind, #error>
+            #vis fn apply_status<'a, C>(
+                &'a self,
+                config: &'a C,
+                params: &'a ::kubegen::applyconfig::ApplyParams,
+            ) -> impl ::core::future::Future<Output = Result<#kind, #error>> + 'a
             where
                 C: ::kubegen::applyconfig::ApplyConfiguration<Object = #kind>,
             {
-                self.inner.apply_configuration_status(config, params).await
+                self.inner.apply_configuration_status(config, params)
             }
         },
     }
@@ -261,30 +267,30 @@ fn extension_method(
     let doc = format!(" `+genclient:method={}` ({} {}).", e.name, e.verb, target);
     let body = match e.verb {
         Verb::Get => quote! {
-            (&self, name: &str) -> Result<#result, #error> {
-                self.inner.get_as(name, #sub).await
+            (&'a self, name: &'a str) -> impl ::core::future::Future<Output = Result<#result, #error>> + 'a {
+                self.inner.get_as(name, #sub)
             }
         },
         Verb::List => quote! {
-            (&self, lp: &#params::ListParams) -> Result<#result, #error> {
-                self.inner.list_as(lp).await
+            (&'a self, lp: &'a #params::ListParams) -> impl ::core::future::Future<Output = Result<#result, #error>> + 'a {
+                self.inner.list_as(lp)
             }
         },
         Verb::Create => match &e.subresource {
             Some(s) => quote! {
-                (&self, name: &str, pp: &#params::PostParams, input: &#input) -> Result<#result, #error> {
-                    self.inner.create_as(Some((name, #s)), pp, input).await
+                (&'a self, name: &'a str, pp: &'a #params::PostParams, input: &'a #input) -> impl ::core::future::Future<Output = Result<#result, #error>> + 'a {
+                    self.inner.create_as(Some((name, #s)), pp, input)
                 }
             },
             None => quote! {
-                (&self, pp: &#params::PostParams, input: &#input) -> Result<#result, #error> {
-                    self.inner.create_as(None, pp, input).await
+                (&'a self, pp: &'a #params::PostParams, input: &'a #input) -> impl ::core::future::Future<Output = Result<#result, #error>> + 'a {
+                    self.inner.create_as(None, pp, input)
                 }
             },
         },
         Verb::Update => quote! {
-            (&self, name: &str, pp: &#params::PostParams, input: &#input) -> Result<#result, #error> {
-                self.inner.update_as(name, #sub, pp, input).await
+            (&'a self, name: &'a str, pp: &'a #params::PostParams, input: &'a #input) -> impl ::core::future::Future<Output = Result<#result, #error>> + 'a {
+                self.inner.update_as(name, #sub, pp, input)
             }
         },
         Verb::Patch => {
@@ -292,26 +298,26 @@ fn extension_method(
             return quote! {
                 #[doc = #doc]
                 #[inline]
-                #vis async fn #method<#generic: ::kubegen::__private::serde::Serialize>(
-                    &self,
-                    name: &str,
-                    pp: &#params::PatchParams,
-                    patch: &#params::Patch<#generic>,
-                ) -> Result<#result, #error> {
-                    self.inner.patch_as(name, #sub, pp, patch).await
+                #vis fn #method<'a, #generic: ::kubegen::__private::serde::Serialize>(
+                    &'a self,
+                    name: &'a str,
+                    pp: &'a #params::PatchParams,
+                    patch: &'a #params::Patch<#generic>,
+                ) -> impl ::core::future::Future<Output = Result<#result, #error>> + 'a {
+                    self.inner.patch_as(name, #sub, pp, patch)
                 }
             };
         }
         Verb::Apply => quote! {
-            (&self, name: &str, input: &#input, field_manager: &str, force: bool) -> Result<#result, #error> {
-                self.inner.apply_as(name, #sub, input, field_manager, force).await
+            (&'a self, name: &'a str, input: &'a #input, field_manager: &'a str, force: bool) -> impl ::core::future::Future<Output = Result<#result, #error>> + 'a {
+                self.inner.apply_as(name, #sub, input, field_manager, force)
             }
         },
         Verb::ApplyStatus => {
             let sub = e.subresource.as_deref().unwrap_or("status");
             quote! {
-                (&self, name: &str, input: &#input, field_manager: &str, force: bool) -> Result<#result, #error> {
-                    self.inner.apply_as(name, Some(#sub), input, field_manager, force).await
+                (&'a self, name: &'a str, input: &'a #input, field_manager: &'a str, force: bool) -> impl ::core::future::Future<Output = Result<#result, #error>> + 'a {
+                    self.inner.apply_as(name, Some(#sub), input, field_manager, force)
                 }
             }
         }
@@ -323,6 +329,6 @@ fn extension_method(
     quote! {
         #[doc = #doc]
         #[inline]
-        #vis async fn #method #body
+        #vis fn #method<'a> #body
     }
 }

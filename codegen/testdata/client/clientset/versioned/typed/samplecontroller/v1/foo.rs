@@ -23,41 +23,54 @@ impl FooClient {
     }
     /// Creates `obj`.
     #[inline]
-    pub async fn create(
-        &self,
-        pp: &::kubegen::client::params::PostParams,
-        obj: &Foo,
-    ) -> Result<Foo, ::kubegen::client::Error> {
-        self.inner.create(pp, obj).await
+    pub fn create<'a>(
+        &'a self,
+        pp: &'a ::kubegen::client::params::PostParams,
+        obj: &'a Foo,
+    ) -> impl ::core::future::Future<
+        Output = Result<Foo, ::kubegen::client::Error>,
+    > + 'a {
+        self.inner.create(pp, obj)
     }
     /// Gets the object called `name`.
     #[inline]
-    pub async fn get(&self, name: &str) -> Result<Foo, ::kubegen::client::Error> {
-        self.inner.get(name).await
+    pub fn get<'a>(
+        &'a self,
+        name: &'a str,
+    ) -> impl ::core::future::Future<
+        Output = Result<Foo, ::kubegen::client::Error>,
+    > + 'a {
+        self.inner.get(name)
     }
     /// One page of objects (honouring `limit` and `continue_token`).
     #[inline]
-    pub async fn list(
-        &self,
-        lp: &::kubegen::client::params::ListParams,
-    ) -> Result<::kubegen::client::ObjectList<Foo>, ::kubegen::client::Error> {
-        self.inner.list(lp).await
+    pub fn list<'a>(
+        &'a self,
+        lp: &'a ::kubegen::client::params::ListParams,
+    ) -> impl ::core::future::Future<
+        Output = Result<::kubegen::client::ObjectList<Foo>, ::kubegen::client::Error>,
+    > + 'a {
+        self.inner.list(lp)
     }
     /// Every object, page by page.
     #[inline]
-    pub async fn list_all(
-        &self,
-        lp: &::kubegen::client::params::ListParams,
-    ) -> Result<::kubegen::client::ObjectList<Foo>, ::kubegen::client::Error> {
-        self.inner.list_all(lp).await
+    pub fn list_all<'a>(
+        &'a self,
+        lp: &'a ::kubegen::client::params::ListParams,
+    ) -> impl ::core::future::Future<
+        Output = Result<::kubegen::client::ObjectList<Foo>, ::kubegen::client::Error>,
+    > + 'a {
+        self.inner.list_all(lp)
     }
     /// Watches from `resource_version`.
     #[inline]
-    pub async fn watch(
-        &self,
-        wp: &::kubegen::client::params::WatchParams,
-        resource_version: &str,
-    ) -> Result<::kubegen::client::WatchStream<Foo>, ::kubegen::client::Error> {
-        self.inner.watch(wp, resource_version).await
+    pub fn watch<'a>(
+        &'a self,
+        wp: &'a ::kubegen::client::params::WatchParams,
+        resource_version: &'a str,
+    ) -> impl ::core::future::Future<
+        Output = Result<::kubegen::client::WatchStream<Foo>, ::kubegen::client::Error>,
+    > + 'a {
+        self.inner.watch(wp, resource_version)
     }
 }

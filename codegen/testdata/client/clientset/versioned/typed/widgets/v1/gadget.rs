@@ -24,12 +24,14 @@ impl GadgetClient {
     }
     /// `+genclient:method=Activate` (create the `activate` subresource of `name`).
     #[inline]
-    pub async fn activate(
-        &self,
-        name: &str,
-        pp: &::kubegen::client::params::PostParams,
-        input: &Activation,
-    ) -> Result<Gadget, ::kubegen::client::Error> {
-        self.inner.create_as(Some((name, "activate")), pp, input).await
+    pub fn activate<'a>(
+        &'a self,
+        name: &'a str,
+        pp: &'a ::kubegen::client::params::PostParams,
+        input: &'a Activation,
+    ) -> impl ::core::future::Future<
+        Output = Result<Gadget, ::kubegen::client::Error>,
+    > + 'a {
+        self.inner.create_as(Some((name, "activate")), pp, input)
     }
 }

@@ -20,95 +20,121 @@ impl WidgetClient {
     }
     /// Creates `obj`.
     #[inline]
-    pub async fn create(
-        &self,
-        pp: &::kubegen::client::params::PostParams,
-        obj: &Widget,
-    ) -> Result<Widget, ::kubegen::client::Error> {
-        self.inner.create(pp, obj).await
+    pub fn create<'a>(
+        &'a self,
+        pp: &'a ::kubegen::client::params::PostParams,
+        obj: &'a Widget,
+    ) -> impl ::core::future::Future<
+        Output = Result<Widget, ::kubegen::client::Error>,
+    > + 'a {
+        self.inner.create(pp, obj)
     }
     /// Replaces the object named in `obj` (a stale resourceVersion is a conflict).
     #[inline]
-    pub async fn update(
-        &self,
-        pp: &::kubegen::client::params::PostParams,
-        obj: &Widget,
-    ) -> Result<Widget, ::kubegen::client::Error> {
-        self.inner.update(pp, obj).await
+    pub fn update<'a>(
+        &'a self,
+        pp: &'a ::kubegen::client::params::PostParams,
+        obj: &'a Widget,
+    ) -> impl ::core::future::Future<
+        Output = Result<Widget, ::kubegen::client::Error>,
+    > + 'a {
+        self.inner.update(pp, obj)
     }
     /// Replaces the status subresource of the object named in `obj`.
     #[inline]
-    pub async fn update_status(
-        &self,
-        pp: &::kubegen::client::params::PostParams,
-        obj: &Widget,
-    ) -> Result<Widget, ::kubegen::client::Error> {
-        self.inner.update_status(pp, obj).await
+    pub fn update_status<'a>(
+        &'a self,
+        pp: &'a ::kubegen::client::params::PostParams,
+        obj: &'a Widget,
+    ) -> impl ::core::future::Future<
+        Output = Result<Widget, ::kubegen::client::Error>,
+    > + 'a {
+        self.inner.update_status(pp, obj)
     }
     /// Deletes `name`: the object (still there while finalizers run) or a Status.
     #[inline]
-    pub async fn delete(
-        &self,
-        name: &str,
-        dp: &::kubegen::client::params::DeleteParams,
-    ) -> Result<::kubegen::client::DeleteResponse<Widget>, ::kubegen::client::Error> {
-        self.inner.delete(name, dp).await
+    pub fn delete<'a>(
+        &'a self,
+        name: &'a str,
+        dp: &'a ::kubegen::client::params::DeleteParams,
+    ) -> impl ::core::future::Future<
+        Output = Result<
+            ::kubegen::client::DeleteResponse<Widget>,
+            ::kubegen::client::Error,
+        >,
+    > + 'a {
+        self.inner.delete(name, dp)
     }
     /// Gets the object called `name`.
     #[inline]
-    pub async fn get(&self, name: &str) -> Result<Widget, ::kubegen::client::Error> {
-        self.inner.get(name).await
+    pub fn get<'a>(
+        &'a self,
+        name: &'a str,
+    ) -> impl ::core::future::Future<
+        Output = Result<Widget, ::kubegen::client::Error>,
+    > + 'a {
+        self.inner.get(name)
     }
     /// One page of objects (honouring `limit` and `continue_token`).
     #[inline]
-    pub async fn list(
-        &self,
-        lp: &::kubegen::client::params::ListParams,
-    ) -> Result<::kubegen::client::ObjectList<Widget>, ::kubegen::client::Error> {
-        self.inner.list(lp).await
+    pub fn list<'a>(
+        &'a self,
+        lp: &'a ::kubegen::client::params::ListParams,
+    ) -> impl ::core::future::Future<
+        Output = Result<::kubegen::client::ObjectList<Widget>, ::kubegen::client::Error>,
+    > + 'a {
+        self.inner.list(lp)
     }
     /// Every object, page by page.
     #[inline]
-    pub async fn list_all(
-        &self,
-        lp: &::kubegen::client::params::ListParams,
-    ) -> Result<::kubegen::client::ObjectList<Widget>, ::kubegen::client::Error> {
-        self.inner.list_all(lp).await
+    pub fn list_all<'a>(
+        &'a self,
+        lp: &'a ::kubegen::client::params::ListParams,
+    ) -> impl ::core::future::Future<
+        Output = Result<::kubegen::client::ObjectList<Widget>, ::kubegen::client::Error>,
+    > + 'a {
+        self.inner.list_all(lp)
     }
     /// Watches from `resource_version`.
     #[inline]
-    pub async fn watch(
-        &self,
-        wp: &::kubegen::client::params::WatchParams,
-        resource_version: &str,
-    ) -> Result<::kubegen::client::WatchStream<Widget>, ::kubegen::client::Error> {
-        self.inner.watch(wp, resource_version).await
+    pub fn watch<'a>(
+        &'a self,
+        wp: &'a ::kubegen::client::params::WatchParams,
+        resource_version: &'a str,
+    ) -> impl ::core::future::Future<
+        Output = Result<::kubegen::client::WatchStream<Widget>, ::kubegen::client::Error>,
+    > + 'a {
+        self.inner.watch(wp, resource_version)
     }
     /// Server-side apply of an apply configuration (`FooApplyConfiguration::new(..)`,
     /// or `extract_foo(..)` changed): only the fields it sets are sent and become
     /// `params.field_manager`'s.
     #[inline]
-    pub async fn apply<C>(
-        &self,
-        config: &C,
-        params: &::kubegen::applyconfig::ApplyParams,
-    ) -> Result<Widget, ::kubegen::client::Error>
+    pub fn apply<'a, C>(
+        &'a self,
+        config: &'a C,
+        params: &'a ::kubegen::applyconfig::ApplyParams,
+    ) -> impl ::core::future::Future<
+        Output = Result<Widget, ::kubegen::client::Error>,
+    > + 'a
     where
         C: ::kubegen::applyconfig::ApplyConfiguration<Object = Widget>,
     {
-        self.inner.apply_configuration(config, params).await
+        self.inner.apply_configuration(config, params)
     }
     /// Server-side apply of an apply configuration's `status` to the status
     /// subresource.
     #[inline]
-    pub async fn apply_status<C>(
-        &self,
-        config: &C,
-        params: &::kubegen::applyconfig::ApplyParams,
-    ) -> Result<Widget, ::kubegen::client::Error>
+    pub fn apply_status<'a, C>(
+        &'a self,
+        config: &'a C,
+        params: &'a ::kubegen::applyconfig::ApplyParams,
+    ) -> impl ::core::future::Future<
+        Output = Result<Widget, ::kubegen::client::Error>,
+    > + 'a
     where
         C: ::kubegen::applyconfig::ApplyConfiguration<Object = Widget>,
     {
-        self.inner.apply_configuration_status(config, params).await
+        self.inner.apply_configuration_status(config, params)
     }
 }

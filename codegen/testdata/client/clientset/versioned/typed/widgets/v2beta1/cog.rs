@@ -23,95 +23,116 @@ impl CogClient {
     }
     /// Creates `obj`.
     #[inline]
-    pub async fn create(
-        &self,
-        pp: &::kubegen::client::params::PostParams,
-        obj: &Cog,
-    ) -> Result<Cog, ::kubegen::client::Error> {
-        self.inner.create(pp, obj).await
+    pub fn create<'a>(
+        &'a self,
+        pp: &'a ::kubegen::client::params::PostParams,
+        obj: &'a Cog,
+    ) -> impl ::core::future::Future<
+        Output = Result<Cog, ::kubegen::client::Error>,
+    > + 'a {
+        self.inner.create(pp, obj)
     }
     /// Replaces the object named in `obj` (a stale resourceVersion is a conflict).
     #[inline]
-    pub async fn update(
-        &self,
-        pp: &::kubegen::client::params::PostParams,
-        obj: &Cog,
-    ) -> Result<Cog, ::kubegen::client::Error> {
-        self.inner.update(pp, obj).await
+    pub fn update<'a>(
+        &'a self,
+        pp: &'a ::kubegen::client::params::PostParams,
+        obj: &'a Cog,
+    ) -> impl ::core::future::Future<
+        Output = Result<Cog, ::kubegen::client::Error>,
+    > + 'a {
+        self.inner.update(pp, obj)
     }
     /// Deletes `name`: the object (still there while finalizers run) or a Status.
     #[inline]
-    pub async fn delete(
-        &self,
-        name: &str,
-        dp: &::kubegen::client::params::DeleteParams,
-    ) -> Result<::kubegen::client::DeleteResponse<Cog>, ::kubegen::client::Error> {
-        self.inner.delete(name, dp).await
+    pub fn delete<'a>(
+        &'a self,
+        name: &'a str,
+        dp: &'a ::kubegen::client::params::DeleteParams,
+    ) -> impl ::core::future::Future<
+        Output = Result<::kubegen::client::DeleteResponse<Cog>, ::kubegen::client::Error>,
+    > + 'a {
+        self.inner.delete(name, dp)
     }
     /// Deletes every object matching `lp`'s selectors.
     #[inline]
-    pub async fn delete_collection(
-        &self,
-        dp: &::kubegen::client::params::DeleteParams,
-        lp: &::kubegen::client::params::ListParams,
-    ) -> Result<
-        ::kubegen::client::DeleteResponse<::kubegen::client::ObjectList<Cog>>,
-        ::kubegen::client::Error,
-    > {
-        self.inner.delete_collection(dp, lp).await
+    pub fn delete_collection<'a>(
+        &'a self,
+        dp: &'a ::kubegen::client::params::DeleteParams,
+        lp: &'a ::kubegen::client::params::ListParams,
+    ) -> impl ::core::future::Future<
+        Output = Result<
+            ::kubegen::client::DeleteResponse<::kubegen::client::ObjectList<Cog>>,
+            ::kubegen::client::Error,
+        >,
+    > + 'a {
+        self.inner.delete_collection(dp, lp)
     }
     /// Gets the object called `name`.
     #[inline]
-    pub async fn get(&self, name: &str) -> Result<Cog, ::kubegen::client::Error> {
-        self.inner.get(name).await
+    pub fn get<'a>(
+        &'a self,
+        name: &'a str,
+    ) -> impl ::core::future::Future<
+        Output = Result<Cog, ::kubegen::client::Error>,
+    > + 'a {
+        self.inner.get(name)
     }
     /// One page of objects (honouring `limit` and `continue_token`).
     #[inline]
-    pub async fn list(
-        &self,
-        lp: &::kubegen::client::params::ListParams,
-    ) -> Result<::kubegen::client::ObjectList<Cog>, ::kubegen::client::Error> {
-        self.inner.list(lp).await
+    pub fn list<'a>(
+        &'a self,
+        lp: &'a ::kubegen::client::params::ListParams,
+    ) -> impl ::core::future::Future<
+        Output = Result<::kubegen::client::ObjectList<Cog>, ::kubegen::client::Error>,
+    > + 'a {
+        self.inner.list(lp)
     }
     /// Every object, page by page.
     #[inline]
-    pub async fn list_all(
-        &self,
-        lp: &::kubegen::client::params::ListParams,
-    ) -> Result<::kubegen::client::ObjectList<Cog>, ::kubegen::client::Error> {
-        self.inner.list_all(lp).await
+    pub fn list_all<'a>(
+        &'a self,
+        lp: &'a ::kubegen::client::params::ListParams,
+    ) -> impl ::core::future::Future<
+        Output = Result<::kubegen::client::ObjectList<Cog>, ::kubegen::client::Error>,
+    > + 'a {
+        self.inner.list_all(lp)
     }
     /// Watches from `resource_version`.
     #[inline]
-    pub async fn watch(
-        &self,
-        wp: &::kubegen::client::params::WatchParams,
-        resource_version: &str,
-    ) -> Result<::kubegen::client::WatchStream<Cog>, ::kubegen::client::Error> {
-        self.inner.watch(wp, resource_version).await
+    pub fn watch<'a>(
+        &'a self,
+        wp: &'a ::kubegen::client::params::WatchParams,
+        resource_version: &'a str,
+    ) -> impl ::core::future::Future<
+        Output = Result<::kubegen::client::WatchStream<Cog>, ::kubegen::client::Error>,
+    > + 'a {
+        self.inner.watch(wp, resource_version)
     }
     /// Patches `name` (merge, JSON, strategic or apply).
     #[inline]
-    pub async fn patch<P: ::kubegen::__private::serde::Serialize>(
-        &self,
-        name: &str,
-        pp: &::kubegen::client::params::PatchParams,
-        patch: &::kubegen::client::params::Patch<P>,
-    ) -> Result<Cog, ::kubegen::client::Error> {
-        self.inner.patch(name, pp, patch).await
+    pub fn patch<'a, P: ::kubegen::__private::serde::Serialize>(
+        &'a self,
+        name: &'a str,
+        pp: &'a ::kubegen::client::params::PatchParams,
+        patch: &'a ::kubegen::client::params::Patch<P>,
+    ) -> impl ::core::future::Future<
+        Output = Result<Cog, ::kubegen::client::Error>,
+    > + 'a {
+        self.inner.patch(name, pp, patch)
     }
     /// Server-side apply of an apply configuration (`FooApplyConfiguration::new(..)`,
     /// or `extract_foo(..)` changed): only the fields it sets are sent and become
     /// `params.field_manager`'s.
     #[inline]
-    pub async fn apply<C>(
-        &self,
-        config: &C,
-        params: &::kubegen::applyconfig::ApplyParams,
-    ) -> Result<Cog, ::kubegen::client::Error>
+    pub fn apply<'a, C>(
+        &'a self,
+        config: &'a C,
+        params: &'a ::kubegen::applyconfig::ApplyParams,
+    ) -> impl ::core::future::Future<Output = Result<Cog, ::kubegen::client::Error>> + 'a
     where
         C: ::kubegen::applyconfig::ApplyConfiguration<Object = Cog>,
     {
-        self.inner.apply_configuration(config, params).await
+        self.inner.apply_configuration(config, params)
     }
 }

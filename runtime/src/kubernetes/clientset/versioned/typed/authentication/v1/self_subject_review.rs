@@ -20,11 +20,13 @@ impl SelfSubjectReviewClient {
     }
     /// Creates `obj`.
     #[inline]
-    pub async fn create(
-        &self,
-        pp: &::kubegen::client::params::PostParams,
-        obj: &SelfSubjectReview,
-    ) -> Result<SelfSubjectReview, ::kubegen::client::Error> {
-        self.inner.create(pp, obj).await
+    pub fn create<'a>(
+        &'a self,
+        pp: &'a ::kubegen::client::params::PostParams,
+        obj: &'a SelfSubjectReview,
+    ) -> impl ::core::future::Future<
+        Output = Result<SelfSubjectReview, ::kubegen::client::Error>,
+    > + 'a {
+        self.inner.create(pp, obj)
     }
 }

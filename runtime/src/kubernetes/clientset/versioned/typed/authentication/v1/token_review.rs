@@ -20,11 +20,13 @@ impl TokenReviewClient {
     }
     /// Creates `obj`.
     #[inline]
-    pub async fn create(
-        &self,
-        pp: &::kubegen::client::params::PostParams,
-        obj: &TokenReview,
-    ) -> Result<TokenReview, ::kubegen::client::Error> {
-        self.inner.create(pp, obj).await
+    pub fn create<'a>(
+        &'a self,
+        pp: &'a ::kubegen::client::params::PostParams,
+        obj: &'a TokenReview,
+    ) -> impl ::core::future::Future<
+        Output = Result<TokenReview, ::kubegen::client::Error>,
+    > + 'a {
+        self.inner.create(pp, obj)
     }
 }

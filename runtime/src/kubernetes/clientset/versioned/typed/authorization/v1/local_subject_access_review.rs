@@ -23,11 +23,13 @@ impl LocalSubjectAccessReviewClient {
     }
     /// Creates `obj`.
     #[inline]
-    pub async fn create(
-        &self,
-        pp: &::kubegen::client::params::PostParams,
-        obj: &LocalSubjectAccessReview,
-    ) -> Result<LocalSubjectAccessReview, ::kubegen::client::Error> {
-        self.inner.create(pp, obj).await
+    pub fn create<'a>(
+        &'a self,
+        pp: &'a ::kubegen::client::params::PostParams,
+        obj: &'a LocalSubjectAccessReview,
+    ) -> impl ::core::future::Future<
+        Output = Result<LocalSubjectAccessReview, ::kubegen::client::Error>,
+    > + 'a {
+        self.inner.create(pp, obj)
     }
 }

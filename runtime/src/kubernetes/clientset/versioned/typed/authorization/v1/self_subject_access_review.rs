@@ -20,11 +20,13 @@ impl SelfSubjectAccessReviewClient {
     }
     /// Creates `obj`.
     #[inline]
-    pub async fn create(
-        &self,
-        pp: &::kubegen::client::params::PostParams,
-        obj: &SelfSubjectAccessReview,
-    ) -> Result<SelfSubjectAccessReview, ::kubegen::client::Error> {
-        self.inner.create(pp, obj).await
+    pub fn create<'a>(
+        &'a self,
+        pp: &'a ::kubegen::client::params::PostParams,
+        obj: &'a SelfSubjectAccessReview,
+    ) -> impl ::core::future::Future<
+        Output = Result<SelfSubjectAccessReview, ::kubegen::client::Error>,
+    > + 'a {
+        self.inner.create(pp, obj)
     }
 }

@@ -20,11 +20,13 @@ impl SelfSubjectRulesReviewClient {
     }
     /// Creates `obj`.
     #[inline]
-    pub async fn create(
-        &self,
-        pp: &::kubegen::client::params::PostParams,
-        obj: &SelfSubjectRulesReview,
-    ) -> Result<SelfSubjectRulesReview, ::kubegen::client::Error> {
-        self.inner.create(pp, obj).await
+    pub fn create<'a>(
+        &'a self,
+        pp: &'a ::kubegen::client::params::PostParams,
+        obj: &'a SelfSubjectRulesReview,
+    ) -> impl ::core::future::Future<
+        Output = Result<SelfSubjectRulesReview, ::kubegen::client::Error>,
+    > + 'a {
+        self.inner.create(pp, obj)
     }
 }

@@ -20,11 +20,13 @@ impl SubjectAccessReviewClient {
     }
     /// Creates `obj`.
     #[inline]
-    pub async fn create(
-        &self,
-        pp: &::kubegen::client::params::PostParams,
-        obj: &SubjectAccessReview,
-    ) -> Result<SubjectAccessReview, ::kubegen::client::Error> {
-        self.inner.create(pp, obj).await
+    pub fn create<'a>(
+        &'a self,
+        pp: &'a ::kubegen::client::params::PostParams,
+        obj: &'a SubjectAccessReview,
+    ) -> impl ::core::future::Future<
+        Output = Result<SubjectAccessReview, ::kubegen::client::Error>,
+    > + 'a {
+        self.inner.create(pp, obj)
     }
 }

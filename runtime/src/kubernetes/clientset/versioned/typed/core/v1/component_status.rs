@@ -20,32 +20,38 @@ impl ComponentStatusClient {
     }
     /// Gets the object called `name`.
     #[inline]
-    pub async fn get(
-        &self,
-        name: &str,
-    ) -> Result<ComponentStatus, ::kubegen::client::Error> {
-        self.inner.get(name).await
+    pub fn get<'a>(
+        &'a self,
+        name: &'a str,
+    ) -> impl ::core::future::Future<
+        Output = Result<ComponentStatus, ::kubegen::client::Error>,
+    > + 'a {
+        self.inner.get(name)
     }
     /// One page of objects (honouring `limit` and `continue_token`).
     #[inline]
-    pub async fn list(
-        &self,
-        lp: &::kubegen::client::params::ListParams,
-    ) -> Result<
-        ::kubegen::client::ObjectList<ComponentStatus>,
-        ::kubegen::client::Error,
-    > {
-        self.inner.list(lp).await
+    pub fn list<'a>(
+        &'a self,
+        lp: &'a ::kubegen::client::params::ListParams,
+    ) -> impl ::core::future::Future<
+        Output = Result<
+            ::kubegen::client::ObjectList<ComponentStatus>,
+            ::kubegen::client::Error,
+        >,
+    > + 'a {
+        self.inner.list(lp)
     }
     /// Every object, page by page.
     #[inline]
-    pub async fn list_all(
-        &self,
-        lp: &::kubegen::client::params::ListParams,
-    ) -> Result<
-        ::kubegen::client::ObjectList<ComponentStatus>,
-        ::kubegen::client::Error,
-    > {
-        self.inner.list_all(lp).await
+    pub fn list_all<'a>(
+        &'a self,
+        lp: &'a ::kubegen::client::params::ListParams,
+    ) -> impl ::core::future::Future<
+        Output = Result<
+            ::kubegen::client::ObjectList<ComponentStatus>,
+            ::kubegen::client::Error,
+        >,
+    > + 'a {
+        self.inner.list_all(lp)
     }
 }

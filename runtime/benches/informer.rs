@@ -664,40 +664,26 @@ fn print_ratios(workloads: &[String], results: &[Vec<Measured>]) {
         ours.len()
     );
     println!("|---|---|");
-    println!(
-        "| initial sync, wall | {} |",
-        spread(&|m| m.sync_secs, theirs)
-    );
-    println!(
-        "| initial sync, CPU | {} |",
-        spread(&|m| m.sync_cpu_ms as f64, theirs)
-    );
-    println!(
-        "| peak RSS after sync | {} |",
-        spread(&|m| m.steady_kib as f64, theirs)
-    );
-    println!(
-        "| watch, CPU for the update stream | {} |",
-        spread(&|m| m.stream_cpu_ms as f64, theirs)
-    );
-    // Where the CPU goes: user space (decoding, caching) and the kernel (mostly mapping and
-    // zeroing the pages a cache grows into: one minor fault per page).
-    println!(
-        "| initial sync, user-space CPU | {} |",
-        spread(&|m| m.sync_user_ms as f64, theirs)
-    );
-    println!(
-        "| initial sync, kernel CPU | {} |",
-        spread(&|m| m.sync_sys_ms as f64, theirs)
-    );
-    println!(
-        "| initial sync, minor page faults | {} |",
-        spread(&|m| m.sync_faults as f64, theirs)
-    );
-    println!(
-        "| watch, user-space CPU for the update stream | {} |",
-        spread(&|m| m.stream_user_ms as f64, theirs)
-    );
+    // The figures, then where the CPU goes: user space (decoding, caching) and the
+    // kernel (mostly mapping and zeroing the pages a cache grows into: a minor fault a page).
+    type Figure = fn(&Measured) -> f64;
+    let rows: [(&str, Figure); 8] = [
+        ("initial sync, wall", |m| m.sync_secs),
+        ("initial sync, CPU", |m| m.sync_cpu_ms as f64),
+        ("peak RSS after sync", |m| m.steady_kib as f64),
+        ("watch, CPU for the update stream", |m| {
+            m.stream_cpu_ms as f64
+        }),
+        ("initial sync, user-space CPU", |m| m.sync_user_ms as f64),
+        ("initial sync, kernel CPU", |m| m.sync_sys_ms as f64),
+        ("initial sync, minor page faults", |m| m.sync_faults as f64),
+        ("watch, user-space CPU for the update stream", |m| {
+            m.stream_user_ms as f64
+        }),
+    ];
+    for (label, figure) in rows {
+        println!("| {label} | {} |", spread(&figure, theirs));
+    }
     if let Some(floor) = runs("floor") {
         println!(
             "| kubegen initial sync CPU / decode floor | {} |",

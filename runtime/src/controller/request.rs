@@ -9,12 +9,29 @@ use kube_core::Resource;
 ///
 /// A controller queues requests, not objects: by the time a worker takes a request the
 /// object may have changed again, so the reconcile reads the latest cached version.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Request {
     /// The namespace; `None` for cluster-scoped objects.
     pub namespace: Option<String>,
     /// The name.
     pub name: String,
+}
+
+/// Written out so `clone_from` reuses both strings' buffers: the controller's queue hands
+/// out each request as a copy written into a request it let go of (the derive's
+/// `clone_from` would allocate afresh).
+impl Clone for Request {
+    fn clone(&self) -> Self {
+        Self {
+            namespace: self.namespace.clone(),
+            name: self.name.clone(),
+        }
+    }
+
+    fn clone_from(&mut self, source: &Self) {
+        self.namespace.clone_from(&source.namespace);
+        self.name.clone_from(&source.name);
+    }
 }
 
 impl Request {
@@ -53,6 +70,34 @@ mod tests {
     use kube_core::ObjectMeta;
 
     use super::*;
+
+    #[test]
+    fn clone_from_copies_into_the_existing_strings() {
+        let source = Request {
+            namespace: Some("default".into()),
+            name: "web".into(),
+        };
+        let mut target = Request {
+            namespace: Some(String::with_capacity(64)),
+            name: String::with_capacity(64),
+        };
+        let buffer = target.name.as_ptr();
+        target.clone_from(&source);
+        assert_eq!(target, source);
+        assert_eq!(target.name.as_ptr(), buffer, "the name's buffer was reused");
+        let mut cluster_scoped = Request {
+            namespace: None,
+            name: "n".into(),
+        };
+        cluster_scoped.clone_from(&source);
+        assert_eq!(cluster_scoped, source);
+        target.clone_from(&Request {
+            namespace: None,
+            name: "node-1".into(),
+        });
+        assert_eq!(target.namespace, None);
+        assert_eq!(target.name, "node-1");
+    }
 
     #[test]
     fn the_cache_key_is_the_informers_key() {

@@ -36,8 +36,13 @@
 //!
 //! The hot path is cheap: items are hashed before the lock is taken; `add`, `get` and `done`
 //! take the lock once each; `add` moves the item into its slot and `get` finds the slot
-//! without hashing, so the only copy the queue makes is the one `get` hands out; `done`
-//! drops a finished item after releasing the lock; the clock is read only when metrics are
+//! without hashing, so the only copy the queue makes is the one `get` hands out; that copy
+//! is written into an item the queue let go of earlier (a finished one, or a duplicate add)
+//! with [`Clone::clone_from`], so for `String` keys a round trip allocates nothing (the
+//! channel it is measured against moves its one `String`); a finished item beyond the few
+//! kept is dropped after releasing the lock. (A kept item's old content is dropped by
+//! `clone_from` under the lock: key types own plain data, and dropping one must not call
+//! back into its queue.) The clock is read only when metrics are
 //! recorded; and a `get` is woken only when one is blocked. Blocked `get` calls park their
 //! waker in a list kept under the same lock (`waiters.rs`), so parking and waking take no
 //! second lock, and an add takes a parked waker out as it wakes it: a burst of adds into an
@@ -146,6 +151,27 @@ pub(super) struct State<T> {
     pub(super) waiting: WaitHeap,
     /// Metrics timestamps, by slot number (used only when the queue records metrics).
     stamps: Vec<Stamps>,
+    /// Items the queue let go of (finished, or duplicates of queued ones), kept to be
+    /// overwritten by the copies `get` hands out ([`Clone::clone_from`] reuses a `String`'s
+    /// buffer): a key then costs no allocation per round trip. At most [`SPARE_ITEMS`].
+    spare: Vec<T>,
+}
+
+/// How many let-go items a queue keeps for reuse (see [`State::spare`]); more would only
+/// hold memory, as a worker hands each copy back before it takes the next.
+const SPARE_ITEMS: usize = 16;
+
+impl<T> State<T> {
+    /// Keeps `item` for reuse if there is room; otherwise hands it back, to be dropped after
+    /// the lock is released.
+    fn keep_spare(&mut self, item: T) -> Option<T> {
+        if self.spare.len() < SPARE_ITEMS {
+            self.spare.push(item);
+            None
+        } else {
+            Some(item)
+        }
+    }
 }
 
 impl<T: Eq> State<T> {
@@ -297,6 +323,7 @@ impl<T: QueueItem> Core<T> {
                 drain: false,
                 waiters: Waiters::default(),
                 waiting: WaitHeap::default(),
+                spare: Vec::new(),
             })),
             hasher: foldhash::fast::RandomState::default(),
             drain_notify: Notify::new(),
@@ -403,6 +430,7 @@ impl<T: QueueItem> Core<T> {
             }
             let (i, duplicate) = state.slot_for(hash, item);
             let queued = self.mark_dirty(&mut state, i, priority);
+            let duplicate = duplicate.and_then(|item| state.keep_spare(item));
             (Self::waker_for(&mut state, queued), duplicate)
         };
         drop(duplicate);
@@ -414,9 +442,14 @@ impl<T: QueueItem> Core<T> {
     /// Takes the head of the queue, marks it processing and returns a copy of its item.
     fn pop_locked(&self, state: &mut State<T>) -> Option<T> {
         loop {
-            let State { queue, slots, .. } = &mut *state;
+            let State {
+                queue,
+                slots,
+                spare,
+                ..
+            } = &mut *state;
             let i = queue.pop(|i| slots.get(i))?;
-            let Some(slot) = state.slots.get_mut(i) else {
+            let Some(slot) = slots.get_mut(i) else {
                 // Every queued slot exists; skip rather than panic if that ever breaks.
                 tracing::warn!(queue = %self.name, "queued slot had no item");
                 continue;
@@ -424,7 +457,14 @@ impl<T: QueueItem> Core<T> {
             slot.ticket = NO_TICKET;
             slot.dirty = false;
             slot.processing = true;
-            let item = slot.item.clone();
+            // The copy handed out goes into a let-go item's memory where there is one.
+            let item = match spare.pop() {
+                Some(mut copy) => {
+                    copy.clone_from(&slot.item);
+                    copy
+                }
+                None => slot.item.clone(),
+            };
             if let Some(metrics) = &self.metrics {
                 let now = Instant::now();
                 let stamps = state.stamps_mut(i);
@@ -471,8 +511,9 @@ impl<T: QueueItem> Core<T> {
             waker = Self::waker_for(&mut state, true);
         }
         let drained = state.drain && state.processing == 0;
+        let released = finished.released.and_then(|item| state.keep_spare(item));
         drop(state);
-        drop(finished.released);
+        drop(released);
         if let Some(waker) = waker {
             waker.wake();
         }
@@ -903,5 +944,32 @@ mod tests {
     #[test]
     fn a_string_slot_fits_in_48_bytes() {
         assert!(size_of::<Slot<String>>() <= 48);
+    }
+
+    /// Copies handed out are written into items the queue let go of, whatever their old
+    /// length, and the queue keeps at most `SPARE_ITEMS` of them.
+    #[tokio::test]
+    async fn handed_out_copies_reuse_let_go_items_and_few_are_kept() {
+        let queue = crate::workqueue::Queue::<String>::new();
+        let core = &queue.core;
+        let keys: Vec<String> = (0..100)
+            .map(|i| format!("ns/{i}-{}", "x".repeat(i % 7 * 9 + 1)))
+            .collect();
+        for round in 0..3 {
+            for key in &keys {
+                queue.add(key.clone());
+                // A duplicate of a queued item is let go at once.
+                queue.add(key.clone());
+            }
+            for key in &keys {
+                let got = queue.get().await.expect("queued");
+                assert_eq!(&got, key, "round {round}");
+                queue.done(&got);
+            }
+            let state = core.state.lock();
+            assert!(state.spare.len() <= SPARE_ITEMS);
+            assert!(!state.spare.is_empty(), "finished items are kept for reuse");
+            assert!(state.slots.is_empty(), "every slot freed once idle");
+        }
     }
 }

@@ -29,21 +29,13 @@ pub type KeyFunc<K> = Arc<dyn Fn(&K) -> Result<String, KeyError> + Send + Sync>;
 
 /// The key of an object: `namespace/name`, or `name` when it has no namespace.
 pub fn meta_namespace_key<K: Resource>(obj: &K) -> Result<String, KeyError> {
-    let meta = obj.meta();
-    let name = meta
-        .name
-        .as_deref()
-        .filter(|n| !n.is_empty())
-        .ok_or(KeyError::MissingName)?;
-    Ok(match meta.namespace.as_deref() {
-        Some(ns) if !ns.is_empty() => {
+    Ok(match key_parts(obj)? {
+        (Some(ns), name) => {
             let mut key = String::with_capacity(ns.len() + 1 + name.len());
-            key.push_str(ns);
-            key.push('/');
-            key.push_str(name);
+            push_key(&mut key, ns, name);
             key
         }
-        _ => name.to_owned(),
+        (None, name) => name.to_owned(),
     })
 }
 
@@ -51,22 +43,32 @@ pub fn meta_namespace_key<K: Resource>(obj: &K) -> Result<String, KeyError> {
 /// per-thread buffer, then copied once into the shared string); what the informer's queue
 /// keys every change with.
 pub(crate) fn meta_namespace_store_key<K: Resource>(obj: &K) -> Result<StoreKey, KeyError> {
+    Ok(match key_parts(obj)? {
+        (Some(ns), name) => KEY_BUFFER.with_borrow_mut(|key| {
+            key.clear();
+            push_key(key, ns, name);
+            StoreKey::from(key.as_str())
+        }),
+        (None, name) => StoreKey::from(name),
+    })
+}
+
+/// An object's namespace (`None` when it has none or an empty one) and its name.
+fn key_parts<K: Resource>(obj: &K) -> Result<(Option<&str>, &str), KeyError> {
     let meta = obj.meta();
     let name = meta
         .name
         .as_deref()
         .filter(|n| !n.is_empty())
         .ok_or(KeyError::MissingName)?;
-    Ok(match meta.namespace.as_deref() {
-        Some(ns) if !ns.is_empty() => KEY_BUFFER.with_borrow_mut(|key| {
-            key.clear();
-            key.push_str(ns);
-            key.push('/');
-            key.push_str(name);
-            StoreKey::from(key.as_str())
-        }),
-        _ => StoreKey::from(name),
-    })
+    Ok((meta.namespace.as_deref().filter(|ns| !ns.is_empty()), name))
+}
+
+/// Appends `namespace/name` to `key`.
+fn push_key(key: &mut String, namespace: &str, name: &str) {
+    key.push_str(namespace);
+    key.push('/');
+    key.push_str(name);
 }
 
 thread_local! {
@@ -102,6 +104,21 @@ mod tests {
     use super::*;
     use crate::cache::DeletedFinalStateUnknown;
     use crate::cache::testing::{cm, node};
+
+    #[test]
+    fn the_shared_key_is_the_same_key() {
+        for obj in [cm("ns1", "a"), cm("", "b"), cm("a-long-namespace", "c")] {
+            assert_eq!(
+                &*meta_namespace_store_key(&obj).unwrap(),
+                meta_namespace_key(&obj).unwrap()
+            );
+        }
+        assert_eq!(&*meta_namespace_store_key(&node("n")).unwrap(), "n");
+        assert_eq!(
+            meta_namespace_store_key(&cm("ns1", "")),
+            Err(KeyError::MissingName)
+        );
+    }
 
     #[test]
     fn namespaced_object_key_is_namespace_slash_name() {

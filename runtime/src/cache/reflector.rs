@@ -265,9 +265,8 @@ impl<K: Cacheable> Reflector<K> {
 
     fn set_last_sync(&self, rv: &str) {
         if !rv.is_empty() {
-            let last_sync = &mut self.versions.lock().last_sync;
-            last_sync.clear();
-            last_sync.push_str(rv);
+            // In place: the buffer is reused, no allocation per event.
+            self.versions.lock().last_sync.replace_range(.., rv);
         }
     }
 

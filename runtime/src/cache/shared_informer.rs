@@ -676,9 +676,10 @@ impl<K: Cacheable> SharedIndexInformer<K> {
         if self.inner.queue_kind == QueueKind::RealFifo
             && let Some(rv) = applied_rv.filter(|rv| !rv.is_empty())
         {
-            let mut version = self.inner.store_resource_version.lock();
-            version.clear();
-            version.push_str(rv);
+            self.inner
+                .store_resource_version
+                .lock()
+                .replace_range(.., rv);
         }
         Ok(())
     }

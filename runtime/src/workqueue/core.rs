@@ -34,8 +34,11 @@
 //!
 //! # Cost
 //!
-//! The hot path is cheap: items are hashed before the lock is taken; `add`, `get` and `done`
-//! take the lock once each; `add` moves the item into its slot and `get` finds the slot
+//! The hot path is cheap: items are hashed before the lock is taken; `get` and `done` take
+//! the lock once each, and so does an `add` on the thread that takes the items; an `add`
+//! from another thread while a worker is busy leaves the item in the intake (`intake.rs`),
+//! which the next critical section applies as a batch, so the state's cache lines stay with
+//! the worker's core; `add` moves the item into its slot and `get` finds the slot
 //! without hashing, so the only copy the queue makes is the one `get` hands out; that copy
 //! is written into an item the queue let go of earlier (a finished one, or a duplicate add)
 //! with [`Clone::clone_from`], so for `String` keys a round trip allocates nothing (the
@@ -60,13 +63,14 @@ use std::time::Duration;
 
 use hashbrown::HashTable;
 use hashbrown::hash_table::Entry as TableEntry;
-use parking_lot::Mutex;
+use parking_lot::{Mutex, MutexGuard};
 use slab::Slab;
 use tokio::sync::Notify;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::config::QueueConfig;
+use super::intake::{Intake, Pending};
 use super::item::QueueItem;
 use super::metrics::QueueMetrics;
 use super::ready::{ReadyQueue, Ticketed};
@@ -155,6 +159,11 @@ pub(super) struct State<T> {
     /// overwritten by the copies `get` hands out ([`Clone::clone_from`] reuses a `String`'s
     /// buffer): a key then costs no allocation per round trip. At most [`SPARE_ITEMS`].
     spare: Vec<T>,
+    /// The buffer the intake's adds are moved into to be applied (empty between critical
+    /// sections; swapped with the intake's, so neither side allocates in the steady state).
+    batch: Vec<Pending<T>>,
+    /// The parked count last published to the intake (see `intake.rs`, "No lost wake-up").
+    published_parked: usize,
 }
 
 /// How many let-go items a queue keeps for reuse (see [`State::spare`]); more would only
@@ -287,6 +296,11 @@ impl<T> std::ops::Deref for Padded<T> {
 /// The state and signals shared by every handle of one queue.
 pub(super) struct Core<T> {
     pub(super) state: Padded<Mutex<State<T>>>,
+    /// Adds not applied yet (see `intake.rs`); on cache lines of their own, apart from the
+    /// state lock's.
+    intake: Padded<Intake<T>>,
+    /// Set by shutdown, so adds after it are dropped without touching the intake.
+    closed: AtomicBool,
     /// Hashes items before the lock is taken.
     hasher: foldhash::fast::RandomState,
     /// Wakes `shut_down_with_drain` when the last processing item is done.
@@ -324,7 +338,11 @@ impl<T: QueueItem> Core<T> {
                 waiters: Waiters::default(),
                 waiting: WaitHeap::default(),
                 spare: Vec::new(),
+                batch: Vec::new(),
+                published_parked: 0,
             })),
+            intake: Padded(Intake::default()),
+            closed: AtomicBool::new(false),
             hasher: foldhash::fast::RandomState::default(),
             drain_notify: Notify::new(),
             timer: delaying.then(TimerHandle::default),
@@ -410,12 +428,79 @@ impl<T: QueueItem> Core<T> {
         true
     }
 
+    /// Takes the state lock and applies the adds waiting in the intake, so whatever the
+    /// caller does next sees every add that returned before (see `intake.rs`). Every
+    /// critical section of the queue starts here.
+    #[inline]
+    pub(super) fn lock(&self) -> MutexGuard<'_, State<T>> {
+        self.applied(self.state.lock())
+    }
+
+    /// `state`, just locked, with the intake's adds applied.
+    #[inline]
+    fn applied<'a>(&self, mut state: MutexGuard<'a, State<T>>) -> MutexGuard<'a, State<T>> {
+        if self.intake.has_pending() {
+            self.apply_intake(&mut state);
+        }
+        state
+    }
+
+    /// Applies the intake's adds in the order they were made, each exactly as a direct
+    /// add would be. Adds that arrive after shutdown are dropped, and so are duplicates
+    /// beyond the kept spare items: under the lock (see [`State::spare`] on why that is
+    /// harmless for key types).
+    fn apply_intake(&self, state: &mut State<T>) {
+        let mut batch = std::mem::take(&mut state.batch);
+        self.intake.take_into(&mut batch);
+        for Pending {
+            hash,
+            item,
+            priority,
+        } in batch.drain(..)
+        {
+            if state.shutting_down {
+                continue;
+            }
+            let (i, duplicate) = state.slot_for(hash, item);
+            self.mark_dirty(state, i, priority);
+            if let Some(duplicate) = duplicate {
+                drop(state.keep_spare(duplicate));
+            }
+        }
+        state.batch = batch;
+    }
+
+    /// Whether adds wait in the intake (for tests).
+    #[cfg(test)]
+    pub(super) fn intake_has_pending(&self) -> bool {
+        self.intake.has_pending()
+    }
+
+    /// How many adds wait in the intake (for tests).
+    #[cfg(test)]
+    pub(super) fn intake_len(&self) -> usize {
+        self.intake.len()
+    }
+
+    /// Publishes the parked count to the intake if it changed (see `intake.rs`, "No lost
+    /// wake-up"). Called under the lock after every change to [`State::waiters`].
+    #[inline]
+    fn publish_parked(&self, state: &mut State<T>) {
+        let parked = state.waiters.parked();
+        if parked != state.published_parked {
+            state.published_parked = parked;
+            self.intake.publish_parked(parked);
+        }
+    }
+
     /// The waker of one parked `get`, if `queued` (an item was just queued) and one is
     /// parked; the caller wakes it after releasing the lock.
     #[inline]
-    fn waker_for(state: &mut State<T>, queued: bool) -> Option<Waker> {
+    fn waker_for(&self, state: &mut State<T>, queued: bool) -> Option<Waker> {
         if queued && state.waiters.parked() > 0 {
-            state.waiters.wake_one()
+            let waker = state.waiters.wake_one();
+            self.publish_parked(state);
+            waker
         } else {
             None
         }
@@ -423,19 +508,70 @@ impl<T: QueueItem> Core<T> {
 
     pub(super) fn add(&self, item: T, priority: i32) {
         let hash = self.hash(&item);
-        let (waker, duplicate) = {
-            let mut state = self.state.lock();
-            if state.shutting_down {
-                return;
+        let (state, item) = if self.metrics.is_some() {
+            (self.lock(), item)
+        } else if !self.intake.held_elsewhere()
+            && let Some(state) = self.state.try_lock()
+        {
+            // No other thread takes items, and nobody holds the lock: apply the add at once.
+            (self.applied(state), item)
+        } else {
+            // Another thread works the queue: leave the add in the intake for whoever takes
+            // the lock next, instead of waiting for the lock and pulling the state's cache
+            // lines over (see `intake.rs`).
+            match self.add_to_intake(hash, item, priority) {
+                Ok(()) => return,
+                // Full: this add applies the intake and itself.
+                Err(item) => (self.lock(), item),
             }
-            let (i, duplicate) = state.slot_for(hash, item);
-            let queued = self.mark_dirty(&mut state, i, priority);
-            let duplicate = duplicate.and_then(|item| state.keep_spare(item));
-            (Self::waker_for(&mut state, queued), duplicate)
         };
+        self.add_locked(state, hash, item, priority);
+    }
+
+    /// The direct add, under the lock.
+    fn add_locked(&self, mut state: MutexGuard<'_, State<T>>, hash: u64, item: T, priority: i32) {
+        if state.shutting_down {
+            return;
+        }
+        let (i, duplicate) = state.slot_for(hash, item);
+        let queued = self.mark_dirty(&mut state, i, priority);
+        let duplicate = duplicate.and_then(|item| state.keep_spare(item));
+        let waker = self.waker_for(&mut state, queued);
+        drop(state);
         drop(duplicate);
         if let Some(waker) = waker {
             waker.wake();
+        }
+    }
+
+    /// Leaves an add in the intake, and wakes a parked `get` if there is one; hands the
+    /// item back if the intake is full.
+    fn add_to_intake(&self, hash: u64, item: T, priority: i32) -> Result<(), T> {
+        if self.closed.load(Ordering::Acquire) {
+            return Ok(());
+        }
+        let pending = Pending {
+            hash,
+            item,
+            priority,
+        };
+        match self.intake.push(pending) {
+            Ok(false) => Ok(()),
+            Ok(true) => {
+                // Whoever applied the intake (this lock, or another thread's critical
+                // section since the push) may have queued the item: wake a parked `get` for
+                // every queued item no woken `get` is already on its way to take.
+                let waker = {
+                    let mut state = self.lock();
+                    let unclaimed = state.queue.len() > state.waiters.woken();
+                    self.waker_for(&mut state, unclaimed)
+                };
+                if let Some(waker) = waker {
+                    waker.wake();
+                }
+                Ok(())
+            }
+            Err(pending) => Err(pending.item),
         }
     }
 
@@ -487,7 +623,7 @@ impl<T: QueueItem> Core<T> {
 
     pub(super) fn done(&self, item: &T) {
         let hash = self.hash(item);
-        let mut state = self.state.lock();
+        let mut state = self.lock();
         let Some(finished) = state.finish(hash, item) else {
             drop(state);
             tracing::debug!(queue = %self.name, "done called for an item that is not being processed");
@@ -508,7 +644,7 @@ impl<T: QueueItem> Core<T> {
             if let Some(slot) = state.slots.get_mut(finished.slot) {
                 slot.ticket = ticket;
             }
-            waker = Self::waker_for(&mut state, true);
+            waker = self.waker_for(&mut state, true);
         }
         let drained = state.drain && state.processing == 0;
         let released = finished.released.and_then(|item| state.keep_spare(item));
@@ -526,7 +662,8 @@ impl<T: QueueItem> Core<T> {
     fn begin_shutdown(&self, drain: bool) {
         let mut released = Vec::new();
         let wakers = {
-            let mut state = self.state.lock();
+            let mut state = self.lock();
+            self.closed.store(true, Ordering::Release);
             state.shutting_down = true;
             state.drain = drain;
             // Items still waiting for their delay are dropped, as in client-go.
@@ -540,7 +677,9 @@ impl<T: QueueItem> Core<T> {
                 released.extend(idle.into_iter().filter_map(|i| state.release_if_idle(i)));
             }
             state.waiting.clear();
-            state.waiters.wake_all()
+            let wakers = state.waiters.wake_all();
+            self.publish_parked(&mut state);
+            wakers
         };
         drop(released);
         self.cancel.cancel();
@@ -557,7 +696,7 @@ impl<T: QueueItem> Core<T> {
         loop {
             let mut notified = pin!(self.drain_notify.notified());
             {
-                let state = self.state.lock();
+                let state = self.lock();
                 if state.processing == 0 || !state.drain {
                     return;
                 }
@@ -569,17 +708,17 @@ impl<T: QueueItem> Core<T> {
 
     /// The number of items queued for processing.
     pub(super) fn len(&self) -> usize {
-        self.state.lock().queue.len()
+        self.lock().queue.len()
     }
 
     /// Whether shutdown has begun.
     pub(super) fn shutting_down(&self) -> bool {
-        self.state.lock().shutting_down
+        self.lock().shutting_down
     }
 
     /// How many items wait for their delay to pass.
     pub(super) fn waiting_len(&self) -> usize {
-        self.state.lock().waiting.live
+        self.lock().waiting.live
     }
 
     /// Publishes the summed and the longest age of the work in progress.
@@ -589,7 +728,7 @@ impl<T: QueueItem> Core<T> {
         };
         let now = Instant::now();
         let (total, longest) = {
-            let state = self.state.lock();
+            let state = self.lock();
             state
                 .slots
                 .iter()
@@ -616,17 +755,38 @@ impl<T: QueueItem> PendingGet<'_, T> {
     /// Takes the next item, or parks. One lock acquisition either way; a `get` that finds an
     /// item at once never touches the waiter list.
     fn poll(&mut self, cx: &mut Context<'_>) -> Poll<Option<T>> {
-        let mut state = self.core.state.lock();
-        let item = self.core.pop_locked(&mut state);
-        if item.is_some() || state.shutting_down {
-            if let Some(key) = self.key.take() {
-                state.waiters.remove(key);
+        let mut state = self.core.lock();
+        // Adds from other threads go to the intake while this one takes items.
+        self.core.intake.record_holder();
+        self.poll_locked(&mut state, cx)
+    }
+
+    /// The critical section of [`poll`](Self::poll), apart so a test can run it with an add
+    /// landing in the intake between `lock` and parking.
+    fn poll_locked(&mut self, state: &mut State<T>, cx: &mut Context<'_>) -> Poll<Option<T>> {
+        let core = self.core;
+        let mut item = core.pop_locked(state);
+        if item.is_none() && !state.shutting_down {
+            // Parked in the same critical section that saw the queue empty: no direct add
+            // is missed. The parked count is published before the intake is looked at
+            // again, so an add that went into the intake meanwhile is not missed either
+            // (`intake.rs`, "No lost wake-up").
+            self.key = Some(state.waiters.park(self.key, cx.waker()));
+            core.publish_parked(state);
+            if !core.intake.has_pending() {
+                return Poll::Pending;
             }
-            return Poll::Ready(item);
+            core.apply_intake(state);
+            item = core.pop_locked(state);
+            if item.is_none() {
+                return Poll::Pending;
+            }
         }
-        // Parked in the same critical section that saw the queue empty: no add is missed.
-        self.key = Some(state.waiters.park(self.key, cx.waker()));
-        Poll::Pending
+        if let Some(key) = self.key.take() {
+            state.waiters.remove(key);
+            core.publish_parked(state);
+        }
+        Poll::Ready(item)
     }
 }
 
@@ -638,9 +798,10 @@ impl<T: QueueItem> Drop for PendingGet<'_, T> {
             return;
         };
         let waker = {
-            let mut state = self.core.state.lock();
+            let mut state = self.core.lock();
             let owed = state.waiters.remove(key) && state.queue.len() > 0;
-            Core::waker_for(&mut state, owed)
+            self.core.publish_parked(&mut state);
+            self.core.waker_for(&mut state, owed)
         };
         if let Some(waker) = waker {
             waker.wake();
@@ -821,7 +982,7 @@ impl<T: QueueItem> Core<T> {
         // Declared before the lock guard, so an early return releases the lock first.
         let duplicate;
         let wake_timer = {
-            let mut state = self.state.lock();
+            let mut state = self.lock();
             if state.shutting_down {
                 return;
             }
@@ -832,7 +993,7 @@ impl<T: QueueItem> Core<T> {
             (slot, duplicate) = state.slot_for(hash, item);
             if delay.is_zero() {
                 let queued = self.mark_dirty(&mut state, slot, priority);
-                let waker = Self::waker_for(&mut state, queued);
+                let waker = self.waker_for(&mut state, queued);
                 drop(state);
                 if let Some(waker) = waker {
                     waker.wake();
@@ -906,7 +1067,7 @@ impl<T: QueueItem> Core<T> {
     fn fire_ready(&self, now: Instant) -> Option<Instant> {
         let mut wakers = Vec::new();
         let next = {
-            let mut state = self.state.lock();
+            let mut state = self.lock();
             if state.shutting_down {
                 return None;
             }
@@ -922,7 +1083,7 @@ impl<T: QueueItem> Core<T> {
                 let priority = waiting.map_or(0, |w| w.priority);
                 // `mark_dirty` clears the item's `waiting` and the live count.
                 if live && self.mark_dirty(&mut state, entry.slot, priority) {
-                    wakers.extend(Self::waker_for(&mut state, true));
+                    wakers.extend(self.waker_for(&mut state, true));
                 }
             }
             state.waiting.next_ready_at()
@@ -946,6 +1107,34 @@ mod tests {
         assert!(size_of::<Slot<String>>() <= 48);
     }
 
+    /// The race the intake's handshake exists for (`intake.rs`, "No lost wake-up"): an add
+    /// lands in the intake after a `get` took the lock and found nothing, and reads the
+    /// parked count before that `get` publishes it, so the add wakes nobody. The `get` must
+    /// then find the add itself instead of parking.
+    #[test]
+    fn a_get_that_parks_after_an_unseen_add_takes_the_item() {
+        let queue = crate::workqueue::Queue::<u32>::new();
+        let core = &*queue.core;
+        let mut get = PendingGet { core, key: None };
+        let mut cx = Context::from_waker(Waker::noop());
+        let mut state = core.state.lock();
+        // The add, on another core, between the get's look at the intake and its parking.
+        let hash = core.hash(&7);
+        let woke_someone = core.intake.push(Pending {
+            hash,
+            item: 7,
+            priority: 0,
+        });
+        assert!(matches!(woke_someone, Ok(false)), "nobody parked yet");
+        let polled = get.poll_locked(&mut state, &mut cx);
+        assert!(
+            matches!(polled, Poll::Ready(Some(7))),
+            "the get parked with an add in the intake: {polled:?}"
+        );
+        assert_eq!(state.waiters.parked(), 0);
+        assert_eq!(state.processing, 1);
+    }
+
     /// Copies handed out are written into items the queue let go of, whatever their old
     /// length, and the queue keeps at most `SPARE_ITEMS` of them.
     #[tokio::test]
@@ -966,7 +1155,7 @@ mod tests {
                 assert_eq!(&got, key, "round {round}");
                 queue.done(&got);
             }
-            let state = core.state.lock();
+            let state = core.lock();
             assert!(state.spare.len() <= SPARE_ITEMS);
             assert!(!state.spare.is_empty(), "finished items are kept for reuse");
             assert!(state.slots.is_empty(), "every slot freed once idle");

@@ -234,7 +234,7 @@ mod tests {
         let x = queue.get().await.unwrap();
         queue.done(&x); // x's slot is freed...
         queue.add_after("y", ms(500)); // ...and reused by y
-        assert_eq!(queue.queue.core.state.lock().slots.len(), 1);
+        assert_eq!(queue.queue.core.lock().slots.len(), 1);
         assert_eq!(queue.get().await, Some("y"));
         assert_eq!(
             start.elapsed(),
@@ -277,7 +277,7 @@ mod tests {
         queue.add_after(3, ms(1));
         assert_eq!(queue.waiting_len(), 0);
         assert_eq!(
-            queue.queue.core.state.lock().slots.len(),
+            queue.queue.core.lock().slots.len(),
             1,
             "the waiting item's slot is freed; the queued item keeps its own"
         );
@@ -332,7 +332,7 @@ mod tests {
             // Each round re-schedules the same item sooner, leaving a stale entry.
             queue.add_after(7, Duration::from_secs(10_000 - round));
         }
-        let heap_len = queue.queue.core.state.lock().waiting.heap.len();
+        let heap_len = queue.queue.core.lock().waiting.heap.len();
         assert!(heap_len <= 66, "heap kept {heap_len} entries for one item");
         assert_eq!(queue.waiting_len(), 1);
     }
@@ -398,7 +398,7 @@ mod tests {
                 // Nothing else may arrive: superseded entries are stale.
                 tokio::time::sleep(ms(5000)).await;
                 assert_eq!(queue.len(), 0);
-                assert!(queue.queue.core.state.lock().slots.is_empty(), "every slot is freed");
+                assert!(queue.queue.core.lock().slots.is_empty(), "every slot is freed");
                 arrivals
             });
             // Arrival times never go backwards.

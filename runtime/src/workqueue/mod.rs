@@ -76,6 +76,7 @@ mod config;
 mod core;
 mod delaying;
 mod error;
+mod intake;
 mod item;
 mod metrics;
 mod prometheus;

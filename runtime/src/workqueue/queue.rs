@@ -53,7 +53,7 @@ impl<T: QueueItem> Clone for Queue<T> {
 
 impl<T: QueueItem> fmt::Debug for Queue<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let state = self.core.state.lock();
+        let state = self.core.lock();
         f.debug_struct("Queue")
             .field("name", &self.core.name)
             .field("len", &state.queue.len())
@@ -149,6 +149,7 @@ mod tests {
     use crate::workqueue::test_support::RecordingProvider;
     use proptest::prelude::*;
     use std::collections::HashSet;
+    use std::sync::Arc;
     use std::time::Duration;
 
     #[tokio::test]
@@ -193,7 +194,7 @@ mod tests {
         queue.add("a");
         let item = queue.get().await.unwrap();
         queue.done(&item);
-        assert!(queue.core.state.lock().slots.is_empty());
+        assert!(queue.core.lock().slots.is_empty());
         queue.add("a");
         assert_eq!(queue.get().await, Some("a"));
     }
@@ -247,7 +248,7 @@ mod tests {
             .collect();
         // Wait until all 16 are registered as blocked.
         tokio::time::timeout(Duration::from_secs(10), async {
-            while queue.core.state.lock().waiters.parked() < 16 {
+            while queue.core.lock().waiters.parked() < 16 {
                 tokio::task::yield_now().await;
             }
         })
@@ -273,13 +274,13 @@ mod tests {
             "nothing queued: get is pending"
         );
         assert_eq!(
-            queue.core.state.lock().waiters.parked(),
+            queue.core.lock().waiters.parked(),
             0,
             "the dropped get unregistered"
         );
         queue.add(1);
         assert_eq!(queue.get().now_or_never(), Some(Some(1)));
-        assert_eq!(queue.core.state.lock().processing, 1);
+        assert_eq!(queue.core.lock().processing, 1);
     }
 
     #[tokio::test]
@@ -291,18 +292,18 @@ mod tests {
             let queue = queue.clone();
             async move { queue.get().await }
         });
-        while queue.core.state.lock().waiters.parked() < 2 {
+        while queue.core.lock().waiters.parked() < 2 {
             tokio::task::yield_now().await;
         }
         queue.add(1);
         assert_eq!(
-            queue.core.state.lock().waiters.parked(),
+            queue.core.lock().waiters.parked(),
             1,
             "the add woke one get (the oldest)"
         );
         queue.add(1);
         assert_eq!(
-            queue.core.state.lock().waiters.parked(),
+            queue.core.lock().waiters.parked(),
             1,
             "a duplicate add wakes nobody"
         );
@@ -313,7 +314,7 @@ mod tests {
             .expect("the wake-up was lost")
             .unwrap();
         assert_eq!(got, Some(1));
-        assert_eq!(queue.core.state.lock().waiters.parked(), 0);
+        assert_eq!(queue.core.lock().waiters.parked(), 0);
     }
 
     #[tokio::test]
@@ -429,6 +430,112 @@ mod tests {
         assert_close(&snap.work_duration, &[0.3, 1.0, 1.2]);
         assert_eq!(snap.retries, 0);
         assert_eq!(snap.depth, 0);
+    }
+
+    /// The depth gauge moves inside `add` for a queue with metrics (client-go's `Add`): such
+    /// a queue applies adds at once instead of through the intake.
+    #[tokio::test]
+    async fn a_queue_with_metrics_counts_an_add_before_any_get() {
+        let provider = RecordingProvider::default();
+        let queue: Queue<u8> = Queue::with_config(
+            QueueConfig::new()
+                .name("exact")
+                .metrics_provider(provider.clone()),
+        );
+        queue.add(1);
+        queue.add(2);
+        queue.add(1);
+        let snap = provider.snapshot("exact");
+        assert_eq!((snap.adds, snap.depth), (2, 2));
+        assert!(!queue.core.intake_has_pending(), "applied at once");
+    }
+
+    /// Adds that find the lock taken wait in the intake; a key added over and over then costs
+    /// one slot and at most the intake's capacity, not one entry per add, and the add that
+    /// finds the intake full waits for the lock and applies it (`intake.rs`, "Bounds").
+    #[test]
+    fn adds_while_the_lock_is_held_stay_bounded() {
+        use crate::workqueue::intake::CAPACITY;
+        let queue: Queue<String> = Queue::new();
+        let held = queue.core.state.lock();
+        for _ in 0..CAPACITY {
+            queue.add("ns/hot".to_owned());
+        }
+        assert_eq!(queue.core.intake_len(), CAPACITY);
+        let adder = std::thread::spawn({
+            let queue = queue.clone();
+            move || queue.add("ns/other".to_owned())
+        });
+        std::thread::sleep(Duration::from_millis(50));
+        assert!(
+            !adder.is_finished(),
+            "a full intake makes the add wait for the lock"
+        );
+        assert_eq!(queue.core.intake_len(), CAPACITY);
+        drop(held);
+        adder.join().expect("the adder panicked");
+        assert_eq!(queue.core.intake_len(), 0);
+        assert_eq!(queue.len(), 2);
+        assert_eq!(
+            queue.core.lock().slots.len(),
+            2,
+            "one slot per distinct key"
+        );
+    }
+
+    /// Adds from a thread of their own, in bursts separated by pauses long enough for every
+    /// worker to park: each burst must be processed in full, whichever side of the intake's
+    /// parked-count handshake wins (`intake.rs`, "No lost wake-up"). A lost wake-up leaves
+    /// items waiting for nobody and fails the round's timeout.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn adds_from_another_thread_always_reach_parked_workers() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let queue: Queue<u32> = Queue::new();
+        let processed = Arc::new(AtomicUsize::new(0));
+        let workers: Vec<_> = (0..3)
+            .map(|_| {
+                let (queue, processed) = (queue.clone(), Arc::clone(&processed));
+                tokio::spawn(async move {
+                    while let Some(item) = queue.get().await {
+                        queue.done(&item);
+                        processed.fetch_add(1, Ordering::SeqCst);
+                    }
+                })
+            })
+            .collect();
+        let producer = std::thread::spawn({
+            let (queue, processed) = (queue.clone(), Arc::clone(&processed));
+            move || {
+                let mut expected = 0;
+                for round in 0..300u32 {
+                    let burst = 1 + round % 7;
+                    for i in 0..burst {
+                        queue.add(round * 8 + i);
+                    }
+                    expected += burst as usize;
+                    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+                    while processed.load(Ordering::SeqCst) < expected {
+                        assert!(
+                            std::time::Instant::now() < deadline,
+                            "round {round}: {} of {expected} processed; a wake-up was lost",
+                            processed.load(Ordering::SeqCst)
+                        );
+                        std::thread::yield_now();
+                    }
+                    if round % 3 == 0 {
+                        std::thread::sleep(Duration::from_micros(200));
+                    }
+                }
+            }
+        });
+        tokio::task::spawn_blocking(move || producer.join())
+            .await
+            .expect("join")
+            .expect("the producer thread panicked");
+        queue.shut_down();
+        for worker in workers {
+            worker.await.expect("worker");
+        }
     }
 
     #[tokio::test]
@@ -639,7 +746,7 @@ mod tests {
                 }
                 prop_assert_eq!(queue.len(), model.queue.len());
                 prop_assert_eq!(queue.shutting_down(), model.shutting_down);
-                let state = queue.core.state.lock();
+                let state = queue.core.lock();
                 prop_assert_eq!(state.processing, model.processing.len());
                 // An item is never processing twice, and the table holds exactly the
                 // dirty and processing items.

@@ -89,6 +89,12 @@ impl Waiters {
     pub(super) fn parked(&self) -> usize {
         self.parked.len()
     }
+
+    /// How many `get` calls were woken and have not run yet: each will take an item.
+    #[inline]
+    pub(super) fn woken(&self) -> usize {
+        self.entries.len() - self.parked.len()
+    }
 }
 
 #[cfg(test)]

@@ -439,6 +439,7 @@ impl<T: QueueItem> Core<T> {
     /// `state`, just locked, with the intake's adds applied.
     #[inline]
     fn applied<'a>(&self, mut state: MutexGuard<'a, State<T>>) -> MutexGuard<'a, State<T>> {
+        self.intake.record_holder();
         if self.intake.has_pending() {
             self.apply_intake(&mut state);
         }
@@ -513,7 +514,7 @@ impl<T: QueueItem> Core<T> {
         } else if !self.intake.held_elsewhere()
             && let Some(state) = self.state.try_lock()
         {
-            // No other thread takes items, and nobody holds the lock: apply the add at once.
+            // This thread took the lock last and nobody holds it: apply the add at once.
             (self.applied(state), item)
         } else {
             // Another thread works the queue: leave the add in the intake for whoever takes
@@ -756,8 +757,6 @@ impl<T: QueueItem> PendingGet<'_, T> {
     /// item at once never touches the waiter list.
     fn poll(&mut self, cx: &mut Context<'_>) -> Poll<Option<T>> {
         let mut state = self.core.lock();
-        // Adds from other threads go to the intake while this one takes items.
-        self.core.intake.record_holder();
         self.poll_locked(&mut state, cx)
     }
 

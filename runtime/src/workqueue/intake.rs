@@ -16,10 +16,11 @@
 //!
 //! # When
 //!
-//! An add takes the intake only when another thread is taking the queue's items: the last
-//! `get` ran on another thread ([`Intake::held_elsewhere`]), or the lock is held right now.
-//! Otherwise (a single-threaded runtime, or a controller whose informer and worker share a
-//! thread) the add applies itself under the lock at once, and pays no second copy.
+//! An add takes the intake only when another thread works the queue: the state lock was last
+//! taken on another thread ([`Intake::held_elsewhere`]), or it is held right now. Otherwise
+//! (a single-threaded runtime, a controller whose informer and worker share a thread, or the
+//! adder right after it woke a parked worker, while that worker starts) the add applies
+//! itself under the lock at once and pays no second copy.
 //!
 //! # Bounds
 //!
@@ -72,8 +73,8 @@ pub(super) struct Intake<T> {
     len: AtomicUsize,
     /// How many `get`s are parked; published by the core under its state lock.
     parked: AtomicUsize,
-    /// The thread that took an item last ([`thread_token`]); written only when it changes,
-    /// so reading it costs an adder nothing while one worker thread keeps taking items.
+    /// The thread that took the state lock last ([`thread_token`]); written only when it
+    /// changes, so reading it costs an adder nothing while one worker thread keeps the lock.
     holder: AtomicUsize,
 }
 
@@ -137,14 +138,15 @@ impl<T> Intake<T> {
         self.len.store(0, Ordering::SeqCst);
     }
 
-    /// Whether another thread than this one took an item last: an add then leaves its item
-    /// here rather than pull the state's cache lines over (see the module docs, "When").
+    /// Whether another thread than this one took the state lock last: an add then leaves
+    /// its item here rather than pull the state's cache lines over (see the module docs,
+    /// "When").
     #[inline]
     pub(super) fn held_elsewhere(&self) -> bool {
         self.holder.load(Ordering::Relaxed) != thread_token()
     }
 
-    /// Records that this thread takes items (called by `get`, under the state lock).
+    /// Records that this thread holds the state lock (called under it).
     #[inline]
     pub(super) fn record_holder(&self) {
         let me = thread_token();

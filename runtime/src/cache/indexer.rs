@@ -482,6 +482,29 @@ mod tests {
         assert_eq!(idx.index_keys("team", "y").unwrap(), vec!["new/b"]);
     }
 
+    /// `replace` indexes in list order too; a key listed twice keeps its last object and
+    /// only that object's index values (client-go's `Replace` builds its map the same way).
+    #[test]
+    fn replace_indexes_the_last_object_of_a_key_listed_twice() {
+        let idx = indexer();
+        idx.replace(
+            vec![
+                Arc::new(cm_with("ns", "a", "1", &[("team", "x")])),
+                Arc::new(cm_with("ns", "b", "2", &[("team", "x")])),
+                Arc::new(cm_with("ns", "a", "3", &[("team", "y")])),
+            ],
+            "10",
+        )
+        .unwrap();
+        assert_eq!(sorted(idx.list_keys()), vec!["ns/a", "ns/b"]);
+        assert_eq!(idx.index_keys("team", "x").unwrap(), vec!["ns/b"]);
+        assert_eq!(idx.index_keys("team", "y").unwrap(), vec!["ns/a"]);
+        assert_eq!(
+            sorted(idx.index_keys(NAMESPACE_INDEX, "ns").unwrap()),
+            vec!["ns/a", "ns/b"]
+        );
+    }
+
     /// `swap_items` indexes in list order; a key listed twice keeps its last object, and
     /// only that object's index values.
     #[test]

@@ -122,14 +122,19 @@ fn compute_values<K>(
         .collect()
 }
 
-fn build_indices<K>(
+/// The indices of `items`, visited in the order given (see [`build_indices_lenient`] on why
+/// a relist passes them in list order); fails on the first object an index function refuses.
+fn build_indices<'a, K: 'a>(
     indexers: &Indexers<K>,
-    items: &AHashMap<StoreKey, Arc<K>>,
+    items: impl IntoIterator<Item = (&'a StoreKey, &'a Arc<K>)>,
 ) -> Result<AHashMap<String, Index>, CacheError> {
     let mut indices: AHashMap<String, Index> = indexers
         .keys()
         .map(|name| (name.clone(), Index::default()))
         .collect();
+    if indexers.is_empty() {
+        return Ok(indices);
+    }
     for (key, obj) in items {
         let values = compute_values(indexers, key, obj)?;
         for ((name, _), values) in indexers.iter().zip(values) {
@@ -181,6 +186,21 @@ fn build_indices_lenient<K>(
         items.remove(&key);
     }
     indices
+}
+
+/// The map of a relist's `listed` items, and the order to index them in: `listed` itself,
+/// or, when a key is listed twice (it keeps its last object), the map's content.
+fn map_listed<K>(
+    listed: &[(StoreKey, Arc<K>)],
+) -> (AHashMap<StoreKey, Arc<K>>, Option<Vec<(StoreKey, Arc<K>)>>) {
+    let mut items: AHashMap<StoreKey, Arc<K>> = AHashMap::with_capacity(listed.len());
+    let mut repeated = false;
+    for (key, obj) in listed {
+        repeated |= items.insert(key.clone(), obj.clone()).is_some();
+    }
+    let deduplicated =
+        repeated.then(|| items.iter().map(|(k, o)| (k.clone(), o.clone())).collect());
+    (items, deduplicated)
 }
 
 impl<K> Default for ThreadSafeStore<K> {
@@ -336,20 +356,24 @@ impl<K> ThreadSafeStore<K> {
     /// built before the write lock is taken (readers keep reading the old content until
     /// the swap); if an index function fails, nothing changes.
     pub fn replace(&self, new_items: Vec<(String, Arc<K>)>) -> Result<(), CacheError> {
-        let mut items: AHashMap<StoreKey, Arc<K>> = AHashMap::with_capacity(new_items.len());
-        for (key, obj) in new_items {
-            items.insert(StoreKey::from(key), obj);
-        }
+        let listed: Vec<(StoreKey, Arc<K>)> = new_items
+            .into_iter()
+            .map(|(key, obj)| (StoreKey::from(key), obj))
+            .collect();
+        let (items, deduplicated) = map_listed(&listed);
+        // Indexed in list order, as `swap_items` does (see `build_indices_lenient`).
+        let order = deduplicated.as_deref().unwrap_or(&listed);
+        let in_order = || order.iter().map(|(key, obj)| (key, obj));
         let (indexers, generation) = {
             let inner = self.inner.read();
             (inner.indexers.clone(), inner.indexers_generation)
         };
-        let mut indices = build_indices(&indexers, &items)?;
+        let mut indices = build_indices(&indexers, in_order())?;
         let old = {
             let mut inner = self.inner.write();
             if inner.indexers_generation != generation {
                 // Indexers were added meanwhile: rebuild with the current set.
-                indices = build_indices(&inner.indexers, &items)?;
+                indices = build_indices(&inner.indexers, in_order())?;
             }
             let old_items = std::mem::replace(&mut inner.items, items);
             let old_indices = std::mem::replace(&mut inner.indices, indices);
@@ -370,19 +394,8 @@ impl<K> ThreadSafeStore<K> {
         new_items: &[(StoreKey, Arc<K>)],
         on_refused: &mut dyn FnMut(CacheError),
     ) -> AHashMap<StoreKey, Arc<K>> {
-        let mut items: AHashMap<StoreKey, Arc<K>> = AHashMap::with_capacity(new_items.len());
-        let mut repeated = false;
-        for (key, obj) in new_items {
-            repeated |= items.insert(key.clone(), obj.clone()).is_some();
-        }
-        // A key listed twice keeps its last object; index what the map holds then.
-        let deduplicated: Vec<(StoreKey, Arc<K>)>;
-        let listed = if repeated {
-            deduplicated = items.iter().map(|(k, o)| (k.clone(), o.clone())).collect();
-            &deduplicated[..]
-        } else {
-            new_items
-        };
+        let (mut items, deduplicated) = map_listed(new_items);
+        let listed = deduplicated.as_deref().unwrap_or(new_items);
         let (indexers, generation) = {
             let inner = self.inner.read();
             (inner.indexers.clone(), inner.indexers_generation)

@@ -188,11 +188,12 @@ fn build_indices_lenient<K>(
     indices
 }
 
+/// A relist's objects with their keys, in the order they were listed.
+type Listed<K> = Vec<(StoreKey, Arc<K>)>;
+
 /// The map of a relist's `listed` items, and the order to index them in: `listed` itself,
 /// or, when a key is listed twice (it keeps its last object), the map's content.
-fn map_listed<K>(
-    listed: &[(StoreKey, Arc<K>)],
-) -> (AHashMap<StoreKey, Arc<K>>, Option<Vec<(StoreKey, Arc<K>)>>) {
+fn map_listed<K>(listed: &[(StoreKey, Arc<K>)]) -> (AHashMap<StoreKey, Arc<K>>, Option<Listed<K>>) {
     let mut items: AHashMap<StoreKey, Arc<K>> = AHashMap::with_capacity(listed.len());
     let mut repeated = false;
     for (key, obj) in listed {
@@ -356,7 +357,7 @@ impl<K> ThreadSafeStore<K> {
     /// built before the write lock is taken (readers keep reading the old content until
     /// the swap); if an index function fails, nothing changes.
     pub fn replace(&self, new_items: Vec<(String, Arc<K>)>) -> Result<(), CacheError> {
-        let listed: Vec<(StoreKey, Arc<K>)> = new_items
+        let listed: Listed<K> = new_items
             .into_iter()
             .map(|(key, obj)| (StoreKey::from(key), obj))
             .collect();

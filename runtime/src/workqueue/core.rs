@@ -56,7 +56,7 @@ use std::cmp::Ordering as CmpOrdering;
 use std::collections::BinaryHeap;
 use std::hash::BuildHasher;
 use std::pin::pin;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Weak};
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
@@ -162,8 +162,6 @@ pub(super) struct State<T> {
     /// The buffer the intake's adds are moved into to be applied (empty between critical
     /// sections; swapped with the intake's, so neither side allocates in the steady state).
     batch: Vec<Pending<T>>,
-    /// The parked count last published to the intake (see `intake.rs`, "No lost wake-up").
-    published_parked: usize,
 }
 
 /// How many let-go items a queue keeps for reuse (see [`State::spare`]); more would only
@@ -298,7 +296,7 @@ pub(super) struct Core<T> {
     pub(super) state: Padded<Mutex<State<T>>>,
     /// Adds not applied yet (see `intake.rs`); on cache lines of their own, apart from the
     /// state lock's.
-    intake: Padded<Intake<T>>,
+    pub(super) intake: Padded<Intake<T>>,
     /// Set by shutdown, so adds after it are dropped without touching the intake.
     closed: AtomicBool,
     /// Hashes items before the lock is taken.
@@ -326,6 +324,8 @@ impl<T: QueueItem> Core<T> {
             (Some(provider), false) => Some(QueueMetrics::new(provider.as_ref(), &config.name)),
             _ => None,
         };
+        // The waiter list publishes its parked count; the intake's adds read it.
+        let parked = Arc::new(AtomicUsize::new(0));
         let shared = Arc::new(Self {
             state: Padded(Mutex::new(State {
                 queue: ReadyQueue::default(),
@@ -335,13 +335,12 @@ impl<T: QueueItem> Core<T> {
                 processing: 0,
                 shutting_down: false,
                 drain: false,
-                waiters: Waiters::default(),
+                waiters: Waiters::new(Arc::clone(&parked)),
                 waiting: WaitHeap::default(),
                 spare: Vec::new(),
                 batch: Vec::new(),
-                published_parked: 0,
             })),
-            intake: Padded(Intake::default()),
+            intake: Padded(Intake::new(parked)),
             closed: AtomicBool::new(false),
             hasher: foldhash::fast::RandomState::default(),
             drain_notify: Notify::new(),
@@ -471,37 +470,12 @@ impl<T: QueueItem> Core<T> {
         state.batch = batch;
     }
 
-    /// Whether adds wait in the intake (for tests).
-    #[cfg(test)]
-    pub(super) fn intake_has_pending(&self) -> bool {
-        self.intake.has_pending()
-    }
-
-    /// How many adds wait in the intake (for tests).
-    #[cfg(test)]
-    pub(super) fn intake_len(&self) -> usize {
-        self.intake.len()
-    }
-
-    /// Publishes the parked count to the intake if it changed (see `intake.rs`, "No lost
-    /// wake-up"). Called under the lock after every change to [`State::waiters`].
-    #[inline]
-    fn publish_parked(&self, state: &mut State<T>) {
-        let parked = state.waiters.parked();
-        if parked != state.published_parked {
-            state.published_parked = parked;
-            self.intake.publish_parked(parked);
-        }
-    }
-
     /// The waker of one parked `get`, if `queued` (an item was just queued) and one is
     /// parked; the caller wakes it after releasing the lock.
     #[inline]
-    fn waker_for(&self, state: &mut State<T>, queued: bool) -> Option<Waker> {
+    fn waker_for(state: &mut State<T>, queued: bool) -> Option<Waker> {
         if queued && state.waiters.parked() > 0 {
-            let waker = state.waiters.wake_one();
-            self.publish_parked(state);
-            waker
+            state.waiters.wake_one()
         } else {
             None
         }
@@ -537,7 +511,7 @@ impl<T: QueueItem> Core<T> {
         let (i, duplicate) = state.slot_for(hash, item);
         let queued = self.mark_dirty(&mut state, i, priority);
         let duplicate = duplicate.and_then(|item| state.keep_spare(item));
-        let waker = self.waker_for(&mut state, queued);
+        let waker = Self::waker_for(&mut state, queued);
         drop(state);
         drop(duplicate);
         if let Some(waker) = waker {
@@ -565,7 +539,7 @@ impl<T: QueueItem> Core<T> {
                 let waker = {
                     let mut state = self.lock();
                     let unclaimed = state.queue.len() > state.waiters.woken();
-                    self.waker_for(&mut state, unclaimed)
+                    Self::waker_for(&mut state, unclaimed)
                 };
                 if let Some(waker) = waker {
                     waker.wake();
@@ -645,7 +619,7 @@ impl<T: QueueItem> Core<T> {
             if let Some(slot) = state.slots.get_mut(finished.slot) {
                 slot.ticket = ticket;
             }
-            waker = self.waker_for(&mut state, true);
+            waker = Self::waker_for(&mut state, true);
         }
         let drained = state.drain && state.processing == 0;
         let released = finished.released.and_then(|item| state.keep_spare(item));
@@ -678,9 +652,7 @@ impl<T: QueueItem> Core<T> {
                 released.extend(idle.into_iter().filter_map(|i| state.release_if_idle(i)));
             }
             state.waiting.clear();
-            let wakers = state.waiters.wake_all();
-            self.publish_parked(&mut state);
-            wakers
+            state.waiters.wake_all()
         };
         drop(released);
         self.cancel.cancel();
@@ -767,11 +739,10 @@ impl<T: QueueItem> PendingGet<'_, T> {
         let mut item = core.pop_locked(state);
         if item.is_none() && !state.shutting_down {
             // Parked in the same critical section that saw the queue empty: no direct add
-            // is missed. The parked count is published before the intake is looked at
+            // is missed. `park` publishes the parked count before the intake is looked at
             // again, so an add that went into the intake meanwhile is not missed either
             // (`intake.rs`, "No lost wake-up").
             self.key = Some(state.waiters.park(self.key, cx.waker()));
-            core.publish_parked(state);
             if !core.intake.has_pending() {
                 return Poll::Pending;
             }
@@ -783,7 +754,6 @@ impl<T: QueueItem> PendingGet<'_, T> {
         }
         if let Some(key) = self.key.take() {
             state.waiters.remove(key);
-            core.publish_parked(state);
         }
         Poll::Ready(item)
     }
@@ -799,8 +769,7 @@ impl<T: QueueItem> Drop for PendingGet<'_, T> {
         let waker = {
             let mut state = self.core.lock();
             let owed = state.waiters.remove(key) && state.queue.len() > 0;
-            self.core.publish_parked(&mut state);
-            self.core.waker_for(&mut state, owed)
+            Core::waker_for(&mut state, owed)
         };
         if let Some(waker) = waker {
             waker.wake();
@@ -992,7 +961,7 @@ impl<T: QueueItem> Core<T> {
             (slot, duplicate) = state.slot_for(hash, item);
             if delay.is_zero() {
                 let queued = self.mark_dirty(&mut state, slot, priority);
-                let waker = self.waker_for(&mut state, queued);
+                let waker = Self::waker_for(&mut state, queued);
                 drop(state);
                 if let Some(waker) = waker {
                     waker.wake();
@@ -1082,7 +1051,7 @@ impl<T: QueueItem> Core<T> {
                 let priority = waiting.map_or(0, |w| w.priority);
                 // `mark_dirty` clears the item's `waiting` and the live count.
                 if live && self.mark_dirty(&mut state, entry.slot, priority) {
-                    wakers.extend(self.waker_for(&mut state, true));
+                    wakers.extend(Self::waker_for(&mut state, true));
                 }
             }
             state.waiting.next_ready_at()

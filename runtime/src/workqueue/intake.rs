@@ -49,6 +49,7 @@
 //! gauge and adds counter move inside `Add`, and a scrape must not miss the adds an intake
 //! would hold while every worker is busy.
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use parking_lot::Mutex;
@@ -71,8 +72,8 @@ pub(super) struct Intake<T> {
     entries: Mutex<Vec<Pending<T>>>,
     /// `entries.len()`, readable without the lock.
     len: AtomicUsize,
-    /// How many `get`s are parked; published by the core under its state lock.
-    parked: AtomicUsize,
+    /// How many `get`s are parked, as the waiter list publishes it under the state lock.
+    parked: Arc<AtomicUsize>,
     /// The thread that took the state lock last ([`thread_token`]); written only when it
     /// changes, so reading it costs an adder nothing while one worker thread keeps the lock.
     holder: AtomicUsize,
@@ -88,12 +89,14 @@ fn thread_token() -> usize {
     TOKEN.with(|token| std::ptr::from_ref(token) as usize)
 }
 
-impl<T> Default for Intake<T> {
-    fn default() -> Self {
+impl<T> Intake<T> {
+    /// An empty intake whose adds read the parked count from `parked` (the waiter list's
+    /// published count, `waiters.rs`).
+    pub(super) fn new(parked: Arc<AtomicUsize>) -> Self {
         Self {
             entries: Mutex::new(Vec::new()),
             len: AtomicUsize::new(0),
-            parked: AtomicUsize::new(0),
+            parked,
             holder: AtomicUsize::new(0),
         }
     }
@@ -116,8 +119,8 @@ impl<T> Intake<T> {
         Ok(self.parked.load(Ordering::SeqCst) > 0)
     }
 
-    /// Whether adds wait to be applied (step 2 of the protocol when called after
-    /// [`publish_parked`](Self::publish_parked)).
+    /// Whether adds wait to be applied (step 2 of the protocol when called after the
+    /// parking `get` published the parked count).
     #[inline]
     pub(super) fn has_pending(&self) -> bool {
         self.len.load(Ordering::SeqCst) > 0
@@ -154,13 +157,6 @@ impl<T> Intake<T> {
             self.holder.store(me, Ordering::Relaxed);
         }
     }
-
-    /// Records how many `get`s are parked (called under the state lock whenever the count
-    /// changes).
-    #[inline]
-    pub(super) fn publish_parked(&self, parked: usize) {
-        self.parked.store(parked, Ordering::SeqCst);
-    }
 }
 
 #[cfg(test)]
@@ -177,11 +173,12 @@ mod tests {
 
     #[test]
     fn push_reports_parked_gets_and_refuses_when_full() {
-        let intake = Intake::default();
+        let parked = Arc::new(AtomicUsize::new(0));
+        let intake = Intake::new(Arc::clone(&parked));
         assert_eq!(intake.push(pending(0)).ok(), Some(false));
-        intake.publish_parked(1);
+        parked.store(1, Ordering::SeqCst);
         assert_eq!(intake.push(pending(1)).ok(), Some(true));
-        intake.publish_parked(0);
+        parked.store(0, Ordering::SeqCst);
         for i in 2..CAPACITY as u64 {
             assert!(intake.push(pending(i)).is_ok());
         }

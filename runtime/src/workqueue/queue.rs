@@ -447,7 +447,7 @@ mod tests {
         queue.add(1);
         let snap = provider.snapshot("exact");
         assert_eq!((snap.adds, snap.depth), (2, 2));
-        assert!(!queue.core.intake_has_pending(), "applied at once");
+        assert!(!queue.core.intake.has_pending(), "applied at once");
     }
 
     /// Adds that find the lock taken wait in the intake; a key added over and over then costs
@@ -461,7 +461,7 @@ mod tests {
         for _ in 0..CAPACITY {
             queue.add("ns/hot".to_owned());
         }
-        assert_eq!(queue.core.intake_len(), CAPACITY);
+        assert_eq!(queue.core.intake.len(), CAPACITY);
         let adder = std::thread::spawn({
             let queue = queue.clone();
             move || queue.add("ns/other".to_owned())
@@ -471,10 +471,10 @@ mod tests {
             !adder.is_finished(),
             "a full intake makes the add wait for the lock"
         );
-        assert_eq!(queue.core.intake_len(), CAPACITY);
+        assert_eq!(queue.core.intake.len(), CAPACITY);
         drop(held);
         adder.join().expect("the adder panicked");
-        assert_eq!(queue.core.intake_len(), 0);
+        assert_eq!(queue.core.intake.len(), 0);
         assert_eq!(queue.len(), 2);
         assert_eq!(
             queue.core.lock().slots.len(),

@@ -13,8 +13,15 @@
 //! empty (another worker was faster), parks again. A woken `get` that is dropped before it
 //! runs passes the wake-up on to the next parked one if items are queued, so cancelling a
 //! `get` never strands an item while another `get` sleeps.
+//!
+//! Every change to the parked count is also stored in an atomic the adds read without the
+//! lock: an add that leaves its item in the intake (`intake.rs`) wakes a `get` only if one is
+//! parked, and the `get` that parks stores the new count before it looks at the intake again
+//! (`intake.rs`, "No lost wake-up").
 
 use std::collections::VecDeque;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::task::Waker;
 
 use slab::Slab;
@@ -27,9 +34,27 @@ pub(super) struct Waiters {
     entries: Slab<Option<Waker>>,
     /// The keys of the parked entries (exactly those holding a waker), oldest first.
     parked: VecDeque<usize>,
+    /// `parked.len()`, stored (sequentially consistent) by every change to it, for readers
+    /// without the lock (see the module docs).
+    published: Arc<AtomicUsize>,
 }
 
 impl Waiters {
+    /// An empty list that publishes its parked count to `published`.
+    pub(super) fn new(published: Arc<AtomicUsize>) -> Self {
+        Self {
+            entries: Slab::new(),
+            parked: VecDeque::new(),
+            published,
+        }
+    }
+
+    /// Stores the parked count where readers without the lock see it.
+    #[inline]
+    fn publish(&self) {
+        self.published.store(self.parked.len(), Ordering::SeqCst);
+    }
+
     /// Parks the `get` holding `key` (or a new one when `key` is `None`) with `waker`;
     /// returns its key. A `get` still parked only refreshes its waker.
     pub(super) fn park(&mut self, key: Option<usize>, waker: &Waker) -> usize {
@@ -45,12 +70,14 @@ impl Waiters {
                 None => {
                     *entry = Some(waker.clone());
                     self.parked.push_back(key);
+                    self.publish();
                 }
             }
             return key;
         }
         let key = self.entries.insert(Some(waker.clone()));
         self.parked.push_back(key);
+        self.publish();
         key
     }
 
@@ -59,6 +86,7 @@ impl Waiters {
     #[inline]
     pub(super) fn wake_one(&mut self) -> Option<Waker> {
         let key = self.parked.pop_front()?;
+        self.publish();
         self.entries.get_mut(key).and_then(Option::take)
     }
 
@@ -77,6 +105,7 @@ impl Waiters {
         match self.entries.try_remove(key) {
             Some(Some(_)) => {
                 self.parked.retain(|&k| k != key);
+                self.publish();
                 false
             }
             Some(None) => true,
@@ -137,5 +166,34 @@ mod tests {
         assert_eq!(counts[2].0.load(Ordering::SeqCst), 1);
         assert_eq!(counts[1].0.load(Ordering::SeqCst), 0);
         assert!(w.wake_one().is_none());
+    }
+
+    /// The count the intake's adds read follows every park, wake and removal.
+    #[test]
+    fn the_published_count_follows_the_parked_count() {
+        let published = Arc::new(AtomicUsize::new(0));
+        let mut w = Waiters::new(Arc::clone(&published));
+        let waker = Waker::noop();
+        let a = w.park(None, waker);
+        let b = w.park(None, waker);
+        assert_eq!(published.load(Ordering::SeqCst), 2);
+        w.park(Some(a), waker);
+        assert_eq!(
+            published.load(Ordering::SeqCst),
+            2,
+            "a refreshed park counts once"
+        );
+        w.remove(b);
+        assert_eq!(published.load(Ordering::SeqCst), 1);
+        assert!(w.wake_one().is_some());
+        assert_eq!(published.load(Ordering::SeqCst), 0);
+        w.park(Some(a), waker);
+        assert_eq!(
+            published.load(Ordering::SeqCst),
+            1,
+            "a woken get parks again"
+        );
+        assert_eq!(w.wake_all().len(), 1);
+        assert_eq!(published.load(Ordering::SeqCst), 0);
     }
 }

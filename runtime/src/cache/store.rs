@@ -122,26 +122,41 @@ fn compute_values<K>(
         .collect()
 }
 
+/// An empty index for each index function.
+fn empty_indices<K>(indexers: &Indexers<K>) -> AHashMap<String, Index> {
+    indexers
+        .keys()
+        .map(|name| (name.clone(), Index::default()))
+        .collect()
+}
+
+/// Files `key` under `values`, one entry of [`compute_values`]'s result per index function.
+fn insert_values<K>(
+    indices: &mut AHashMap<String, Index>,
+    indexers: &Indexers<K>,
+    key: &StoreKey,
+    values: ValuesByIndex,
+) {
+    for ((name, _), values) in indexers.iter().zip(values) {
+        if let Some(index) = indices.get_mut(name) {
+            index.insert(key, &values);
+        }
+    }
+}
+
 /// The indices of `items`, visited in the order given (see [`build_indices_lenient`] on why
 /// a relist passes them in list order); fails on the first object an index function refuses.
 fn build_indices<'a, K: 'a>(
     indexers: &Indexers<K>,
     items: impl IntoIterator<Item = (&'a StoreKey, &'a Arc<K>)>,
 ) -> Result<AHashMap<String, Index>, CacheError> {
-    let mut indices: AHashMap<String, Index> = indexers
-        .keys()
-        .map(|name| (name.clone(), Index::default()))
-        .collect();
+    let mut indices = empty_indices(indexers);
     if indexers.is_empty() {
         return Ok(indices);
     }
     for (key, obj) in items {
         let values = compute_values(indexers, key, obj)?;
-        for ((name, _), values) in indexers.iter().zip(values) {
-            if let Some(index) = indices.get_mut(name) {
-                index.insert(key, &values);
-            }
-        }
+        insert_values(&mut indices, indexers, key, values);
     }
     Ok(indices)
 }
@@ -159,23 +174,14 @@ fn build_indices_lenient<K>(
     items: &mut AHashMap<StoreKey, Arc<K>>,
     on_refused: &mut dyn FnMut(CacheError),
 ) -> AHashMap<String, Index> {
-    let mut indices: AHashMap<String, Index> = indexers
-        .keys()
-        .map(|name| (name.clone(), Index::default()))
-        .collect();
+    let mut indices = empty_indices(indexers);
     if indexers.is_empty() {
         return indices;
     }
     let mut refused = Vec::new();
     for (key, obj) in listed {
         match compute_values(indexers, key, obj) {
-            Ok(values) => {
-                for ((name, _), values) in indexers.iter().zip(values) {
-                    if let Some(index) = indices.get_mut(name) {
-                        index.insert(key, &values);
-                    }
-                }
-            }
+            Ok(values) => insert_values(&mut indices, indexers, key, values),
             Err(error) => {
                 on_refused(error);
                 refused.push(key.clone());
@@ -213,10 +219,7 @@ impl<K> Default for ThreadSafeStore<K> {
 impl<K> ThreadSafeStore<K> {
     /// An empty store with these index functions.
     pub fn new(indexers: Indexers<K>) -> Self {
-        let indices = indexers
-            .keys()
-            .map(|name| (name.clone(), Index::default()))
-            .collect();
+        let indices = empty_indices(&indexers);
         Self {
             inner: RwLock::new(Inner {
                 items: AHashMap::new(),

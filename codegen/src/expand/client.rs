@@ -29,6 +29,13 @@ impl Paths {
             params: quote!(::kubegen::client::params),
         }
     }
+
+    /// The return type of a generated method: the runtime call's future, resolving to
+    /// `output` or the client's error, borrowing for `'a` (see the module docs).
+    fn future(&self, output: TokenStream) -> TokenStream {
+        let error = &self.error;
+        quote!(impl ::core::future::Future<Output = Result<#output, #error>> + 'a)
+    }
 }
 
 /// `pub struct FooClient` and its methods.
@@ -109,30 +116,31 @@ fn verbs_doc(r: &ResourceDef) -> String {
 }
 
 fn verb_method(p: &Paths, vis: &syn::Visibility, kind: &syn::Ident, verb: Verb) -> TokenStream {
-    let Paths {
-        client,
-        error,
-        params,
-    } = p;
+    let Paths { client, params, .. } = p;
+    let object = p.future(quote!(#kind));
+    let list = p.future(quote!(#client::ObjectList<#kind>));
+    let deleted = p.future(quote!(#client::DeleteResponse<#kind>));
+    let deleted_list = p.future(quote!(#client::DeleteResponse<#client::ObjectList<#kind>>));
+    let watch = p.future(quote!(#client::WatchStream<#kind>));
     match verb {
         Verb::Create => quote! {
             /// Creates `obj`.
             #[inline]
-            #vis fn create<'a>(&'a self, pp: &'a #params::PostParams, obj: &'a #kind) -> impl ::core::future::Future<Output = Result<#kind, #error>> + 'a {
+            #vis fn create<'a>(&'a self, pp: &'a #params::PostParams, obj: &'a #kind) -> #object {
                 self.inner.create(pp, obj)
             }
         },
         Verb::Update => quote! {
             /// Replaces the object named in `obj` (a stale resourceVersion is a conflict).
             #[inline]
-            #vis fn update<'a>(&'a self, pp: &'a #params::PostParams, obj: &'a #kind) -> impl ::core::future::Future<Output = Result<#kind, #error>> + 'a {
+            #vis fn update<'a>(&'a self, pp: &'a #params::PostParams, obj: &'a #kind) -> #object {
                 self.inner.update(pp, obj)
             }
         },
         Verb::UpdateStatus => quote! {
             /// Replaces the status subresource of the object named in `obj`.
             #[inline]
-            #vis fn update_status<'a>(&'a self, pp: &'a #params::PostParams, obj: &'a #kind) -> impl ::core::future::Future<Output = Result<#kind, #error>> + 'a {
+            #vis fn update_status<'a>(&'a self, pp: &'a #params::PostParams, obj: &'a #kind) -> #object {
                 self.inner.update_status(pp, obj)
             }
         },
@@ -143,7 +151,7 @@ fn verb_method(p: &Paths, vis: &syn::Visibility, kind: &syn::Ident, verb: Verb) 
                 &'a self,
                 name: &'a str,
                 dp: &'a #params::DeleteParams,
-            ) -> impl ::core::future::Future<Output = Result<#client::DeleteResponse<#kind>, #error>> + 'a {
+            ) -> #deleted {
                 self.inner.delete(name, dp)
             }
         },
@@ -154,27 +162,27 @@ fn verb_method(p: &Paths, vis: &syn::Visibility, kind: &syn::Ident, verb: Verb) 
                 &'a self,
                 dp: &'a #params::DeleteParams,
                 lp: &'a #params::ListParams,
-            ) -> impl ::core::future::Future<Output = Result<#client::DeleteResponse<#client::ObjectList<#kind>>, #error>> + 'a {
+            ) -> #deleted_list {
                 self.inner.delete_collection(dp, lp)
             }
         },
         Verb::Get => quote! {
             /// Gets the object called `name`.
             #[inline]
-            #vis fn get<'a>(&'a self, name: &'a str) -> impl ::core::future::Future<Output = Result<#kind, #error>> + 'a {
+            #vis fn get<'a>(&'a self, name: &'a str) -> #object {
                 self.inner.get(name)
             }
         },
         Verb::List => quote! {
             /// One page of objects (honouring `limit` and `continue_token`).
             #[inline]
-            #vis fn list<'a>(&'a self, lp: &'a #params::ListParams) -> impl ::core::future::Future<Output = Result<#client::ObjectList<#kind>, #error>> + 'a {
+            #vis fn list<'a>(&'a self, lp: &'a #params::ListParams) -> #list {
                 self.inner.list(lp)
             }
 
             /// Every object, page by page.
             #[inline]
-            #vis fn list_all<'a>(&'a self, lp: &'a #params::ListParams) -> impl ::core::future::Future<Output = Result<#client::ObjectList<#kind>, #error>> + 'a {
+            #vis fn list_all<'a>(&'a self, lp: &'a #params::ListParams) -> #list {
                 self.inner.list_all(lp)
             }
         },
@@ -185,7 +193,7 @@ fn verb_method(p: &Paths, vis: &syn::Visibility, kind: &syn::Ident, verb: Verb) 
                 &'a self,
                 wp: &'a #params::WatchParams,
                 resource_version: &'a str,
-            ) -> impl ::core::future::Future<Output = Result<#client::WatchStream<#kind>, #error>> + 'a {
+            ) -> #watch {
                 self.inner.watch(wp, resource_version)
             }
         },
@@ -197,7 +205,7 @@ fn verb_method(p: &Paths, vis: &syn::Visibility, kind: &syn::Ident, verb: Verb) 
                 name: &'a str,
                 pp: &'a #params::PatchParams,
                 patch: &'a #params::Patch<P>,
-            ) -> impl ::core::future::Future<Output = Result<#kind, #error>> + 'a {
+            ) -> #object {
                 self.inner.patch(name, pp, patch)
             }
         },
@@ -210,7 +218,7 @@ fn verb_method(p: &Paths, vis: &syn::Visibility, kind: &syn::Ident, verb: Verb) 
                 &'a self,
                 config: &'a C,
                 params: &'a ::kubegen::applyconfig::ApplyParams,
-            ) -> impl ::core::future::Future<Output = Result<#kind, #error>> + 'a
+            ) -> #object
             where
                 C: ::kubegen::applyconfig::ApplyConfiguration<Object = #kind>,
             {
@@ -225,7 +233,7 @@ fn verb_method(p: &Paths, vis: &syn::Visibility, kind: &syn::Ident, verb: Verb) 
                 &'a self,
                 config: &'a C,
                 params: &'a ::kubegen::applyconfig::ApplyParams,
-            ) -> impl ::core::future::Future<Output = Result<#kind, #error>> + 'a
+            ) -> #object
             where
                 C: ::kubegen::applyconfig::ApplyConfiguration<Object = #kind>,
             {
@@ -241,11 +249,7 @@ fn extension_method(
     kind: &syn::Ident,
     e: &Extension,
 ) -> TokenStream {
-    let Paths {
-        client,
-        error,
-        params,
-    } = p;
+    let Paths { client, params, .. } = p;
     let method = names::ident(&names::snake(&e.name));
     let input = e
         .input
@@ -256,6 +260,7 @@ fn extension_method(
         (None, Verb::List) => quote!(#client::ObjectList<#kind>),
         (None, _) => quote!(#kind),
     };
+    let returns = p.future(result);
     let sub = match &e.subresource {
         Some(s) => quote!(Some(#s)),
         None => quote!(None),
@@ -267,29 +272,29 @@ fn extension_method(
     let doc = format!(" `+genclient:method={}` ({} {}).", e.name, e.verb, target);
     let body = match e.verb {
         Verb::Get => quote! {
-            (&'a self, name: &'a str) -> impl ::core::future::Future<Output = Result<#result, #error>> + 'a {
+            (&'a self, name: &'a str) -> #returns {
                 self.inner.get_as(name, #sub)
             }
         },
         Verb::List => quote! {
-            (&'a self, lp: &'a #params::ListParams) -> impl ::core::future::Future<Output = Result<#result, #error>> + 'a {
+            (&'a self, lp: &'a #params::ListParams) -> #returns {
                 self.inner.list_as(lp)
             }
         },
         Verb::Create => match &e.subresource {
             Some(s) => quote! {
-                (&'a self, name: &'a str, pp: &'a #params::PostParams, input: &'a #input) -> impl ::core::future::Future<Output = Result<#result, #error>> + 'a {
+                (&'a self, name: &'a str, pp: &'a #params::PostParams, input: &'a #input) -> #returns {
                     self.inner.create_as(Some((name, #s)), pp, input)
                 }
             },
             None => quote! {
-                (&'a self, pp: &'a #params::PostParams, input: &'a #input) -> impl ::core::future::Future<Output = Result<#result, #error>> + 'a {
+                (&'a self, pp: &'a #params::PostParams, input: &'a #input) -> #returns {
                     self.inner.create_as(None, pp, input)
                 }
             },
         },
         Verb::Update => quote! {
-            (&'a self, name: &'a str, pp: &'a #params::PostParams, input: &'a #input) -> impl ::core::future::Future<Output = Result<#result, #error>> + 'a {
+            (&'a self, name: &'a str, pp: &'a #params::PostParams, input: &'a #input) -> #returns {
                 self.inner.update_as(name, #sub, pp, input)
             }
         },
@@ -303,20 +308,20 @@ fn extension_method(
                     name: &'a str,
                     pp: &'a #params::PatchParams,
                     patch: &'a #params::Patch<#generic>,
-                ) -> impl ::core::future::Future<Output = Result<#result, #error>> + 'a {
+                ) -> #returns {
                     self.inner.patch_as(name, #sub, pp, patch)
                 }
             };
         }
         Verb::Apply => quote! {
-            (&'a self, name: &'a str, input: &'a #input, field_manager: &'a str, force: bool) -> impl ::core::future::Future<Output = Result<#result, #error>> + 'a {
+            (&'a self, name: &'a str, input: &'a #input, field_manager: &'a str, force: bool) -> #returns {
                 self.inner.apply_as(name, #sub, input, field_manager, force)
             }
         },
         Verb::ApplyStatus => {
             let sub = e.subresource.as_deref().unwrap_or("status");
             quote! {
-                (&'a self, name: &'a str, input: &'a #input, field_manager: &'a str, force: bool) -> impl ::core::future::Future<Output = Result<#result, #error>> + 'a {
+                (&'a self, name: &'a str, input: &'a #input, field_manager: &'a str, force: bool) -> #returns {
                     self.inner.apply_as(name, Some(#sub), input, field_manager, force)
                 }
             }

@@ -276,18 +276,18 @@ async fn fake_clientset_serves_seeded_objects_and_records_actions() {
     assert!(
         actions
             .iter()
-            .any(|a| a.matches("get", "foos") && a.name == "seeded")
+            .any(|a| a.matches("get", "foos") && a.request.name == "seeded")
     );
     assert!(actions.iter().any(|a| a.matches("create", "foos")));
 
     // Extension methods reach their subresource; a reactor answers them.
     cs.fake().prepend_reactor("get", "foos", |action| {
-        (action.subresource == "scale").then(|| Ok(json!([7, "scaled"])))
+        (action.request.subresource == "scale").then(|| Ok(json!([7, "scaled"])))
     });
     let scale: Scale = foos.get_scale("seeded").await.unwrap();
     assert_eq!(scale, Scale(7, Some("scaled".into())));
     cs.fake().prepend_reactor("update", "foos", |action| {
-        (action.subresource == "scale").then(|| Ok(action.body.clone().unwrap_or_default()))
+        (action.request.subresource == "scale").then(|| Ok(action.body.clone().unwrap_or_default()))
     });
     let updated = foos
         .update_scale("seeded", &PostParams::default(), &Scale(3, None))
@@ -296,12 +296,12 @@ async fn fake_clientset_serves_seeded_objects_and_records_actions() {
     assert_eq!(updated, Scale(3, None));
 
     cs.fake().prepend_reactor("create", "gadgets", |action| {
-        assert_eq!(action.subresource, "activate");
+        assert_eq!(action.request.subresource, "activate");
         assert_eq!(action.body.as_ref().unwrap()["by"], "me");
         Some(Ok(json!({
             "apiVersion": "widgets.example.com/v1",
             "kind": "Gadget",
-            "metadata": {"name": action.name, "namespace": action.namespace},
+            "metadata": {"name": action.request.name, "namespace": action.request.namespace},
         })))
     });
     let gadget: Gadget = cs

@@ -22,10 +22,90 @@ pub struct ResourceInfo {
     /// Whether the type has a `/status` subresource (a `status` field and no
     /// `+genclient:noStatus`).
     pub status_subresource: bool,
-    /// The API verbs the markers allow on the main resource, as discovery spells them
-    /// (`create`, `delete`, `deletecollection`, `get`, `list`, `patch`, `update`,
-    /// `watch`), sorted. `apply` is served as `patch`.
-    pub verbs: &'static [&'static str],
+    /// The API verbs the markers allow on the main resource, in discovery order
+    /// ([`Verb::ALL`]'s order, which sorts their spellings). `apply` is served as
+    /// [`Verb::Patch`].
+    pub verbs: &'static [Verb],
+}
+
+/// A Kubernetes API verb on a resource, as kube-apiserver's `RequestInfo.Verb`, discovery
+/// and RBAC spell it.
+///
+/// Server-side apply is a [`Verb::Patch`]; the status and scale subresources take the
+/// same verbs as their resource.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Verb {
+    /// `create` (POST to a collection).
+    Create,
+    /// `delete` (DELETE of one object).
+    Delete,
+    /// `deletecollection` (DELETE of a collection).
+    DeleteCollection,
+    /// `get` (GET of one object).
+    Get,
+    /// `list` (GET of a collection).
+    List,
+    /// `patch` (PATCH of one object, server-side apply included).
+    Patch,
+    /// `update` (PUT of one object).
+    Update,
+    /// `watch` (GET with `watch=true`, or a legacy `/watch/` path).
+    Watch,
+}
+
+impl Verb {
+    /// Every verb, sorted by spelling (discovery's order).
+    pub const ALL: [Verb; 8] = [
+        Verb::Create,
+        Verb::Delete,
+        Verb::DeleteCollection,
+        Verb::Get,
+        Verb::List,
+        Verb::Patch,
+        Verb::Update,
+        Verb::Watch,
+    ];
+
+    /// The verb as kube-apiserver spells it (`deletecollection`).
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Verb::Create => "create",
+            Verb::Delete => "delete",
+            Verb::DeleteCollection => "deletecollection",
+            Verb::Get => "get",
+            Verb::List => "list",
+            Verb::Patch => "patch",
+            Verb::Update => "update",
+            Verb::Watch => "watch",
+        }
+    }
+
+    /// Whether the verb only reads (`get`, `list`, `watch`).
+    pub const fn is_read(self) -> bool {
+        matches!(self, Verb::Get | Verb::List | Verb::Watch)
+    }
+}
+
+impl std::fmt::Display for Verb {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A string that is not one of the eight [`Verb`]s.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown API verb {0:?}")]
+pub struct UnknownVerb(pub String);
+
+impl std::str::FromStr for Verb {
+    type Err = UnknownVerb;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Verb::ALL
+            .into_iter()
+            .find(|v| v.as_str() == s)
+            .ok_or_else(|| UnknownVerb(s.to_owned()))
+    }
 }
 
 impl ResourceInfo {
@@ -38,15 +118,15 @@ impl ResourceInfo {
         }
     }
 
-    /// Whether `verb` (discovery spelling) is served.
-    pub fn has_verb(&self, verb: &str) -> bool {
+    /// Whether `verb` is served.
+    pub fn has_verb(&self, verb: Verb) -> bool {
         self.verbs.contains(&verb)
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::ResourceInfo;
+    use super::{ResourceInfo, Verb};
 
     #[test]
     fn api_version_omits_the_core_group() {
@@ -57,11 +137,26 @@ mod tests {
             plural: "pods",
             namespaced: true,
             status_subresource: true,
-            verbs: &["get", "list"],
+            verbs: &[Verb::Get, Verb::List],
         };
         assert_eq!(info.api_version(), "v1");
-        assert!(info.has_verb("list") && !info.has_verb("create"));
+        assert!(info.has_verb(Verb::List) && !info.has_verb(Verb::Create));
         info.group = "apps";
         assert_eq!(info.api_version(), "apps/v1");
+    }
+
+    #[test]
+    fn verbs_round_trip_their_spelling_in_sorted_order() {
+        let spelled: Vec<&str> = Verb::ALL.iter().map(|v| v.as_str()).collect();
+        let mut sorted = spelled.clone();
+        sorted.sort_unstable();
+        assert_eq!(spelled, sorted);
+        for v in Verb::ALL {
+            assert_eq!(v.to_string().parse::<Verb>(), Ok(v));
+        }
+        assert_eq!(
+            "apply".parse::<Verb>(),
+            Err(super::UnknownVerb("apply".into()))
+        );
     }
 }

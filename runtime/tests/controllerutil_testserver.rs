@@ -36,6 +36,7 @@ use kubegen::{
     },
 };
 use kubegen_testserver::{ApiError, InProcess};
+use kubegen_testserver::{FailRule, Verb};
 use serde::{Deserialize, Serialize};
 
 mod informer_support;
@@ -164,7 +165,12 @@ async fn create_or_update_converges_under_injected_conflicts() {
     .await
     .expect("create");
 
-    server.fail_next(Some("update"), Some("configmaps"), 409, 4, None);
+    server.fail(
+        FailRule::on(Verb::Update)
+            .resource("configmaps")
+            .code(409)
+            .times(4),
+    );
     let calls = AtomicUsize::new(0);
     let (_, result) = create_or_update(&cms, named("c"), |cm: &mut ConfigMap| {
         calls.fetch_add(1, Ordering::SeqCst);
@@ -181,7 +187,12 @@ async fn create_or_update_converges_under_injected_conflicts() {
     );
     assert_eq!(cms.get("c").await.expect("get").data, data(&[("n", "1")]));
 
-    server.fail_next(Some("update"), Some("configmaps"), 409, 5, None);
+    server.fail(
+        FailRule::on(Verb::Update)
+            .resource("configmaps")
+            .code(409)
+            .times(5),
+    );
     let err = create_or_update(&cms, named("c"), |cm: &mut ConfigMap| {
         cm.data = data(&[("n", "2")]);
         Ok::<_, Never>(())
@@ -192,7 +203,7 @@ async fn create_or_update_converges_under_injected_conflicts() {
     assert_eq!(cms.get("c").await.expect("get").data, data(&[("n", "1")]));
 
     // A 409 on the create (a racing creator) goes the update path on the next attempt.
-    server.fail_next(Some("create"), Some("configmaps"), 409, 1, None);
+    server.fail(FailRule::on(Verb::Create).resource("configmaps").code(409));
     let (_, result) = create_or_update(&cms, named("fresh"), |cm: &mut ConfigMap| {
         cm.data = data(&[("n", "0")]);
         Ok::<_, Never>(())
@@ -395,7 +406,7 @@ async fn create_or_patch_reports_each_result() {
     );
 
     // Both, with one injected conflict on the first patch: the attempt starts over.
-    server.fail_next(Some("patch"), Some("deployments"), 409, 1, None);
+    server.fail(FailRule::on(Verb::Patch).resource("deployments").code(409));
     let (patched, result) = create_or_patch(&deploys, named("web"), |d: &mut Deployment| {
         replicas(4)(d)?;
         status(3)(d)
@@ -466,12 +477,12 @@ fn writes(server: &InProcess) -> Vec<String> {
     server
         .actions()
         .into_iter()
-        .filter(|a| !matches!(a.verb.as_str(), "get" | "list" | "watch"))
+        .filter(|a| !matches!(a.request.verb.as_str(), "get" | "list" | "watch"))
         .map(|a| {
-            if a.subresource.is_empty() {
-                a.verb
+            if a.request.subresource.is_empty() {
+                a.request.verb.to_string()
             } else {
-                format!("{}/{}", a.verb, a.subresource)
+                format!("{}/{}", a.request.verb, a.request.subresource)
             }
         })
         .collect()
@@ -514,7 +525,7 @@ async fn an_unchanged_object_is_not_written_and_patches_carry_their_resource_ver
     let patch = server
         .actions()
         .into_iter()
-        .find(|a| a.verb == "patch")
+        .find(|a| a.request.verb == Verb::Patch)
         .and_then(|a| a.body)
         .expect("a patch body");
     assert_eq!(
@@ -544,16 +555,15 @@ async fn a_status_conflict_after_the_main_patch_still_reports_updated_status() {
     server.prepend_reactor("patch", "deployments", {
         let fired = fired.clone();
         move |action| {
-            (action.subresource == "status" && fired.fetch_add(1, Ordering::SeqCst) == 0).then(
-                || {
+            (action.request.subresource == "status" && fired.fetch_add(1, Ordering::SeqCst) == 0)
+                .then(|| {
                     Err(ApiError::conflict(
                         "apps",
                         "deployments",
                         "web",
                         "the object has been modified",
                     ))
-                },
-            )
+                })
         }
     });
     server.clear_actions();
@@ -1086,7 +1096,12 @@ async fn finalizer_writes_are_guarded_and_removal_conflicts_do_not_rerun_cleanup
     cms.delete("guarded", &DeleteParams::default())
         .await
         .expect("delete");
-    server.fail_next(Some("patch"), Some("configmaps"), 409, 2, None);
+    server.fail(
+        FailRule::on(Verb::Patch)
+            .resource("configmaps")
+            .code(409)
+            .times(2),
+    );
     run(&cms, fresh(&cms, "guarded").await, &calls, false)
         .await
         .expect("cleanup");

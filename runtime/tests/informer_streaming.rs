@@ -22,6 +22,7 @@ use kubegen::{
         Body, BoxFuture, Client, ReqwestTransport, ResourceClient, Transport, TransportError,
     },
 };
+use kubegen_testserver::{FailRule, Verb};
 use kubegen_testserver::{TestServer, engine::Target};
 use tokio_util::sync::CancellationToken;
 
@@ -149,7 +150,12 @@ async fn streaming_list_syncs_from_initial_events_and_resumes_without_resending_
         api.create(&PostParams::default(), &cm(name)).await.unwrap();
     }
     // Any LIST fails: the informer can only sync through the streaming watch.
-    server.fail_next(Some("list"), Some("configmaps"), 500, 1_000, None);
+    server.fail(
+        FailRule::on(Verb::List)
+            .resource("configmaps")
+            .code(500)
+            .times(1_000),
+    );
 
     let informer = SharedIndexInformer::builder(ListWatch::new(api.clone()))
         .indexers(namespace_indexers())
@@ -228,7 +234,7 @@ async fn streaming_list_refused_by_the_server_falls_back_to_list_and_watch() {
         api.create(&PostParams::default(), &cm(name)).await.unwrap();
     }
     // The server refuses the streaming watch (as one without the feature would).
-    server.fail_next(Some("watch"), Some("configmaps"), 403, 1, None);
+    server.fail(FailRule::on(Verb::Watch).resource("configmaps").code(403));
 
     let informer = SharedIndexInformer::builder(ListWatch::new(api.clone()))
         .indexers(namespace_indexers())

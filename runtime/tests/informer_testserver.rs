@@ -21,6 +21,7 @@ use kubegen::{
     client::{Client, ResourceClient},
     informers::{FactoryError, SharedInformerFactory},
 };
+use kubegen_testserver::{FailRule, Verb};
 use rand::{Rng, SeedableRng, rngs::StdRng};
 use tokio_util::sync::CancellationToken;
 
@@ -290,7 +291,12 @@ async fn informer_relists_current_state_while_its_watch_keeps_failing() {
     })
     .await;
     // Every watch from now on fails: only relists can bring news.
-    server.fail_next(Some("watch"), Some("configmaps"), 500, 1000, None);
+    server.fail(
+        FailRule::on(Verb::Watch)
+            .resource("configmaps")
+            .code(500)
+            .times(1000),
+    );
     server.drop_watches();
     api.create(&PostParams::default(), &cm("default", "relisted", "2"))
         .await
@@ -361,8 +367,8 @@ async fn run_schedule(seed: u64) {
             }
             60..68 => server.drop_watches(),
             68..74 => server.compact(),
-            74..80 => server.fail_next(Some("watch"), None, 500, 2, None),
-            80..84 => server.fail_next(Some("list"), None, 429, 1, Some(1)),
+            74..80 => server.fail(FailRule::on(Verb::Watch).code(500).times(2)),
+            80..84 => server.fail(FailRule::on(Verb::List).code(429).retry_after(1)),
             84..88 => server.restart(),
             88..92 if !late_added => {
                 informer.add_event_handler(late.clone()).unwrap();

@@ -505,13 +505,13 @@ async fn fake_clientset_serves_seeded_objects_and_records_actions() {
     assert!(
         actions
             .iter()
-            .any(|a| a.matches("get", "deployments") && a.name == "seeded"),
+            .any(|a| a.matches("get", "deployments") && a.request.name == "seeded"),
         "{actions:?}"
     );
     assert!(
         actions
             .iter()
-            .any(|a| a.matches("get", "deployments") && a.subresource == "scale")
+            .any(|a| a.matches("get", "deployments") && a.request.subresource == "scale")
     );
     assert!(actions.iter().any(|a| a.matches("create", "deployments")));
     assert!(
@@ -522,7 +522,7 @@ async fn fake_clientset_serves_seeded_objects_and_records_actions() {
     assert!(
         !actions
             .iter()
-            .any(|a| a.matches("create", "deployments") && a.name == "seeded"),
+            .any(|a| a.matches("create", "deployments") && a.request.name == "seeded"),
         "seeding records no action"
     );
 }

@@ -11,6 +11,7 @@ use kubegen::{
     leaderelection::{Callbacks, JITTER_FACTOR, LeaderElectionConfig, LeaderElector, LeaseLock},
     metrics::PrometheusMetrics,
 };
+use kubegen_testserver::{FailRule, Verb};
 use parking_lot::Mutex;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -206,7 +207,12 @@ async fn failing_renewals_step_the_leader_down_by_the_renew_deadline() {
     assert_eq!(elector.check(Duration::ZERO), Ok(()));
     assert!(encode(&registry).contains(r#"leader_election_master_status{name="my-operator"} 1"#));
 
-    server.fail_next(Some("update"), Some("leases"), 500, 10_000, None);
+    server.fail(
+        FailRule::on(Verb::Update)
+            .resource("leases")
+            .code(500)
+            .times(10_000),
+    );
     let failing = Instant::now();
     until("stepping down", RETRY + RENEW_DEADLINE + SLACK * 2, || {
         terms.0.lock().first().is_some_and(|t| t.2.is_some())

@@ -18,6 +18,7 @@ use kubegen::{
     leaderelection::LeaderElectionConfig,
     manager::{LeaderElectionOptions, Manager, ManagerError},
 };
+use kubegen_testserver::{FailRule, Verb};
 use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
 
@@ -233,7 +234,12 @@ async fn a_lost_lease_ends_run() {
         assert!(tokio::time::Instant::now() < deadline, "never ready");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    server.fail_next(Some("update"), Some("leases"), 500, 10_000, None);
+    server.fail(
+        FailRule::on(Verb::Update)
+            .resource("leases")
+            .code(500)
+            .times(10_000),
+    );
     let result = tokio::time::timeout(WAIT, run)
         .await
         .expect("run ended")

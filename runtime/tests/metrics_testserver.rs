@@ -14,6 +14,7 @@ use kubegen::{
     metrics::PrometheusMetrics,
 };
 use kubegen_testserver::TestServer;
+use kubegen_testserver::{FailRule, Verb};
 use prometheus_client::registry::Registry;
 
 mod informer_support;
@@ -147,7 +148,12 @@ async fn retries_are_counted_by_code() {
         .metrics(Arc::new(metrics))
         .build();
     let host = server.url().trim_start_matches("http://").to_owned();
-    server.fail_next(Some("list"), Some("configmaps"), 429, 1, Some(0));
+    server.fail(
+        FailRule::on(Verb::List)
+            .resource("configmaps")
+            .code(429)
+            .retry_after(0),
+    );
     ResourceClient::<ConfigMap>::namespaced(client, "default")
         .list(&Default::default())
         .await

@@ -15,6 +15,7 @@ use kubegen::{
     record::{BroadcasterConfig, ClientEventSink, EventBroadcaster, EventType},
 };
 use kubegen_testserver::TestServer;
+use kubegen_testserver::{FailRule, Verb};
 
 async fn pod(client: &Client, name: &str) -> Pod {
     let pods: ResourceClient<Pod> = ResourceClient::namespaced(client.clone(), "default");
@@ -198,7 +199,12 @@ async fn a_transient_server_failure_is_retried_until_the_event_is_written() {
     let server = TestServer::start().await.unwrap();
     let client = server.client().unwrap();
     let web = pod(&client, "web").await;
-    server.fail_next(Some("create"), Some("events"), 500, 3, None);
+    server.fail(
+        FailRule::on(Verb::Create)
+            .resource("events")
+            .code(500)
+            .times(3),
+    );
     let b = broadcaster(&client);
     let recorder = b.new_recorder(source());
     recorder.event(&web, EventType::Normal, "Retried", "written on the 4th try");
@@ -226,7 +232,7 @@ async fn a_rejected_event_is_not_retried() {
     let client = server.client().unwrap();
     let web = pod(&client, "web").await;
     // a 403 is final: the broadcaster gives up at once, the next event goes through
-    server.fail_next(Some("create"), Some("events"), 403, 1, None);
+    server.fail(FailRule::on(Verb::Create).resource("events").code(403));
     let b = broadcaster(&client);
     let recorder = b.new_recorder(source());
     recorder.event(&web, EventType::Normal, "Forbidden", "rejected");

@@ -23,6 +23,7 @@ use kubegen::{
     informers::SharedInformerFactory,
 };
 use kubegen_testserver::InProcess;
+use kubegen_testserver::{FailRule, Verb};
 use tokio_util::sync::CancellationToken;
 
 use crate::{
@@ -403,14 +404,21 @@ async fn perform(world: &mut World, step: &Step) {
         }
         Step::DropWatches => store.drop_watchers(),
         Step::Compact => store.compact(),
-        Step::WatchErrors { count } => faults.fail_next(Some("watch"), None, 500, *count, None),
+        Step::WatchErrors { count } => {
+            faults.fail(FailRule::on(Verb::Watch).code(500).times(*count))
+        }
         Step::ListThrottled { count } => {
-            faults.fail_next(Some("list"), None, 429, *count, Some(1));
+            faults.fail(
+                FailRule::on(Verb::List)
+                    .code(429)
+                    .times(*count)
+                    .retry_after(1),
+            );
         }
         Step::Restart => {
             store.drop_watchers();
-            faults.fail_next(Some("list"), None, 503, 1, None);
-            faults.fail_next(Some("watch"), None, 503, 1, None);
+            faults.fail(FailRule::on(Verb::List).code(503));
+            faults.fail(FailRule::on(Verb::Watch).code(503));
         }
         Step::StallWatches { millis } => {
             faults.stall_watches(Some(Duration::from_millis(*millis)));

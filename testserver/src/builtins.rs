@@ -13,10 +13,10 @@
 
 use std::collections::BTreeMap;
 
-use kubegen::catalog::ResourceInfo;
+use kubegen::catalog::{ResourceInfo, Verb};
 use serde_json::Value;
 
-use crate::registry::{ALL_VERBS, NameRule, Registry, ResourceType, ScaleSpec, version_priority};
+use crate::registry::{NameRule, Registry, ResourceType, ScaleSpec, version_priority};
 use crate::schema::{CrdSchema, SchemaRef, builtin};
 use crate::strategy;
 
@@ -427,11 +427,10 @@ fn resource_type(info: &ResourceInfo, storage_version: &str) -> ResourceType {
     let f = facts_for(info.group, info.plural);
     // Create-only resources (the reviews) are answered, not stored, and have no `/status`
     // endpoint even though their type has a status field.
-    let status = info.status_subresource && info.has_verb("update");
-    let verbs = ALL_VERBS
-        .iter()
-        .filter(|v| info.has_verb(v))
-        .map(|v| v.to_string())
+    let status = info.status_subresource && info.has_verb(Verb::Update);
+    let verbs = Verb::ALL
+        .into_iter()
+        .filter(|v| info.has_verb(*v))
         .collect();
     ResourceType {
         group: info.group.into(),
@@ -527,7 +526,7 @@ mod tests {
             assert_eq!(rt.kind, info.kind);
             assert_eq!(rt.namespaced, info.namespaced, "{}", info.plural);
             for verb in info.verbs {
-                assert!(rt.verbs.iter().any(|v| v == verb), "{} {verb}", info.plural);
+                assert!(rt.verbs.contains(verb), "{} {verb}", info.plural);
             }
         }
         assert_eq!(
@@ -570,10 +569,10 @@ mod tests {
         let rt = registry
             .get("authorization.k8s.io", "v1", "subjectaccessreviews")
             .expect("served");
-        assert_eq!(rt.verbs, ["create"]);
+        assert_eq!(rt.verbs, [Verb::Create]);
         assert!(!rt.status_subresource);
         let cs = registry.get("", "v1", "componentstatuses").expect("served");
-        assert_eq!(cs.verbs, ["get", "list"]);
+        assert_eq!(cs.verbs, [Verb::Get, Verb::List]);
         assert_eq!(cs.short_names, ["cs"]);
     }
 }

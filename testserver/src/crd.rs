@@ -2,6 +2,7 @@
 //! version's compiled schema) and the parsing of CRD files. Validation is the CRD strategy's (`crate::strategy`); serving, establishing
 //! and removing them is the CRD controller's (`crate::controllers`).
 
+use kubegen::catalog::Verb;
 use serde_json::Value;
 
 use crate::{
@@ -9,15 +10,17 @@ use crate::{
     schema::{CrdSchema, SchemaRef},
 };
 
-const ALL_VERBS: &[&str] = &[
-    "delete",
-    "deletecollection",
-    "get",
-    "list",
-    "patch",
-    "create",
-    "update",
-    "watch",
+/// Every verb, in the order apiextensions-apiserver's discovery lists a custom
+/// resource's verbs.
+const CRD_VERBS: [Verb; 8] = [
+    Verb::Delete,
+    Verb::DeleteCollection,
+    Verb::Get,
+    Verb::List,
+    Verb::Patch,
+    Verb::Create,
+    Verb::Update,
+    Verb::Watch,
 ];
 
 /// The resource types a CRD serves (one per served version).
@@ -118,7 +121,7 @@ pub fn served_types(crd: &Value) -> Vec<ResourceType> {
                 namespaced,
                 status_subresource: status,
                 scale,
-                verbs: ALL_VERBS.iter().map(|s| s.to_string()).collect(),
+                verbs: CRD_VERBS.to_vec(),
                 generation: true,
                 builtin: false,
                 name_rule: NameRule::Subdomain,

@@ -37,7 +37,7 @@ use serde_json::Value;
 use crate::engine::{EngineConfig, Target, WriteOptions};
 use crate::errors::ApiError;
 use crate::inprocess::InProcess;
-use crate::registry::{ALL_VERBS, NameRule, ResourceType};
+use crate::registry::{NameRule, ResourceType};
 
 /// Why a fake could not seed an object.
 #[derive(Debug, thiserror::Error)]
@@ -114,7 +114,7 @@ impl Fake {
             namespaced: <K::Scope as ResourceScope>::NAMESPACED,
             status_subresource,
             scale: None,
-            verbs: ALL_VERBS.iter().map(|v| v.to_string()).collect(),
+            verbs: kubegen::catalog::Verb::ALL.to_vec(),
             generation: true,
             builtin: false,
             name_rule: NameRule::Subdomain,

@@ -9,6 +9,8 @@ use parking_lot::Mutex;
 use tokio::{sync::Notify, time::Instant};
 use tokio_util::sync::CancellationToken;
 
+use kubegen::catalog::Verb;
+
 use crate::errors::ApiError;
 
 /// Faults acting on open watch streams, shared with every watch task.
@@ -125,20 +127,86 @@ impl WatchFaults {
     }
 }
 
-/// A rule failing the next `remaining` matching requests.
-#[derive(Debug, Clone)]
+/// A rule failing the next matching requests with an injected error (a `Status` with
+/// the rule's code, and `Retry-After` when set), before they reach the engine.
+///
+/// Built as a value and handed to [`crate::TestServer::fail`] or
+/// [`crate::InProcess::fail`]:
+///
+/// ```
+/// use kubegen_testserver::{FailRule, Verb};
+///
+/// // the next four updates of a ConfigMap conflict
+/// let conflicts = FailRule::on(Verb::Update).resource("configmaps").code(409).times(4);
+/// // the next request of any verb on any resource is throttled, with `Retry-After: 1`
+/// let throttled = FailRule::any_verb().code(429).retry_after(1);
+/// # let _ = (conflicts, throttled);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FailRule {
-    /// Verb to match (`get`, `list`, `watch`, `create`, `update`, `patch`, `delete`,
-    /// `deletecollection`), or any.
-    pub verb: Option<String>,
+    /// Verb to match, or any.
+    verb: Option<Verb>,
     /// Resource plural to match, or any.
-    pub resource: Option<String>,
-    /// HTTP code to answer with (e.g. 500, 429, 503).
-    pub code: u16,
+    resource: Option<String>,
+    /// HTTP code to answer with.
+    code: u16,
     /// How many more requests fail.
-    pub remaining: usize,
-    /// `Retry-After` seconds for 429/503.
-    pub retry_after_seconds: Option<u32>,
+    remaining: usize,
+    /// `Retry-After` seconds.
+    retry_after_seconds: Option<u32>,
+}
+
+impl FailRule {
+    /// Fails the next request with `verb` on any resource, with a 500 (narrow it with
+    /// [`FailRule::resource`], change it with [`FailRule::code`] and [`FailRule::times`]).
+    pub fn on(verb: Verb) -> Self {
+        FailRule {
+            verb: Some(verb),
+            ..FailRule::any_verb()
+        }
+    }
+
+    /// Fails the next request of any verb on any resource, with a 500.
+    pub fn any_verb() -> Self {
+        FailRule {
+            verb: None,
+            resource: None,
+            code: 500,
+            remaining: 1,
+            retry_after_seconds: None,
+        }
+    }
+
+    /// Only requests on `plural` (the resource, any subresource of it included).
+    pub fn resource(mut self, plural: impl Into<String>) -> Self {
+        self.resource = Some(plural.into());
+        self
+    }
+
+    /// Answers with HTTP `code` (e.g. 409, 429, 500, 503); the `Status` reason is the
+    /// one kube-apiserver gives that code.
+    pub fn code(mut self, code: u16) -> Self {
+        self.code = code;
+        self
+    }
+
+    /// Fails the next `count` matching requests (default 1).
+    pub fn times(mut self, count: usize) -> Self {
+        self.remaining = count;
+        self
+    }
+
+    /// Sends `Retry-After: seconds` (and `details.retryAfterSeconds`) with the error.
+    pub fn retry_after(mut self, seconds: u32) -> Self {
+        self.retry_after_seconds = Some(seconds);
+        self
+    }
+
+    fn matches(&self, verb: Verb, resource: &str) -> bool {
+        self.remaining > 0
+            && self.verb.is_none_or(|v| v == verb)
+            && self.resource.as_deref().is_none_or(|r| r == resource)
+    }
 }
 
 /// The fault switchboard shared by both fronts.
@@ -150,22 +218,10 @@ pub struct Faults {
 }
 
 impl Faults {
-    /// Fails the next `count` requests matching `verb` and `resource` (`None` = any).
-    pub fn fail_next(
-        &self,
-        verb: Option<&str>,
-        resource: Option<&str>,
-        code: u16,
-        count: usize,
-        retry_after_seconds: Option<u32>,
-    ) {
-        self.rules.lock().push(FailRule {
-            verb: verb.map(str::to_string),
-            resource: resource.map(str::to_string),
-            code,
-            remaining: count,
-            retry_after_seconds,
-        });
+    /// Adds a rule: the next matching requests fail (rules are consulted in the order
+    /// they were added; a request consumes one count of the first that matches).
+    pub fn fail(&self, rule: FailRule) {
+        self.rules.lock().push(rule);
     }
 
     /// Delays every response by `delay` (`None` to stop).
@@ -209,13 +265,9 @@ impl Faults {
     }
 
     /// Consumes one matching rule, returning the error to answer with.
-    pub fn check(&self, verb: &str, resource: &str) -> Option<ApiError> {
+    pub fn check(&self, verb: Verb, resource: &str) -> Option<ApiError> {
         let mut rules = self.rules.lock();
-        let pos = rules.iter().position(|r| {
-            r.remaining > 0
-                && r.verb.as_deref().is_none_or(|v| v == verb)
-                && r.resource.as_deref().is_none_or(|x| x == resource)
-        })?;
+        let pos = rules.iter().position(|r| r.matches(verb, resource))?;
         let rule = &mut rules[pos];
         rule.remaining -= 1;
         let err = ApiError::injected(rule.code, rule.retry_after_seconds);
@@ -273,16 +325,34 @@ mod tests {
     }
 
     #[test]
-    fn fail_next_counts_down_and_matches_verb_and_resource() {
+    fn a_rule_counts_down_and_matches_verb_and_resource() {
         let f = Faults::default();
-        f.fail_next(Some("list"), Some("pods"), 503, 2, Some(1));
-        assert!(f.check("get", "pods").is_none());
-        assert!(f.check("list", "configmaps").is_none());
-        assert_eq!(f.check("list", "pods").unwrap().code, 503);
+        f.fail(
+            FailRule::on(Verb::List)
+                .resource("pods")
+                .code(503)
+                .times(2)
+                .retry_after(1),
+        );
+        assert!(f.check(Verb::Get, "pods").is_none());
+        assert!(f.check(Verb::List, "configmaps").is_none());
+        assert_eq!(f.check(Verb::List, "pods").unwrap().code, 503);
         assert_eq!(
-            f.check("list", "pods").unwrap().details.retry_after_seconds,
+            f.check(Verb::List, "pods")
+                .unwrap()
+                .details
+                .retry_after_seconds,
             Some(1)
         );
-        assert!(f.check("list", "pods").is_none());
+        assert!(f.check(Verb::List, "pods").is_none());
+    }
+
+    #[test]
+    fn a_rule_defaults_to_one_500_on_anything() {
+        let f = Faults::default();
+        f.fail(FailRule::any_verb());
+        let err = f.check(Verb::Watch, "leases").unwrap();
+        assert_eq!((err.code, err.details.retry_after_seconds), (500, None));
+        assert!(f.check(Verb::Watch, "leases").is_none());
     }
 }

@@ -1,4 +1,4 @@
-//! The in-process front: [`kubegen::client::Transport`] over the same handler and engine,
+//! The in-process front: [`kubegen::client::Transport`] over the same chain and engine,
 //! with client-go fake-clientset powers — reactors (a handler for a verb and resource that
 //! may answer or fall through) and an action log.
 
@@ -6,41 +6,42 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use futures::StreamExt;
-use kubegen::client::{Body, BoxFuture, Transport, TransportError};
+use kubegen::{
+    catalog::Verb,
+    client::{Body, BoxFuture, Transport, TransportError},
+};
 use parking_lot::{Mutex, RwLock};
 use serde_json::Value;
 
 use crate::{
+    chain,
+    endpoints::{
+        context::RequestContext,
+        reply::{self, Reply, ReplyBody},
+        request_info::{self, RequestInfo, Route},
+    },
     engine::{Engine, EngineConfig},
     errors::ApiError,
-    handler::{ReplyBody, Shared, error_reply, handle, request_info},
+    faults::FailRule,
+    shared::Shared,
 };
 
 /// One request as the action log records it (client-go's `testing.Action`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Action {
-    /// `get`, `list`, `watch`, `create`, `update`, `patch`, `delete`, `deletecollection`.
-    pub verb: String,
-    /// API group.
-    pub group: String,
-    /// API version.
-    pub version: String,
-    /// Resource plural.
-    pub resource: String,
-    /// Namespace (`""` for none).
-    pub namespace: String,
-    /// Name (`""` for none).
-    pub name: String,
-    /// Subresource (`""` for none).
-    pub subresource: String,
+    /// What the request addresses: verb, group, version, resource, namespace, name,
+    /// subresource.
+    pub request: RequestInfo,
     /// The request body parsed as JSON, if any (patch bodies as sent).
     pub body: Option<Value>,
 }
 
 impl Action {
-    /// Whether the action is `verb` on `resource` (`"*"` matches anything).
+    /// Whether the action is `verb` (as kube-apiserver spells it) on `resource` (`"*"`
+    /// matches anything), as client-go's reactors match.
     pub fn matches(&self, verb: &str, resource: &str) -> bool {
-        (verb == "*" || verb == self.verb) && (resource == "*" || resource == self.resource)
+        (verb == "*" || verb == self.request.verb.as_str())
+            && (resource == "*" || resource == self.request.resource)
     }
 }
 
@@ -115,6 +116,12 @@ impl InProcess {
         &self.inner.shared
     }
 
+    /// Fault injection: the next requests `rule` matches fail (see [`FailRule`]); acts on
+    /// every front over this state.
+    pub fn fail(&self, rule: FailRule) {
+        self.inner.shared.faults.fail(rule);
+    }
+
     /// Adds a reactor consulted before all others (client-go's `PrependReactor`).
     pub fn prepend_reactor(
         &self,
@@ -159,16 +166,10 @@ impl InProcess {
     /// Serves one request (what [`Transport::send`] does, without the boxing).
     pub async fn serve(&self, request: http::Request<Vec<u8>>) -> http::Response<Body> {
         let (parts, body) = request.into_parts();
-        let info = request_info(&self.inner.shared.engine, &parts.method, &parts.uri);
-        if let Some(info) = info {
+        let route = request_info::resolve(&self.inner.shared.engine, &parts.method, &parts.uri);
+        if let Ok(Route::Resource(info)) = &route {
             let action = Action {
-                verb: info.verb,
-                group: info.group,
-                version: info.version,
-                resource: info.resource,
-                namespace: info.namespace,
-                name: info.name,
-                subresource: info.subresource,
+                request: info.clone(),
                 body: if body.is_empty() {
                     None
                 } else {
@@ -188,7 +189,11 @@ impl InProcess {
                 match handler(&action) {
                     None => continue,
                     Some(Ok(obj)) => {
-                        let code = if action.verb == "create" { 201 } else { 200 };
+                        let code = if action.request.verb == Verb::Create {
+                            201
+                        } else {
+                            200
+                        };
                         let mut resp = http::Response::new(Body::from_bytes(
                             serde_json::to_vec(&obj).unwrap_or_default(),
                         ));
@@ -200,16 +205,17 @@ impl InProcess {
                         );
                         return resp;
                     }
-                    Some(Err(err)) => return into_body(error_reply(&err)),
+                    Some(Err(err)) => return into_body(reply::error(&err)),
                 }
             }
         }
-        let req = http::Request::from_parts(parts, Bytes::from(body));
-        into_body(handle(&self.inner.shared, req).await)
+        let mut cx = RequestContext::new(parts, Bytes::from(body));
+        cx.route = Some(route);
+        into_body(chain::serve(&self.inner.shared, cx).await)
     }
 }
 
-fn into_body(reply: crate::handler::Reply) -> http::Response<Body> {
+fn into_body(reply: Reply) -> http::Response<Body> {
     let (parts, body) = reply.into_parts();
     let body = match body {
         ReplyBody::Full(b) => Body::from_bytes(b),

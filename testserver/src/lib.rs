@@ -17,49 +17,47 @@
 //! # Ok(()) }
 //! ```
 
-pub mod aggregated_discovery;
+pub(crate) mod admission;
 pub mod apiserver;
 pub mod apply;
 mod builtins;
+pub(crate) mod chain;
 pub mod controllers;
 pub mod crd;
-pub mod discovery;
+pub(crate) mod endpoints;
 pub mod engine;
 pub mod errors;
 pub mod fake;
 pub mod faults;
 #[doc(hidden)]
 pub mod fuzz;
-pub mod handler;
 pub mod inprocess;
-mod jsonpath;
 pub mod kubeconfig;
 pub mod managed_fields;
 pub mod meta;
-pub mod metadata;
-pub mod negotiate;
-pub mod openapi;
 pub mod patch;
 pub mod protobuf;
 pub mod registry;
-pub mod render;
 mod scale;
 pub mod schema;
 pub mod selectors;
 pub mod server;
+mod shared;
 pub mod store;
 pub mod strategy;
-pub mod table;
 pub mod tls;
 pub mod validation;
-pub mod watch;
 
 use std::path::Path;
 
+pub use endpoints::request_info::RequestInfo;
 pub use engine::{Engine, EngineConfig};
 pub use errors::ApiError;
+pub use faults::FailRule;
 pub use inprocess::{Action, InProcess};
+pub use kubegen::catalog::Verb;
 pub use server::{ServerError, TestServer, TestServerBuilder};
+pub use shared::Shared;
 
 /// Creates every CRD found in a YAML/JSON file in `engine`.
 pub fn load_crd_file(engine: &Engine, path: &Path) -> Result<(), ServerError> {

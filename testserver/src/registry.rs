@@ -7,6 +7,7 @@
 
 use std::{collections::BTreeMap, sync::Arc};
 
+use kubegen::catalog::Verb;
 use parking_lot::RwLock;
 
 /// The storage identity of a resource: objects of all served versions of one group and
@@ -69,8 +70,8 @@ pub struct ResourceType {
     pub status_subresource: bool,
     /// Has a `/scale` subresource: `None` or where the replicas live.
     pub scale: Option<ScaleSpec>,
-    /// Verbs served.
-    pub verbs: Vec<String>,
+    /// Verbs served, in the order discovery lists them.
+    pub verbs: Vec<Verb>,
     /// Whether `metadata.generation` is maintained.
     pub generation: bool,
     /// Built-in type (strategic merge patch allowed) rather than a custom resource.
@@ -107,19 +108,12 @@ impl ResourceType {
     pub fn group_resource(&self) -> GroupResource {
         GroupResource::new(&self.group, &self.plural)
     }
-}
 
-/// Every verb a fully served resource answers (built-ins, CRDs, fake-registered types).
-pub(crate) const ALL_VERBS: &[&str] = &[
-    "create",
-    "delete",
-    "deletecollection",
-    "get",
-    "list",
-    "patch",
-    "update",
-    "watch",
-];
+    /// The served verbs as discovery spells them.
+    pub fn verb_names(&self) -> Vec<&'static str> {
+        self.verbs.iter().map(|v| v.as_str()).collect()
+    }
+}
 
 /// The set of served resource types, shared by the engine and discovery.
 #[derive(Default)]

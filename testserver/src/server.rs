@@ -1,4 +1,4 @@
-//! The HTTP front: a hyper server on loopback serving the shared handler, with
+//! The HTTP front: a hyper server on loopback serving the handler chain, with
 //! `restart` (drop every connection, keep state) and a kubeconfig writer.
 
 use std::{convert::Infallible, net::SocketAddr, path::Path, sync::Arc};
@@ -16,8 +16,10 @@ use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
 use crate::{
+    chain,
+    endpoints::reply::{self, Reply, ReplyBody},
     engine::{Engine, EngineConfig},
-    handler::{ReplyBody, Shared, handle},
+    shared::Shared,
 };
 
 /// Errors starting or driving the test server.
@@ -183,7 +185,7 @@ async fn serve_connection<I>(
 
 type HttpBody = UnsyncBoxBody<Bytes, Infallible>;
 
-/// Adapts the shared handler to hyper.
+/// Adapts the handler chain to hyper.
 pub(crate) async fn serve(
     shared: &Arc<Shared>,
     req: http::Request<Incoming>,
@@ -193,10 +195,10 @@ pub(crate) async fn serve(
         Ok(c) => c.to_bytes(),
         Err(err) => {
             let e = crate::errors::ApiError::bad_request(format!("reading body: {err}"));
-            return into_hyper(crate::handler::error_reply(&e));
+            return into_hyper(reply::error(&e));
         }
     };
-    into_hyper(handle(shared, http::Request::from_parts(parts, bytes)).await)
+    into_hyper(chain::handle(shared, http::Request::from_parts(parts, bytes)).await)
 }
 
 /// The most watch events one write of a watch body carries.
@@ -214,7 +216,7 @@ fn coalesce(mut chunk: Vec<Bytes>) -> Bytes {
     Bytes::from(out)
 }
 
-fn into_hyper(reply: crate::handler::Reply) -> http::Response<HttpBody> {
+fn into_hyper(reply: Reply) -> http::Response<HttpBody> {
     let (parts, body) = reply.into_parts();
     let body: HttpBody = match body {
         ReplyBody::Full(b) => Full::new(b).boxed_unsync(),
@@ -308,18 +310,9 @@ impl TestServer {
         &self.shared
     }
 
-    /// Fault injection: fail the next `count` requests matching `verb`/`resource`.
-    pub fn fail_next(
-        &self,
-        verb: Option<&str>,
-        resource: Option<&str>,
-        code: u16,
-        count: usize,
-        retry_after_seconds: Option<u32>,
-    ) {
-        self.shared
-            .faults
-            .fail_next(verb, resource, code, count, retry_after_seconds);
+    /// Fault injection: the next requests `rule` matches fail (see [`crate::FailRule`]).
+    pub fn fail(&self, rule: crate::FailRule) {
+        self.shared.faults.fail(rule);
     }
 
     /// Fault injection: delay every response.

@@ -5,25 +5,26 @@
 
 use std::collections::BTreeSet;
 
-use proc_macro2::TokenStream;
+use proc_macro2::{Ident, Span, TokenStream};
 use quote::quote;
 
 use crate::model::{ResourceDef, Verb};
 
-/// The discovery spelling of the verbs the markers allow on the main resource (status
-/// verbs belong to the subresource; `apply` is a `patch`), sorted.
+/// The `::kubegen::catalog::Verb` variants of the verbs the markers allow on the main
+/// resource (status verbs belong to the subresource; `apply` is a `patch`), sorted as
+/// their spellings are (the variants are declared in that order).
 fn api_verbs(r: &ResourceDef) -> BTreeSet<&'static str> {
     r.client_verbs()
         .into_iter()
         .filter_map(|v| match v {
-            Verb::Create => Some("create"),
-            Verb::Update => Some("update"),
-            Verb::Delete => Some("delete"),
-            Verb::DeleteCollection => Some("deletecollection"),
-            Verb::Get => Some("get"),
-            Verb::List => Some("list"),
-            Verb::Watch => Some("watch"),
-            Verb::Patch | Verb::Apply => Some("patch"),
+            Verb::Create => Some("Create"),
+            Verb::Update => Some("Update"),
+            Verb::Delete => Some("Delete"),
+            Verb::DeleteCollection => Some("DeleteCollection"),
+            Verb::Get => Some("Get"),
+            Verb::List => Some("List"),
+            Verb::Watch => Some("Watch"),
+            Verb::Patch | Verb::Apply => Some("Patch"),
             Verb::UpdateStatus | Verb::ApplyStatus => None,
         })
         .collect()
@@ -35,7 +36,9 @@ pub fn catalog<'a>(resources: impl Iterator<Item = &'a ResourceDef>) -> TokenStr
         let (group, version, kind, plural) = (&r.group, &r.version, &r.kind, &r.plural);
         let namespaced = r.namespaced();
         let status = r.has_status();
-        let verbs = api_verbs(r).into_iter();
+        let verbs = api_verbs(r)
+            .into_iter()
+            .map(|v| Ident::new(v, Span::call_site()));
         quote! {
             ::kubegen::catalog::ResourceInfo {
                 group: #group,
@@ -44,7 +47,7 @@ pub fn catalog<'a>(resources: impl Iterator<Item = &'a ResourceDef>) -> TokenStr
                 plural: #plural,
                 namespaced: #namespaced,
                 status_subresource: #status,
-                verbs: &[#(#verbs),*],
+                verbs: &[#(::kubegen::catalog::Verb::#verbs),*],
             }
         }
     });
@@ -77,25 +80,25 @@ mod tests {
     }
 
     #[test]
-    fn verbs_use_discovery_spelling_and_apply_is_patch() {
+    fn verbs_are_catalogue_variants_and_apply_is_patch() {
         let all = resource(&Verb::ALL, false);
         assert_eq!(
             api_verbs(&all).into_iter().collect::<Vec<_>>(),
             [
-                "create",
-                "delete",
-                "deletecollection",
-                "get",
-                "list",
-                "patch",
-                "update",
-                "watch"
+                "Create",
+                "Delete",
+                "DeleteCollection",
+                "Get",
+                "List",
+                "Patch",
+                "Update",
+                "Watch"
             ]
         );
         let apply_only = resource(&[Verb::Get, Verb::Apply, Verb::ApplyStatus], false);
         assert_eq!(
             api_verbs(&apply_only).into_iter().collect::<Vec<_>>(),
-            ["get", "patch"]
+            ["Get", "Patch"]
         );
     }
 
@@ -104,7 +107,9 @@ mod tests {
         let text = catalog([resource(&Verb::READONLY, true)].iter()).to_string();
         assert!(text.contains("status_subresource : false"), "{text}");
         assert!(
-            text.contains("verbs : & [\"get\" , \"list\" , \"watch\"]"),
+            text.contains(
+                "verbs : & [:: kubegen :: catalog :: Verb :: Get , :: kubegen :: catalog :: Verb :: List , :: kubegen :: catalog :: Verb :: Watch]"
+            ),
             "{text}"
         );
     }

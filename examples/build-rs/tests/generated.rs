@@ -189,7 +189,7 @@ async fn the_generated_fake_clientset_serves_seeded_objects() {
         cs.fake()
             .actions()
             .iter()
-            .any(|a| a.matches("get", "crontabs") && a.name == "seeded")
+            .any(|a| a.matches("get", "crontabs") && a.request.name == "seeded")
     );
 }
 

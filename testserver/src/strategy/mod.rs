@@ -2,7 +2,7 @@
 //! does on create and update beyond the generic rules (server-set fields, defaulting,
 //! validation, deletion holds). Table columns are not here: as kube-apiserver's
 //! `pkg/printers/internalversion/printers.go`, every built-in's printer lives in one
-//! table (`crate::table`). Each registry entry
+//! table (`crate::endpoints::table`). Each registry entry
 //! ([`crate::registry::ResourceType::strategy`]) carries one; the engine calls it and knows
 //! no resource by name.
 //!

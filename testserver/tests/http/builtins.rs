@@ -39,12 +39,12 @@ async fn every_catalogue_resource_is_discovered_and_listable() {
             .collect();
         for verb in info.verbs {
             assert!(
-                verbs.contains(verb),
+                verbs.contains(&verb.as_str()),
                 "{} lacks {verb}: {verbs:?}",
                 info.plural
             );
         }
-        if info.has_verb("list") {
+        if info.has_verb(kubegen::catalog::Verb::List) {
             let (code, body) = api
                 .get(&format!(
                     "{}/{}",

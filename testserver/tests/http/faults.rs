@@ -1,6 +1,7 @@
 use std::time::Duration;
 
 use kubegen_testserver::TestServer;
+use kubegen_testserver::{FailRule, Verb};
 use serde_json::json;
 
 use crate::common::*;
@@ -10,7 +11,13 @@ const CMS: &str = "/api/v1/namespaces/default/configmaps";
 #[tokio::test]
 async fn injected_failures_hit_the_next_matching_requests() {
     let (s, api) = server().await;
-    s.fail_next(Some("list"), Some("configmaps"), 429, 2, Some(3));
+    s.fail(
+        FailRule::on(Verb::List)
+            .resource("configmaps")
+            .code(429)
+            .times(2)
+            .retry_after(3),
+    );
     let resp = api
         .http
         .get(format!("{}{CMS}", api.base))
@@ -29,14 +36,14 @@ async fn injected_failures_hit_the_next_matching_requests() {
     );
     assert_eq!(api.get(CMS).await.0, 429);
     assert_eq!(api.get(CMS).await.0, 200, "only two");
-    s.fail_next(None, None, 503, 1, None);
+    s.fail(FailRule::any_verb().code(503));
     assert_eq!(api.post(CMS, &cm("a", json!({}))).await.0, 503);
     assert_eq!(
         api.get(&format!("{CMS}/a")).await.0,
         404,
         "failed create stored nothing"
     );
-    s.fail_next(Some("create"), None, 500, 1, None);
+    s.fail(FailRule::on(Verb::Create).code(500));
     let (code, st) = api.post(CMS, &cm("a", json!({}))).await;
     assert_eq!((code, st["reason"].as_str()), (500, Some("InternalError")));
 }

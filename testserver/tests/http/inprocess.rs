@@ -53,11 +53,11 @@ async fn action_log_records_verb_resource_namespace_name_subresource_and_body() 
         .iter()
         .map(|a| {
             (
-                a.verb.clone(),
-                a.resource.clone(),
-                a.namespace.clone(),
-                a.name.clone(),
-                a.subresource.clone(),
+                a.request.verb.to_string(),
+                a.request.resource.clone(),
+                a.request.namespace.clone(),
+                a.request.name.clone(),
+                a.request.subresource.clone(),
             )
         })
         .collect();

@@ -73,7 +73,7 @@ fn resource_entries(rt: &ResourceType) -> Vec<Value> {
         "singularName": rt.singular,
         "namespaced": rt.namespaced,
         "kind": rt.kind,
-        "verbs": rt.verbs,
+        "verbs": rt.verb_names(),
         "shortNames": rt.short_names,
         "categories": rt.categories,
         "storageVersionHash": "",

@@ -8,9 +8,9 @@
 
 use serde_json::{Map, Value, json};
 
+use super::jsonpath;
 use crate::{
     engine::{Engine, ListResult},
-    jsonpath,
     registry::ResourceType,
 };
 
@@ -1221,7 +1221,10 @@ fn row(cols: &Columns, obj: &Value, include: IncludeObject) -> Value {
             r.insert("object".into(), obj.clone());
         }
         IncludeObject::Metadata => {
-            r.insert("object".into(), crate::metadata::partial("v1", obj));
+            r.insert(
+                "object".into(),
+                crate::endpoints::metadata::partial("v1", obj),
+            );
         }
     }
     Value::Object(r)
@@ -1268,7 +1271,12 @@ pub fn for_list(
         .iter()
         .map(|item| row(&cols, item, include))
         .collect();
-    table(version, &cols, crate::metadata::list_meta(list), rows)
+    table(
+        version,
+        &cols,
+        crate::endpoints::metadata::list_meta(list),
+        rows,
+    )
 }
 
 /// The object of one watch event as a one-row table.

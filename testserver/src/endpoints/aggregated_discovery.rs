@@ -16,7 +16,7 @@ pub const MEDIA_TYPE: &str = "application/json;g=apidiscovery.k8s.io;v=v2;as=API
 /// Whether an `Accept` header asks for the v2 aggregated document in JSON (kube-apiserver
 /// also serves `v2beta1` until 1.33; kubegen answers only v2, and clients list it first).
 pub fn wanted(accept: &str) -> bool {
-    crate::negotiate::accepts(
+    crate::endpoints::negotiate::accepts(
         accept,
         "application/json",
         &[
@@ -53,7 +53,7 @@ fn resource(rt: &ResourceType) -> Value {
         "responseKind": gvk(&rt.group, &rt.version, &rt.kind),
         "scope": if rt.namespaced { "Namespaced" } else { "Cluster" },
         "singularResource": rt.singular,
-        "verbs": rt.verbs,
+        "verbs": rt.verb_names(),
     });
     if let Some(m) = out.as_object_mut() {
         if !rt.short_names.is_empty() {

@@ -1,6 +1,6 @@
 //! Writes replies in the negotiated encoding and shape: objects, lists and watch streams as
-//! JSON, YAML or protobuf; Tables and PartialObjectMetadata through [`crate::table`] and
-//! [`crate::metadata`].
+//! JSON, YAML or protobuf; Tables and PartialObjectMetadata through [`crate::endpoints::table`] and
+//! [`crate::endpoints::metadata`].
 
 use std::sync::Arc;
 
@@ -8,13 +8,15 @@ use bytes::Bytes;
 use futures::StreamExt;
 use serde_json::Value;
 
+use super::{
+    negotiate::{Encoding, Negotiated, Shape},
+    table::IncludeObject,
+    watch::WatchStream,
+};
 use crate::{
     engine::{Engine, ListResult},
     errors::{ApiError, ApiResult},
-    negotiate::{Encoding, Negotiated, Shape},
     registry::ResourceType,
-    table::IncludeObject,
-    watch::WatchStream,
 };
 
 /// A rendered body: status code, Content-Type and bytes.
@@ -60,11 +62,11 @@ pub fn object(
     let v = match neg.shape {
         Shape::Object => obj,
         Shape::Table(version) => {
-            shaped = crate::table::for_object(engine, rt, version, obj, include);
+            shaped = crate::endpoints::table::for_object(engine, rt, version, obj, include);
             &shaped
         }
         Shape::Metadata(version) => {
-            shaped = crate::metadata::partial(version, obj);
+            shaped = crate::endpoints::metadata::partial(version, obj);
             &shaped
         }
     };
@@ -89,8 +91,10 @@ pub fn list(
     let v = match neg.shape {
         Shape::Object => serde_json::from_slice(&list.to_bytes())
             .map_err(|e| ApiError::internal(e.to_string()))?,
-        Shape::Table(version) => crate::table::for_list(engine, rt, version, list, include),
-        Shape::Metadata(version) => crate::metadata::partial_list(version, list),
+        Shape::Table(version) => {
+            crate::endpoints::table::for_list(engine, rt, version, list, include)
+        }
+        Shape::Metadata(version) => crate::endpoints::metadata::partial_list(version, list),
     };
     Ok(bytes_reply(
         200,
@@ -145,13 +149,17 @@ fn reshape_event(
     let reshaped = match neg.shape {
         _ if event_type == "ERROR" => obj,
         Shape::Object => obj,
-        Shape::Table(version) => crate::table::for_watch_event(engine, rt, version, &obj, include),
-        Shape::Metadata(version) => crate::metadata::partial(version, &obj),
+        Shape::Table(version) => {
+            crate::endpoints::table::for_watch_event(engine, rt, version, &obj, include)
+        }
+        Shape::Metadata(version) => crate::endpoints::metadata::partial(version, &obj),
     };
     match neg.encoding {
         Encoding::Protobuf => crate::protobuf::watch_frame(&event_type, &reshaped)
             .map(Bytes::from)
             .map_err(|e| ApiError::internal(format!("encoding protobuf: {e}"))),
-        Encoding::Json | Encoding::Yaml => Ok(crate::watch::event_line(&event_type, &reshaped)),
+        Encoding::Json | Encoding::Yaml => {
+            Ok(crate::endpoints::watch::event_line(&event_type, &reshaped))
+        }
     }
 }

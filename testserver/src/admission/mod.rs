@@ -1,0 +1,26 @@
+//! Admission control (kube-apiserver's `k8s.io/apiserver/pkg/admission`): a write is
+//! first shown to the mutating plugins, which may change the object, then to the
+//! validating ones, which may only refuse it. The endpoint handlers call
+//! [`mutating::admit`] then [`validating::validate`] between decoding a write and handing
+//! it to the registry.
+//!
+//! Both are pass-through placeholders with their real place and signature: no plugin,
+//! webhook or policy is modelled yet. The schema admission of custom resources (prune,
+//! default, validate, CEL) is not here: as in kube-apiserver it is the resource's
+//! strategy, run by the registry (`crate::engine`).
+
+pub(crate) mod mutating;
+pub(crate) mod validating;
+
+use crate::endpoints::{context::UserInfo, request_info::RequestInfo};
+
+/// What admission is told about a write (kube-apiserver's `admission.Attributes`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Attributes<'a> {
+    /// The verb, resource, namespace, name and subresource.
+    pub(crate) request: &'a RequestInfo,
+    /// Who writes.
+    pub(crate) user: &'a UserInfo,
+    /// A dry run (`dryRun=All`): plugins with side effects must not act.
+    pub(crate) dry_run: bool,
+}

@@ -1,0 +1,70 @@
+//! `create`: a new object in a collection (kube-apiserver's `handlers/create.go`).
+
+use super::{
+    super::{
+        context::RequestContext,
+        decode, options,
+        reply::{self, Reply},
+        scope::Scope,
+    },
+    admit,
+};
+use crate::errors::ApiResult;
+
+/// Decodes the body, admits it, creates it and encodes the stored object (201).
+pub(crate) fn create(scope: &Scope<'_>, cx: &mut RequestContext) -> ApiResult<Reply> {
+    if scope.target.name.is_some() {
+        return Err(Scope::method_not_allowed());
+    }
+    let mut opts = options::write(
+        scope.engine(),
+        &scope.query,
+        "CreateOptions",
+        &cx.parts.headers,
+        false,
+    )?;
+    cx.trail.enter("decode")?;
+    let mut value = decode::object(&cx.parts.headers, &cx.body, scope.rt.builtin, &mut opts)?;
+    admit(scope, cx, opts.dry_run, Some(&mut value))?;
+    cx.trail.enter("registry")?;
+    let obj = scope.engine().create(&scope.target, value, &opts)?;
+    cx.trail.enter("encode")?;
+    Ok(reply::with_warnings(
+        scope.encode(201, &obj)?,
+        &opts.fields.warnings,
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::super::testing::send;
+    use crate::InProcess;
+
+    #[tokio::test]
+    async fn creates_once_and_refuses_a_name_in_the_path() {
+        let server = InProcess::new();
+        let cms = "/api/v1/namespaces/default/configmaps";
+        let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}});
+        let (code, body) = send(&server, "POST", cms, Some(cm.clone())).await;
+        assert_eq!((code, body["metadata"]["name"].as_str()), (201, Some("a")));
+        assert_eq!(send(&server, "POST", cms, Some(cm.clone())).await.0, 409);
+        assert_eq!(
+            send(&server, "POST", &format!("{cms}/a"), Some(cm)).await.0,
+            405
+        );
+        let (code, _) = send(
+            &server,
+            "POST",
+            &format!("{cms}?dryRun=All"),
+            Some(json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "dry"}})),
+        )
+        .await;
+        assert_eq!(code, 201);
+        assert_eq!(
+            send(&server, "GET", &format!("{cms}/dry"), None).await.0,
+            404
+        );
+    }
+}

@@ -665,7 +665,11 @@ fn informers(
             .map(move |(ty, r)| {
                 let path = type_path(config, gv, &ty.ident);
                 let (group, version, plural) = (&r.group, &r.version, &r.plural);
+                // Each arm instantiates the whole informer machinery for its type: only
+                // the groups turned on pay for it.
+                let gate = config.gates().map(|g| g.group(&gv.group_mod));
                 quote! {
+                    #gate
                     if requested == (#group, #version, #plural) {
                         self.inner.informer_for::<#path>();
                     }

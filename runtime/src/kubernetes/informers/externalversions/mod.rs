@@ -105,6 +105,7 @@ impl SharedInformerFactory {
             gvr.version.as_str(),
             gvr.resource.as_str(),
         );
+        #[cfg(feature = "admissionregistration")]
         if requested
             == ("admissionregistration.k8s.io", "v1", "mutatingwebhookconfigurations")
         {
@@ -113,6 +114,7 @@ impl SharedInformerFactory {
                     crate::apis::admissionregistration::v1::MutatingWebhookConfiguration,
                 >();
         }
+        #[cfg(feature = "admissionregistration")]
         if requested
             == ("admissionregistration.k8s.io", "v1", "validatingadmissionpolicies")
         {
@@ -121,6 +123,7 @@ impl SharedInformerFactory {
                     crate::apis::admissionregistration::v1::ValidatingAdmissionPolicy,
                 >();
         }
+        #[cfg(feature = "admissionregistration")]
         if requested
             == (
                 "admissionregistration.k8s.io",
@@ -133,6 +136,7 @@ impl SharedInformerFactory {
                     crate::apis::admissionregistration::v1::ValidatingAdmissionPolicyBinding,
                 >();
         }
+        #[cfg(feature = "admissionregistration")]
         if requested
             == ("admissionregistration.k8s.io", "v1", "validatingwebhookconfigurations")
         {
@@ -141,107 +145,139 @@ impl SharedInformerFactory {
                     crate::apis::admissionregistration::v1::ValidatingWebhookConfiguration,
                 >();
         }
+        #[cfg(feature = "apiextensions")]
         if requested == ("apiextensions.k8s.io", "v1", "customresourcedefinitions") {
             self.inner
                 .informer_for::<
                     crate::apis::apiextensions::v1::CustomResourceDefinition,
                 >();
         }
+        #[cfg(feature = "apiregistration")]
         if requested == ("apiregistration.k8s.io", "v1", "apiservices") {
             self.inner.informer_for::<crate::apis::apiregistration::v1::APIService>();
         }
+        #[cfg(feature = "apps")]
         if requested == ("apps", "v1", "controllerrevisions") {
             self.inner.informer_for::<crate::apis::apps::v1::ControllerRevision>();
         }
+        #[cfg(feature = "apps")]
         if requested == ("apps", "v1", "daemonsets") {
             self.inner.informer_for::<crate::apis::apps::v1::DaemonSet>();
         }
+        #[cfg(feature = "apps")]
         if requested == ("apps", "v1", "deployments") {
             self.inner.informer_for::<crate::apis::apps::v1::Deployment>();
         }
+        #[cfg(feature = "apps")]
         if requested == ("apps", "v1", "replicasets") {
             self.inner.informer_for::<crate::apis::apps::v1::ReplicaSet>();
         }
+        #[cfg(feature = "apps")]
         if requested == ("apps", "v1", "statefulsets") {
             self.inner.informer_for::<crate::apis::apps::v1::StatefulSet>();
         }
+        #[cfg(feature = "autoscaling")]
         if requested == ("autoscaling", "v1", "horizontalpodautoscalers") {
             self.inner
                 .informer_for::<crate::apis::autoscaling::v1::HorizontalPodAutoscaler>();
         }
+        #[cfg(feature = "autoscaling")]
         if requested == ("autoscaling", "v2", "horizontalpodautoscalers") {
             self.inner
                 .informer_for::<crate::apis::autoscaling::v2::HorizontalPodAutoscaler>();
         }
+        #[cfg(feature = "batch")]
         if requested == ("batch", "v1", "cronjobs") {
             self.inner.informer_for::<crate::apis::batch::v1::CronJob>();
         }
+        #[cfg(feature = "batch")]
         if requested == ("batch", "v1", "jobs") {
             self.inner.informer_for::<crate::apis::batch::v1::Job>();
         }
+        #[cfg(feature = "certificates")]
         if requested == ("certificates.k8s.io", "v1", "certificatesigningrequests") {
             self.inner
                 .informer_for::<
                     crate::apis::certificates::v1::CertificateSigningRequest,
                 >();
         }
+        #[cfg(feature = "coordination")]
         if requested == ("coordination.k8s.io", "v1", "leases") {
             self.inner.informer_for::<crate::apis::coordination::v1::Lease>();
         }
+        #[cfg(feature = "core")]
         if requested == ("", "v1", "configmaps") {
             self.inner.informer_for::<crate::apis::core::v1::ConfigMap>();
         }
+        #[cfg(feature = "core")]
         if requested == ("", "v1", "endpoints") {
             self.inner.informer_for::<crate::apis::core::v1::Endpoints>();
         }
+        #[cfg(feature = "core")]
         if requested == ("", "v1", "events") {
             self.inner.informer_for::<crate::apis::core::v1::Event>();
         }
+        #[cfg(feature = "core")]
         if requested == ("", "v1", "limitranges") {
             self.inner.informer_for::<crate::apis::core::v1::LimitRange>();
         }
+        #[cfg(feature = "core")]
         if requested == ("", "v1", "namespaces") {
             self.inner.informer_for::<crate::apis::core::v1::Namespace>();
         }
+        #[cfg(feature = "core")]
         if requested == ("", "v1", "nodes") {
             self.inner.informer_for::<crate::apis::core::v1::Node>();
         }
+        #[cfg(feature = "core")]
         if requested == ("", "v1", "persistentvolumes") {
             self.inner.informer_for::<crate::apis::core::v1::PersistentVolume>();
         }
+        #[cfg(feature = "core")]
         if requested == ("", "v1", "persistentvolumeclaims") {
             self.inner.informer_for::<crate::apis::core::v1::PersistentVolumeClaim>();
         }
+        #[cfg(feature = "core")]
         if requested == ("", "v1", "pods") {
             self.inner.informer_for::<crate::apis::core::v1::Pod>();
         }
+        #[cfg(feature = "core")]
         if requested == ("", "v1", "podtemplates") {
             self.inner.informer_for::<crate::apis::core::v1::PodTemplate>();
         }
+        #[cfg(feature = "core")]
         if requested == ("", "v1", "replicationcontrollers") {
             self.inner.informer_for::<crate::apis::core::v1::ReplicationController>();
         }
+        #[cfg(feature = "core")]
         if requested == ("", "v1", "resourcequotas") {
             self.inner.informer_for::<crate::apis::core::v1::ResourceQuota>();
         }
+        #[cfg(feature = "core")]
         if requested == ("", "v1", "secrets") {
             self.inner.informer_for::<crate::apis::core::v1::Secret>();
         }
+        #[cfg(feature = "core")]
         if requested == ("", "v1", "services") {
             self.inner.informer_for::<crate::apis::core::v1::Service>();
         }
+        #[cfg(feature = "core")]
         if requested == ("", "v1", "serviceaccounts") {
             self.inner.informer_for::<crate::apis::core::v1::ServiceAccount>();
         }
+        #[cfg(feature = "discovery")]
         if requested == ("discovery.k8s.io", "v1", "endpointslices") {
             self.inner.informer_for::<crate::apis::discovery::v1::EndpointSlice>();
         }
+        #[cfg(feature = "events")]
         if requested == ("events.k8s.io", "v1", "events") {
             self.inner.informer_for::<crate::apis::events::v1::Event>();
         }
+        #[cfg(feature = "flowcontrol")]
         if requested == ("flowcontrol.apiserver.k8s.io", "v1", "flowschemas") {
             self.inner.informer_for::<crate::apis::flowcontrol::v1::FlowSchema>();
         }
+        #[cfg(feature = "flowcontrol")]
         if requested
             == ("flowcontrol.apiserver.k8s.io", "v1", "prioritylevelconfigurations")
         {
@@ -250,54 +286,71 @@ impl SharedInformerFactory {
                     crate::apis::flowcontrol::v1::PriorityLevelConfiguration,
                 >();
         }
+        #[cfg(feature = "networking")]
         if requested == ("networking.k8s.io", "v1", "ingresses") {
             self.inner.informer_for::<crate::apis::networking::v1::Ingress>();
         }
+        #[cfg(feature = "networking")]
         if requested == ("networking.k8s.io", "v1", "ingressclasses") {
             self.inner.informer_for::<crate::apis::networking::v1::IngressClass>();
         }
+        #[cfg(feature = "networking")]
         if requested == ("networking.k8s.io", "v1", "ipaddresses") {
             self.inner.informer_for::<crate::apis::networking::v1::IPAddress>();
         }
+        #[cfg(feature = "networking")]
         if requested == ("networking.k8s.io", "v1", "networkpolicies") {
             self.inner.informer_for::<crate::apis::networking::v1::NetworkPolicy>();
         }
+        #[cfg(feature = "networking")]
         if requested == ("networking.k8s.io", "v1", "servicecidrs") {
             self.inner.informer_for::<crate::apis::networking::v1::ServiceCIDR>();
         }
+        #[cfg(feature = "node")]
         if requested == ("node.k8s.io", "v1", "runtimeclasses") {
             self.inner.informer_for::<crate::apis::node::v1::RuntimeClass>();
         }
+        #[cfg(feature = "policy")]
         if requested == ("policy", "v1", "poddisruptionbudgets") {
             self.inner.informer_for::<crate::apis::policy::v1::PodDisruptionBudget>();
         }
+        #[cfg(feature = "rbac")]
         if requested == ("rbac.authorization.k8s.io", "v1", "clusterroles") {
             self.inner.informer_for::<crate::apis::rbac::v1::ClusterRole>();
         }
+        #[cfg(feature = "rbac")]
         if requested == ("rbac.authorization.k8s.io", "v1", "clusterrolebindings") {
             self.inner.informer_for::<crate::apis::rbac::v1::ClusterRoleBinding>();
         }
+        #[cfg(feature = "rbac")]
         if requested == ("rbac.authorization.k8s.io", "v1", "roles") {
             self.inner.informer_for::<crate::apis::rbac::v1::Role>();
         }
+        #[cfg(feature = "rbac")]
         if requested == ("rbac.authorization.k8s.io", "v1", "rolebindings") {
             self.inner.informer_for::<crate::apis::rbac::v1::RoleBinding>();
         }
+        #[cfg(feature = "scheduling")]
         if requested == ("scheduling.k8s.io", "v1", "priorityclasses") {
             self.inner.informer_for::<crate::apis::scheduling::v1::PriorityClass>();
         }
+        #[cfg(feature = "storage")]
         if requested == ("storage.k8s.io", "v1", "csidrivers") {
             self.inner.informer_for::<crate::apis::storage::v1::CSIDriver>();
         }
+        #[cfg(feature = "storage")]
         if requested == ("storage.k8s.io", "v1", "csinodes") {
             self.inner.informer_for::<crate::apis::storage::v1::CSINode>();
         }
+        #[cfg(feature = "storage")]
         if requested == ("storage.k8s.io", "v1", "csistoragecapacities") {
             self.inner.informer_for::<crate::apis::storage::v1::CSIStorageCapacity>();
         }
+        #[cfg(feature = "storage")]
         if requested == ("storage.k8s.io", "v1", "storageclasses") {
             self.inner.informer_for::<crate::apis::storage::v1::StorageClass>();
         }
+        #[cfg(feature = "storage")]
         if requested == ("storage.k8s.io", "v1", "volumeattachments") {
             self.inner.informer_for::<crate::apis::storage::v1::VolumeAttachment>();
         }

@@ -676,6 +676,8 @@ fn informers(
                 }
             })
     });
+    // With every group's feature off, no arm reads `requested`.
+    let unused_without_groups = config.gates().map(|_| quote!(#[allow(unused_variables)]));
     out.push((
         root.join("mod.rs"),
         quote! {
@@ -717,6 +719,7 @@ fn informers(
                     &self,
                     gvr: &::kubegen::__private::kube_core::GroupVersionResource,
                 ) -> Result<::kubegen::informers::GenericInformer, ::kubegen::informers::FactoryError> {
+                    #unused_without_groups
                     let requested = (gvr.group.as_str(), gvr.version.as_str(), gvr.resource.as_str());
                     #(#known)*
                     self.inner.for_resource(gvr)

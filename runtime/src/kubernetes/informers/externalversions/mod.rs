@@ -100,6 +100,7 @@ impl SharedInformerFactory {
         ::kubegen::informers::GenericInformer,
         ::kubegen::informers::FactoryError,
     > {
+        #[allow(unused_variables)]
         let requested = (
             gvr.group.as_str(),
             gvr.version.as_str(),

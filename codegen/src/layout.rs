@@ -76,7 +76,7 @@ pub struct LayoutConfig<'a> {
     pub with_fake: bool,
     /// Generate `applyconfiguration/`.
     pub with_applyconfig: bool,
-    /// Put each group behind a cargo feature of this crate ([`crate::gates`]).
+    /// Put each group behind a cargo feature of this crate (`--group-features`).
     pub group_features: Option<&'a str>,
 }
 

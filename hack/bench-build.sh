@@ -21,6 +21,11 @@ repo=$(pwd)
 rounds="${1:-3}"
 work="${BENCH_BUILD_DIR:-$(mktemp -d -t kubegen-bench-build.XXXXXX)}"
 mkdir -p "${work}"
+if [[ ! -x /usr/bin/time ]]; then
+  echo "bench-build needs GNU time (/usr/bin/time): apt-get install time" >&2
+  exit 2
+fi
+
 echo "work directory: ${work}"
 echo "machine: $(nproc) cores; $(rustc --version)"
 cargo run --quiet --locked -p kubegen-codegen --bin kubegen-codegen -- --help >/dev/null

@@ -2,7 +2,8 @@
 # Regenerates the committed generated code (code-generator's hack/update-codegen.sh):
 #  1. the golden output of the codegen test API tree (codegen/testdata/apis → client);
 #  2. the runtime's built-in clientset, listers and informers (runtime/src/apis, marked
-#     aliases of k8s-openapi types → runtime/src/kubernetes). No fake clientset there: the
+#     aliases of k8s-openapi types → runtime/src/kubernetes), each group behind the runtime's
+#     cargo feature of its name (`--group-features kubegen`). No fake clientset there: the
 #     runtime cannot depend on the test server; kubegen_testserver::fake::kubernetes is it;
 #  3. the sample controller's Foo API: clientset (with fake), listers and informers;
 #  4. the real-world trees (cert-manager, Gateway API, Prometheus Operator, a workload
@@ -48,7 +49,8 @@ codegen \
   --output-module crate::kubernetes \
   --input-module crate::apis \
   --boilerplate hack/boilerplate.txt \
-  --with-applyconfig
+  --with-applyconfig \
+  --group-features kubegen
 
 codegen \
   --input-dir examples/sample-controller/src/apis \

@@ -239,6 +239,7 @@ impl Builder {
             input_module: &input_module,
             with_fake: self.with_fake,
             with_applyconfig: self.with_applyconfig,
+            group_features: None,
         };
         let shown = self
             .out_dir

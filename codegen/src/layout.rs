@@ -22,6 +22,7 @@ use proc_macro2::{Ident, TokenStream};
 use quote::{format_ident, quote};
 
 use crate::expand::{self, names};
+use crate::gates::Gates;
 use crate::model::{Package, ResourceDef, Scope, TypeDef};
 use crate::source::VersionDir;
 
@@ -75,6 +76,22 @@ pub struct LayoutConfig<'a> {
     pub with_fake: bool,
     /// Generate `applyconfiguration/`.
     pub with_applyconfig: bool,
+    /// Put each group behind a cargo feature of this crate (`--group-features`).
+    pub group_features: Option<&'a str>,
+}
+
+impl LayoutConfig<'_> {
+    fn gates(&self) -> Option<Gates<'_>> {
+        self.group_features.map(|krate| Gates { krate })
+    }
+
+    /// A group's accessor method, behind the group's feature when there are features.
+    fn accessor(&self, group_mod: &Ident, method: &Ident, accessor: TokenStream) -> TokenStream {
+        match self.gates() {
+            Some(gates) => gates.accessor(self.output_module, group_mod, method, accessor),
+            None => accessor,
+        }
+    }
 }
 
 /// A file to render: path below the output directory and its tokens.
@@ -112,12 +129,18 @@ pub fn files(packages: &[(VersionDir, Package)], config: &LayoutConfig<'_>) -> V
             .or_default()
             .push(gv);
     }
+    let gates = config.gates();
     let applyconfig = if config.with_applyconfig {
         let cx = crate::ctxt::Ctxt::new();
+        let gated: Vec<String> = match gates {
+            Some(_) => by_group.keys().cloned().collect(),
+            None => Vec::new(),
+        };
         let files = crate::applyconfig::files::files(
             packages,
             config.output_module,
             config.input_module,
+            &gated,
             &cx,
         );
         // Malformed serde attributes were reported when the types were read.
@@ -127,9 +150,17 @@ pub fn files(packages: &[(VersionDir, Package)], config: &LayoutConfig<'_>) -> V
         Vec::new()
     };
     let applyconfig_mod = (!applyconfig.is_empty()).then(|| {
+        let gate = gates.map(|g| g.applyconfig());
         quote! {
             /// Apply configurations: typed server-side apply.
+            #gate
             pub mod applyconfiguration;
+        }
+    });
+    let features_mod = gates.map(|_| {
+        quote! {
+            /// The cargo features of the API groups.
+            pub mod features;
         }
     });
     let mut out = vec![(
@@ -141,12 +172,17 @@ pub fn files(packages: &[(VersionDir, Package)], config: &LayoutConfig<'_>) -> V
             pub mod catalog;
             /// Typed clients.
             pub mod clientset;
+            #features_mod
             /// Typed informers and their factory.
             pub mod informers;
             /// Typed listers.
             pub mod listers;
         },
     )];
+    if let Some(gates) = gates {
+        let groups = by_group.values().map(|gvs| &gvs[0].group_mod);
+        out.push((PathBuf::from("features.rs"), gates.file(groups)));
+    }
     out.extend(applyconfig);
     out.push((
         PathBuf::from("catalog.rs"),
@@ -276,13 +312,25 @@ fn version_mods(gvs: &[&GroupVersion<'_>]) -> TokenStream {
     )
 }
 
-/// `pub mod <group>;` for each group.
-fn group_mods(by_group: &BTreeMap<String, Vec<&GroupVersion<'_>>>) -> TokenStream {
-    mod_list(
-        by_group
-            .values()
-            .map(|gvs| (&gvs[0].group_mod, format!(" The {} group.", gvs[0].group))),
-    )
+/// `pub mod <group>;` for each group (behind its feature with `--group-features`).
+fn group_mods(
+    by_group: &BTreeMap<String, Vec<&GroupVersion<'_>>>,
+    config: &LayoutConfig<'_>,
+) -> TokenStream {
+    by_group
+        .values()
+        .map(|gvs| {
+            let m = &gvs[0].group_mod;
+            let doc = format!(" The {} group.", group_name(&gvs[0].group));
+            let gate = config.gates().map(|g| g.group(m));
+            quote!(#[doc = #doc] #gate pub mod #m;)
+        })
+        .collect()
+}
+
+/// `apps`, `networking.k8s.io`, or `core` for the legacy group's empty name.
+fn group_name(group: &str) -> &str {
+    if group.is_empty() { "core" } else { group }
 }
 
 /// `<dir>/mod.rs` declaring every group, and `<dir>/<group>/mod.rs` declaring its
@@ -292,8 +340,9 @@ fn group_tree(
     root_doc: &str,
     group_doc: &str,
     by_group: &BTreeMap<String, Vec<&GroupVersion<'_>>>,
+    config: &LayoutConfig<'_>,
 ) -> Vec<LayoutFile> {
-    let groups = group_mods(by_group);
+    let groups = group_mods(by_group, config);
     let root_doc = format!(" {root_doc}");
     let mut out = vec![(
         dir.join("mod.rs"),
@@ -305,7 +354,7 @@ fn group_tree(
     for gvs in by_group.values() {
         let g = &gvs[0].group_mod;
         let mods = version_mods(gvs);
-        let doc = format!(" {group_doc} {} group.", gvs[0].group);
+        let doc = format!(" {group_doc} {} group.", group_name(&gvs[0].group));
         out.push((
             dir.join(format!("{g}/mod.rs")),
             quote! {
@@ -337,12 +386,13 @@ fn clientset(
         let name = gv.client_name();
         let method = format_ident!("{}_{}", gv.accessor, gv.version);
         let doc = format!(" The {} client.", gv.api_version());
-        quote! {
+        let accessor = quote! {
             #[doc = #doc]
             pub fn #method(&self) -> typed::#g::#v::#name {
                 typed::#g::#v::#name::new(self.client.clone())
             }
-        }
+        };
+        config.accessor(g, &method, accessor)
     });
     let fake_mod = config.with_fake.then(|| {
         quote! {
@@ -384,6 +434,7 @@ fn clientset(
         "Typed clients per group and version.",
         "Typed clients of the",
         by_group,
+        config,
     ));
     for gv in gvs {
         let dir = root.join(format!("typed/{}/{}", gv.group_mod, gv.version_mod));
@@ -539,6 +590,7 @@ fn listers(
         "Typed listers per group and version.",
         "Listers of the",
         by_group,
+        config,
     ));
     for gv in gvs {
         let dir = PathBuf::from(format!("listers/{}/{}", gv.group_mod, gv.version_mod));
@@ -594,17 +646,18 @@ fn informers(
             pub mod externalversions;
         },
     )];
-    let group_mods = group_mods(by_group);
+    let group_mods = group_mods(by_group, config);
     let group_accessors = by_group.values().map(|gvs| {
         let g = &gvs[0].group_mod;
         let method = names::ident(&gvs[0].accessor);
-        let doc = format!(" Informers of the {} group.", gvs[0].group);
-        quote! {
+        let doc = format!(" Informers of the {} group.", group_name(&gvs[0].group));
+        let accessor = quote! {
             #[doc = #doc]
             pub fn #method(&self) -> #g::GroupInformers {
                 #g::GroupInformers::new(self.inner.clone())
             }
-        }
+        };
+        config.accessor(g, &method, accessor)
     });
     let known = gvs.iter().flat_map(|gv| {
         gv.resources()
@@ -612,13 +665,19 @@ fn informers(
             .map(move |(ty, r)| {
                 let path = type_path(config, gv, &ty.ident);
                 let (group, version, plural) = (&r.group, &r.version, &r.plural);
+                // Each arm instantiates the whole informer machinery for its type: only
+                // the groups turned on pay for it.
+                let gate = config.gates().map(|g| g.group(&gv.group_mod));
                 quote! {
+                    #gate
                     if requested == (#group, #version, #plural) {
                         self.inner.informer_for::<#path>();
                     }
                 }
             })
     });
+    // With every group's feature off, no arm reads `requested`.
+    let unused_without_groups = config.gates().map(|_| quote!(#[allow(unused_variables)]));
     out.push((
         root.join("mod.rs"),
         quote! {
@@ -660,6 +719,7 @@ fn informers(
                     &self,
                     gvr: &::kubegen::__private::kube_core::GroupVersionResource,
                 ) -> Result<::kubegen::informers::GenericInformer, ::kubegen::informers::FactoryError> {
+                    #unused_without_groups
                     let requested = (gvr.group.as_str(), gvr.version.as_str(), gvr.resource.as_str());
                     #(#known)*
                     self.inner.for_resource(gvr)
@@ -696,7 +756,7 @@ fn informers(
                 }
             }
         });
-        let doc = format!(" Informers of the {} group.", gvs[0].group);
+        let doc = format!(" Informers of the {} group.", group_name(&gvs[0].group));
         out.push((
             root.join(format!("{g}/mod.rs")),
             quote! {

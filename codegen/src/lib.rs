@@ -44,6 +44,8 @@ mod fallback;
 #[doc(hidden)]
 pub mod fuzz;
 #[cfg(feature = "files")]
+mod gates;
+#[cfg(feature = "files")]
 pub mod generate;
 #[cfg(feature = "files")]
 pub mod import;

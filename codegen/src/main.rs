@@ -57,9 +57,9 @@ enum Command {
     )]
     ImportCrd(ImportOptions),
     /// Scaffold a new operator project (kubebuilder's `init`): types, generated clients,
-    /// CRD, RBAC, a reconciler under the manager, `--demo`, tests, hack/ scripts.
+    /// CRD, RBAC, a reconciler under the manager, a demo, tests, hack/ scripts.
     #[command(
-        after_help = "Example:\n  kubegen-codegen init --name my-operator --group example.com --version v1alpha1 --kind Widget\n  cd my-operator && cargo run -- --demo && cargo test"
+        after_help = "Example:\n  kubegen-codegen init --name my-operator --group example.com --version v1alpha1 --kind Widget\n  cd my-operator && cargo run --example demo && cargo test"
     )]
     Init(InitArgs),
     /// Add another kind to a project made by `init` (kubebuilder's `create api`).
@@ -193,6 +193,10 @@ struct Options {
     /// (<output-dir>/applyconfiguration/<group>/<version>/, client-go's layout).
     #[arg(long)]
     with_applyconfig: bool,
+    /// Put each API group behind a cargo feature of the named crate (the group's module
+    /// name; apply configurations: `applyconfig`), for a library shipping many groups.
+    #[arg(long, value_name = "CRATE")]
+    group_features: Option<String>,
     /// Kind:Plural pairs overriding the pluraliser (repeatable, or comma-separated).
     #[arg(long, value_delimiter = ',')]
     plural_exceptions: Vec<String>,
@@ -205,6 +209,9 @@ fn generator(opts: &Options) -> Result<Generator, Error> {
         .input_module(&opts.input_module);
     if let Some(b) = &opts.boilerplate {
         config = config.boilerplate(b);
+    }
+    if let Some(krate) = &opts.group_features {
+        config = config.group_features(krate);
     }
     for spec in &opts.plural_exceptions {
         config = config.plural_exception(spec)?;
@@ -324,7 +331,7 @@ fn scaffold(command: &Command) -> Result<(), ScaffoldError> {
             };
             init(&options)?;
             println!(
-                "{}: scaffolded; next: cd {} && cargo run -- --demo && cargo test",
+                "{}: scaffolded; next: cd {} && cargo run --example demo && cargo test",
                 a.name,
                 dir.display()
             );

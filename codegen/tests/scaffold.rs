@@ -1,7 +1,8 @@
 //! `kubegen-codegen init` and `create-api` (kubebuilder's `init` and `create api`,
 //! <https://book.kubebuilder.io/cronjob-tutorial/cronjob-tutorial>): the refusals in
 //! process, and end to end a scaffolded project that builds, passes its own tests and
-//! `hack/verify-codegen.sh`, and whose `--demo` exits 0, before and after `create-api`.
+//! `hack/verify-codegen.sh`, and whose demo (`cargo run --example demo`) exits 0, before and
+//! after `create-api`; its operator binary does not link the test server.
 //!
 //! The end-to-end test builds the project with this build's target directory (derived
 //! from this test binary's path) and this workspace's `Cargo.lock`, so dependencies are
@@ -220,10 +221,19 @@ fn run(dir: &Path, program: &str, args: &[&str]) -> Output {
 }
 
 /// What the project's README promises: it builds, is formatted, its tests pass,
-/// `hack/verify-codegen.sh` is clean and `--demo` walks every kind and exits 0.
+/// `hack/verify-codegen.sh` is clean and the demo walks every kind and exits 0.
 fn check_project(dir: &Path, kinds: &[&str]) {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     run(dir, &cargo, &["build"]);
+    // A production build compiles no API server: the test server is a dev-dependency.
+    let tree = run(
+        dir,
+        &cargo,
+        &["tree", "--edges", "normal,build", "--prefix", "none"],
+    );
+    let tree = String::from_utf8_lossy(&tree.stdout);
+    assert!(tree.contains("kubegen v"), "{tree}");
+    assert!(!tree.contains("kubegen-testserver"), "{tree}");
     run(dir, &cargo, &["fmt", "--check"]);
     let tests = run(dir, &cargo, &["test"]);
     let log = String::from_utf8_lossy(&tests.stdout);
@@ -232,7 +242,7 @@ fn check_project(dir: &Path, kinds: &[&str]) {
         assert!(log.contains(&name), "{name} missing:\n{log}");
     }
     run(dir, "bash", &["hack/verify-codegen.sh"]);
-    let demo = run(dir, &cargo, &["run", "--", "--demo"]);
+    let demo = run(dir, &cargo, &["run", "--example", "demo"]);
     let stdout = String::from_utf8_lossy(&demo.stdout);
     assert!(stdout.trim_end().ends_with("demo finished"), "{stdout}");
     for kind in kinds {
@@ -276,7 +286,7 @@ fn init_and_create_api_give_a_project_that_builds_tests_verifies_and_demos() {
     fs::copy(root.join("Cargo.lock"), dir.join("Cargo.lock")).expect("copy Cargo.lock");
     check_project(&dir, &["widget"]);
 
-    // Without --demo and with no cluster configured, the binary says what to do in one line
+    // With no cluster configured, the binary says what to do in one line
     // (kubegen::client::ConfigError::Infer), not a debug dump.
     let bare = command(&dir, target_dir().join("debug").join("e2e-operator"))
         .env("HOME", tmp.path())

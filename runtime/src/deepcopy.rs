@@ -45,6 +45,7 @@ use std::hash::{BuildHasher, Hash};
 use std::rc::Rc;
 use std::sync::Arc;
 
+#[cfg(feature = "derive")]
 pub use kubegen_derive::DeepCopy;
 
 #[doc(hidden)]

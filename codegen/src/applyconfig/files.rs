@@ -39,10 +39,14 @@ struct Version {
 }
 
 /// Every file of `applyconfiguration/` for `packages` (empty when none has resources).
+/// Each group named in `gated` is declared behind the cargo feature of its name
+/// (`--group-features`); the groups configurations are only referenced from (`meta`) stay
+/// ungated.
 pub fn files(
     packages: &[(VersionDir, Package)],
     output_module: &syn::Path,
     input_module: &syn::Path,
+    gated: &[String],
     cx: &Ctxt,
 ) -> Vec<File> {
     let mut tree: BTreeMap<(String, String), Version> = BTreeMap::new();
@@ -144,7 +148,7 @@ pub fn files(
     if tree.is_empty() {
         return Vec::new();
     }
-    layout(tree, values)
+    layout(tree, values, gated)
 }
 
 /// How the output tree names a type of the package: through the version module, which
@@ -189,7 +193,11 @@ fn alias_definition(target: &syn::Type) -> Option<String> {
     k8s::resolve(&segments).ok().flatten()
 }
 
-fn layout(tree: BTreeMap<(String, String), Version>, values: TokenStream) -> Vec<File> {
+fn layout(
+    tree: BTreeMap<(String, String), Version>,
+    values: TokenStream,
+    gated: &[String],
+) -> Vec<File> {
     let dir = PathBuf::from("applyconfiguration");
     let mut out = Vec::new();
     let mut groups: BTreeMap<String, Vec<String>> = BTreeMap::new();
@@ -230,13 +238,17 @@ fn layout(tree: BTreeMap<(String, String), Version>, values: TokenStream) -> Vec
             },
         ));
     }
-    let mods = groups.keys().map(|g| names::ident(g));
+    let mods = groups.keys().map(|g| {
+        let m = names::ident(g);
+        let gate = gated.contains(g).then(|| quote!(#[cfg(feature = #g)]));
+        quote!(#[doc = " One group's apply configurations."] #gate pub mod #m;)
+    });
     out.push((
         dir.join("mod.rs"),
         quote! {
             //! Apply configurations (client-go's `applyconfigurations`): typed server-side
             //! apply, every field optional.
-            #(#[doc = " One group's apply configurations."] pub mod #mods;)*
+            #(#mods)*
             #values
         },
     ));

@@ -69,22 +69,35 @@ impl Dependencies {
         }
     }
 
-    /// The project's kubegen `[dependencies]` lines.
+    /// The project's kubegen `[dependencies]` lines: the runtime only, without its
+    /// default features (the built-in API groups' generated clients and the derives: the
+    /// operator uses neither; turn them on by name when it does). The test server is a
+    /// dev-dependency ([`Self::dev_cargo_lines`]): a production build never compiles it.
     pub fn cargo_lines(&self) -> String {
+        let features = "default-features = false";
+        let comment = "# The operator reaches built-in kinds through kubegen's generic clients and informers.\n\
+                       # The typed clientset of a built-in group is a feature named after it:\n\
+                       # `features = [\"apps\"]` for `Clientset::new(client).apps_v1()`.";
         match self {
             Self::Path(root) => {
                 let root = root.display();
-                format!(
-                    "kubegen = {{ path = \"{root}/runtime\" }}\n\
-                     # the embedded API server of --demo and the tests\n\
-                     kubegen-testserver = {{ path = \"{root}/testserver\" }}"
-                )
+                format!("{comment}\nkubegen = {{ path = \"{root}/runtime\", {features} }}")
             }
-            Self::Version(v) => format!(
-                "kubegen = \"{v}\"\n\
-                 # the embedded API server of --demo and the tests\n\
-                 kubegen-testserver = \"{v}\""
+            Self::Version(v) => {
+                format!("{comment}\nkubegen = {{ version = \"{v}\", {features} }}")
+            }
+        }
+    }
+
+    /// The project's kubegen `[dev-dependencies]` lines: the embedded API server of the
+    /// demo (`examples/demo.rs`) and the tests.
+    pub fn dev_cargo_lines(&self) -> String {
+        match self {
+            Self::Path(root) => format!(
+                "kubegen-testserver = {{ path = \"{}/testserver\" }}",
+                root.display()
             ),
+            Self::Version(v) => format!("kubegen-testserver = \"{v}\""),
         }
     }
 

@@ -10,13 +10,12 @@ use crate::generate::{Config, Generator};
 use crate::plural::PluralExceptions;
 use crate::rbac::DEFAULT_ROLE_NAME;
 
-/// `update` (DeepCopy and Resource impls, clientset with fake, listers, informers), `crd`
+/// `update` (DeepCopy and Resource impls, clientset, listers, informers), `crd`
 /// and `rbac` over the project at `root`.
 pub fn update(root: &Path) -> Result<(), ScaffoldError> {
     let config = Config::new(root.join(APIS_DIR), root.join(CLIENT_DIR), "crate::client")
         .input_module("crate::apis")
-        .boilerplate(root.join(BOILERPLATE_FILE))
-        .with_fake(true);
+        .boilerplate(root.join(BOILERPLATE_FILE));
     Generator::new(config)?.update()?;
     crate::crd::files::update(
         &root.join(APIS_DIR),

@@ -4,7 +4,7 @@
 //! ```text
 //! Cargo.toml README.md Dockerfile .gitignore .dockerignore
 //! hack/{update,verify}-codegen.sh hack/boilerplate.txt
-//! src/main.rs src/lib.rs src/manager.rs
+//! src/main.rs src/lib.rs src/manager.rs examples/demo.rs
 //! src/apis/mod.rs                        index: groups, and CRDS (the config/crd files)
 //! src/apis/<group>/mod.rs                index: versions
 //! src/apis/<group>/<version>/mod.rs      index: +groupName, every file of the directory
@@ -82,6 +82,7 @@ pub fn project_files(vars: &Vars) -> Vec<File> {
         File::filled("hack/update-codegen.sh", vars, &UPDATE_CODEGEN),
         File::filled("hack/verify-codegen.sh", vars, &VERIFY_CODEGEN),
         File::filled("src/main.rs", vars, &MAIN_RS),
+        File::filled("examples/demo.rs", vars, &DEMO_RS),
         File::filled("src/lib.rs", vars, &LIB_RS),
         File::filled("src/manager.rs", vars, &MANAGER_RS),
     ];
@@ -232,7 +233,7 @@ impl Project {
         }
         text.push_str(
             "\n/// The CustomResourceDefinitions of `config/crd/` (generated from the types by\n\
-             /// `hack/update-codegen.sh`), for `--demo` and the tests to install.\n\
+             /// `hack/update-codegen.sh`), for the demo and the tests to install.\n\
              #[rustfmt::skip]\n\
              pub const CRDS: &[&str] = &[\n",
         );
@@ -283,7 +284,7 @@ impl Project {
     fn demo_index(&self) -> File {
         let mut text = format!(
             "{INDEX_MARKER}\n\n\
-             //! The `--demo` walk-through: each kind's (`<kind>.rs`) in turn.\n\n\
+             //! The demo's walk-through (`cargo run --example demo`): each kind's (`<kind>.rs`) in turn.\n\n\
              use std::time::Duration;\n\n\
              use kubegen::client::Client;\n\
              use kubegen::controllerutil::wait::WaitError;\n\n"

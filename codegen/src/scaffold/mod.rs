@@ -4,8 +4,9 @@
 //! API kind: marked types under `src/apis/<group>/<version>/`, the clientset, listers and
 //! informers generated from them (in process, byte for byte what `kubegen-codegen update`
 //! writes), CRDs and the RBAC role under `config/`, a reconciler per kind on the controller
-//! builder, a `main.rs` under the manager with `--demo` against the embedded test server,
-//! an integration test, `hack/update-codegen.sh` / `hack/verify-codegen.sh`, a README and a
+//! builder, a `main.rs` under the manager, a demo (`examples/demo.rs`) against the embedded
+//! test server (a dev-dependency: the operator binary never compiles it), an integration
+//! test, `hack/update-codegen.sh` / `hack/verify-codegen.sh`, a README and a
 //! Dockerfile. [`create_api`](create_api::create_api) adds a kind to such a project.
 //!
 //! Adding a kind only adds files (types, controller, demo step, test) and regenerates

@@ -34,6 +34,7 @@ template!(BOILERPLATE, "boilerplate.txt.tmpl");
 template!(UPDATE_CODEGEN, "update-codegen.sh.tmpl");
 template!(VERIFY_CODEGEN, "verify-codegen.sh.tmpl");
 template!(MAIN_RS, "main.rs.tmpl");
+template!(DEMO_RS, "demo.rs.tmpl");
 template!(LIB_RS, "lib.rs.tmpl");
 template!(MANAGER_RS, "manager.rs.tmpl");
 template!(KIND_TYPES, "kind_types.rs.tmpl");
@@ -52,6 +53,7 @@ pub const ALL: &[Template] = &[
     UPDATE_CODEGEN,
     VERIFY_CODEGEN,
     MAIN_RS,
+    DEMO_RS,
     LIB_RS,
     MANAGER_RS,
     KIND_TYPES,
@@ -68,10 +70,12 @@ pub struct Vars {
 
 impl Vars {
     /// The project's placeholders: `{{project}}`, `{{crate}}`, `{{kubegen_deps}}`,
-    /// `{{codegen_command}}`, and the first kind's (for the README).
+    /// `{{kubegen_dev_deps}}`, `{{codegen_command}}`, and the first kind's (for the README).
     pub fn project(project: &ProjectName, deps: &Dependencies, first: &ApiKind) -> Self {
         let mut vars = Self::kind(project, first);
         vars.pairs.push(("kubegen_deps", deps.cargo_lines()));
+        vars.pairs
+            .push(("kubegen_dev_deps", deps.dev_cargo_lines()));
         vars.pairs.push(("codegen_command", deps.codegen_command()));
         vars
     }

@@ -5,11 +5,14 @@
 
 //! Generated clientset, listers and informers (client-go's layout).
 /// Apply configurations: typed server-side apply.
+#[cfg(feature = "applyconfig")]
 pub mod applyconfiguration;
 /// Every resource of the tree (`catalog::RESOURCES`).
 pub mod catalog;
 /// Typed clients.
 pub mod clientset;
+/// The cargo features of the API groups.
+pub mod features;
 /// Typed informers and their factory.
 pub mod informers;
 /// Typed listers.

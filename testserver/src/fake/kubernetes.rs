@@ -6,7 +6,8 @@
 //! runtime crate cannot depend on the test server (the test server depends on the
 //! runtime). So it lives here, written like the generated one: a [`Clientset`] over a
 //! [`Fake`] that dereferences to the real
-//! `kubegen::kubernetes::clientset::versioned::Clientset`.
+//! `kubegen::kubernetes::clientset::versioned::Clientset`, whose groups are kubegen's cargo
+//! features (`core` for the example below): the ones its user turns on.
 //!
 //! ```
 //! # #![allow(clippy::unwrap_used)]

@@ -6,46 +6,66 @@
 //! Apply configurations (client-go's `applyconfigurations`): typed server-side
 //! apply, every field optional.
 /// One group's apply configurations.
+#[cfg(feature = "admissionregistration")]
 pub mod admissionregistration;
 /// One group's apply configurations.
+#[cfg(feature = "apiextensions")]
 pub mod apiextensions;
 /// One group's apply configurations.
+#[cfg(feature = "apiregistration")]
 pub mod apiregistration;
 /// One group's apply configurations.
+#[cfg(feature = "apps")]
 pub mod apps;
 /// One group's apply configurations.
+#[cfg(feature = "authentication")]
 pub mod authentication;
 /// One group's apply configurations.
+#[cfg(feature = "authorization")]
 pub mod authorization;
 /// One group's apply configurations.
+#[cfg(feature = "autoscaling")]
 pub mod autoscaling;
 /// One group's apply configurations.
+#[cfg(feature = "batch")]
 pub mod batch;
 /// One group's apply configurations.
+#[cfg(feature = "certificates")]
 pub mod certificates;
 /// One group's apply configurations.
+#[cfg(feature = "coordination")]
 pub mod coordination;
 /// One group's apply configurations.
+#[cfg(feature = "core")]
 pub mod core;
 /// One group's apply configurations.
+#[cfg(feature = "discovery")]
 pub mod discovery;
 /// One group's apply configurations.
+#[cfg(feature = "events")]
 pub mod events;
 /// One group's apply configurations.
+#[cfg(feature = "flowcontrol")]
 pub mod flowcontrol;
 /// One group's apply configurations.
 pub mod meta;
 /// One group's apply configurations.
+#[cfg(feature = "networking")]
 pub mod networking;
 /// One group's apply configurations.
+#[cfg(feature = "node")]
 pub mod node;
 /// One group's apply configurations.
+#[cfg(feature = "policy")]
 pub mod policy;
 /// One group's apply configurations.
+#[cfg(feature = "rbac")]
 pub mod rbac;
 /// One group's apply configurations.
+#[cfg(feature = "scheduling")]
 pub mod scheduling;
 /// One group's apply configurations.
+#[cfg(feature = "storage")]
 pub mod storage;
 #[automatically_derived]
 impl ::kubegen::applyconfig::HasApplyConfiguration

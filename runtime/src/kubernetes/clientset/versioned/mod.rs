@@ -20,6 +20,7 @@ impl Clientset {
     pub fn client(&self) -> &::kubegen::client::Client {
         &self.client
     }
+    #[cfg(feature = "admissionregistration")]
     /// The admissionregistration.k8s.io/v1 client.
     pub fn admissionregistration_v1(
         &self,
@@ -28,88 +29,297 @@ impl Clientset {
             self.client.clone(),
         )
     }
+    #[cfg(not(feature = "admissionregistration"))]
+    /// Off: turn on kubegen's `admissionregistration` feature to use `admissionregistration_v1`.
+    #[doc(hidden)]
+    pub fn admissionregistration_v1(&self) -> crate::kubernetes::features::GroupOff
+    where
+        for<'a> crate::kubernetes::features::GroupOff: crate::kubernetes::features::AdmissionregistrationFeatureOn,
+    {
+        crate::kubernetes::features::GroupOff
+    }
+    #[cfg(feature = "apiextensions")]
     /// The apiextensions.k8s.io/v1 client.
     pub fn apiextensions_v1(&self) -> typed::apiextensions::v1::ApiextensionsV1Client {
         typed::apiextensions::v1::ApiextensionsV1Client::new(self.client.clone())
     }
+    #[cfg(not(feature = "apiextensions"))]
+    /// Off: turn on kubegen's `apiextensions` feature to use `apiextensions_v1`.
+    #[doc(hidden)]
+    pub fn apiextensions_v1(&self) -> crate::kubernetes::features::GroupOff
+    where
+        for<'a> crate::kubernetes::features::GroupOff: crate::kubernetes::features::ApiextensionsFeatureOn,
+    {
+        crate::kubernetes::features::GroupOff
+    }
+    #[cfg(feature = "apiregistration")]
     /// The apiregistration.k8s.io/v1 client.
     pub fn apiregistration_v1(
         &self,
     ) -> typed::apiregistration::v1::ApiregistrationV1Client {
         typed::apiregistration::v1::ApiregistrationV1Client::new(self.client.clone())
     }
+    #[cfg(not(feature = "apiregistration"))]
+    /// Off: turn on kubegen's `apiregistration` feature to use `apiregistration_v1`.
+    #[doc(hidden)]
+    pub fn apiregistration_v1(&self) -> crate::kubernetes::features::GroupOff
+    where
+        for<'a> crate::kubernetes::features::GroupOff: crate::kubernetes::features::ApiregistrationFeatureOn,
+    {
+        crate::kubernetes::features::GroupOff
+    }
+    #[cfg(feature = "apps")]
     /// The apps/v1 client.
     pub fn apps_v1(&self) -> typed::apps::v1::AppsV1Client {
         typed::apps::v1::AppsV1Client::new(self.client.clone())
     }
+    #[cfg(not(feature = "apps"))]
+    /// Off: turn on kubegen's `apps` feature to use `apps_v1`.
+    #[doc(hidden)]
+    pub fn apps_v1(&self) -> crate::kubernetes::features::GroupOff
+    where
+        for<'a> crate::kubernetes::features::GroupOff: crate::kubernetes::features::AppsFeatureOn,
+    {
+        crate::kubernetes::features::GroupOff
+    }
+    #[cfg(feature = "authentication")]
     /// The authentication.k8s.io/v1 client.
     pub fn authentication_v1(
         &self,
     ) -> typed::authentication::v1::AuthenticationV1Client {
         typed::authentication::v1::AuthenticationV1Client::new(self.client.clone())
     }
+    #[cfg(not(feature = "authentication"))]
+    /// Off: turn on kubegen's `authentication` feature to use `authentication_v1`.
+    #[doc(hidden)]
+    pub fn authentication_v1(&self) -> crate::kubernetes::features::GroupOff
+    where
+        for<'a> crate::kubernetes::features::GroupOff: crate::kubernetes::features::AuthenticationFeatureOn,
+    {
+        crate::kubernetes::features::GroupOff
+    }
+    #[cfg(feature = "authorization")]
     /// The authorization.k8s.io/v1 client.
     pub fn authorization_v1(&self) -> typed::authorization::v1::AuthorizationV1Client {
         typed::authorization::v1::AuthorizationV1Client::new(self.client.clone())
     }
+    #[cfg(not(feature = "authorization"))]
+    /// Off: turn on kubegen's `authorization` feature to use `authorization_v1`.
+    #[doc(hidden)]
+    pub fn authorization_v1(&self) -> crate::kubernetes::features::GroupOff
+    where
+        for<'a> crate::kubernetes::features::GroupOff: crate::kubernetes::features::AuthorizationFeatureOn,
+    {
+        crate::kubernetes::features::GroupOff
+    }
+    #[cfg(feature = "autoscaling")]
     /// The autoscaling/v1 client.
     pub fn autoscaling_v1(&self) -> typed::autoscaling::v1::AutoscalingV1Client {
         typed::autoscaling::v1::AutoscalingV1Client::new(self.client.clone())
     }
+    #[cfg(not(feature = "autoscaling"))]
+    /// Off: turn on kubegen's `autoscaling` feature to use `autoscaling_v1`.
+    #[doc(hidden)]
+    pub fn autoscaling_v1(&self) -> crate::kubernetes::features::GroupOff
+    where
+        for<'a> crate::kubernetes::features::GroupOff: crate::kubernetes::features::AutoscalingFeatureOn,
+    {
+        crate::kubernetes::features::GroupOff
+    }
+    #[cfg(feature = "autoscaling")]
     /// The autoscaling/v2 client.
     pub fn autoscaling_v2(&self) -> typed::autoscaling::v2::AutoscalingV2Client {
         typed::autoscaling::v2::AutoscalingV2Client::new(self.client.clone())
     }
+    #[cfg(not(feature = "autoscaling"))]
+    /// Off: turn on kubegen's `autoscaling` feature to use `autoscaling_v2`.
+    #[doc(hidden)]
+    pub fn autoscaling_v2(&self) -> crate::kubernetes::features::GroupOff
+    where
+        for<'a> crate::kubernetes::features::GroupOff: crate::kubernetes::features::AutoscalingFeatureOn,
+    {
+        crate::kubernetes::features::GroupOff
+    }
+    #[cfg(feature = "batch")]
     /// The batch/v1 client.
     pub fn batch_v1(&self) -> typed::batch::v1::BatchV1Client {
         typed::batch::v1::BatchV1Client::new(self.client.clone())
     }
+    #[cfg(not(feature = "batch"))]
+    /// Off: turn on kubegen's `batch` feature to use `batch_v1`.
+    #[doc(hidden)]
+    pub fn batch_v1(&self) -> crate::kubernetes::features::GroupOff
+    where
+        for<'a> crate::kubernetes::features::GroupOff: crate::kubernetes::features::BatchFeatureOn,
+    {
+        crate::kubernetes::features::GroupOff
+    }
+    #[cfg(feature = "certificates")]
     /// The certificates.k8s.io/v1 client.
     pub fn certificates_v1(&self) -> typed::certificates::v1::CertificatesV1Client {
         typed::certificates::v1::CertificatesV1Client::new(self.client.clone())
     }
+    #[cfg(not(feature = "certificates"))]
+    /// Off: turn on kubegen's `certificates` feature to use `certificates_v1`.
+    #[doc(hidden)]
+    pub fn certificates_v1(&self) -> crate::kubernetes::features::GroupOff
+    where
+        for<'a> crate::kubernetes::features::GroupOff: crate::kubernetes::features::CertificatesFeatureOn,
+    {
+        crate::kubernetes::features::GroupOff
+    }
+    #[cfg(feature = "coordination")]
     /// The coordination.k8s.io/v1 client.
     pub fn coordination_v1(&self) -> typed::coordination::v1::CoordinationV1Client {
         typed::coordination::v1::CoordinationV1Client::new(self.client.clone())
     }
+    #[cfg(not(feature = "coordination"))]
+    /// Off: turn on kubegen's `coordination` feature to use `coordination_v1`.
+    #[doc(hidden)]
+    pub fn coordination_v1(&self) -> crate::kubernetes::features::GroupOff
+    where
+        for<'a> crate::kubernetes::features::GroupOff: crate::kubernetes::features::CoordinationFeatureOn,
+    {
+        crate::kubernetes::features::GroupOff
+    }
+    #[cfg(feature = "core")]
     /// The v1 client.
     pub fn core_v1(&self) -> typed::core::v1::CoreV1Client {
         typed::core::v1::CoreV1Client::new(self.client.clone())
     }
+    #[cfg(not(feature = "core"))]
+    /// Off: turn on kubegen's `core` feature to use `core_v1`.
+    #[doc(hidden)]
+    pub fn core_v1(&self) -> crate::kubernetes::features::GroupOff
+    where
+        for<'a> crate::kubernetes::features::GroupOff: crate::kubernetes::features::CoreFeatureOn,
+    {
+        crate::kubernetes::features::GroupOff
+    }
+    #[cfg(feature = "discovery")]
     /// The discovery.k8s.io/v1 client.
     pub fn discovery_v1(&self) -> typed::discovery::v1::DiscoveryV1Client {
         typed::discovery::v1::DiscoveryV1Client::new(self.client.clone())
     }
+    #[cfg(not(feature = "discovery"))]
+    /// Off: turn on kubegen's `discovery` feature to use `discovery_v1`.
+    #[doc(hidden)]
+    pub fn discovery_v1(&self) -> crate::kubernetes::features::GroupOff
+    where
+        for<'a> crate::kubernetes::features::GroupOff: crate::kubernetes::features::DiscoveryFeatureOn,
+    {
+        crate::kubernetes::features::GroupOff
+    }
+    #[cfg(feature = "events")]
     /// The events.k8s.io/v1 client.
     pub fn events_v1(&self) -> typed::events::v1::EventsV1Client {
         typed::events::v1::EventsV1Client::new(self.client.clone())
     }
+    #[cfg(not(feature = "events"))]
+    /// Off: turn on kubegen's `events` feature to use `events_v1`.
+    #[doc(hidden)]
+    pub fn events_v1(&self) -> crate::kubernetes::features::GroupOff
+    where
+        for<'a> crate::kubernetes::features::GroupOff: crate::kubernetes::features::EventsFeatureOn,
+    {
+        crate::kubernetes::features::GroupOff
+    }
+    #[cfg(feature = "flowcontrol")]
     /// The flowcontrol.apiserver.k8s.io/v1 client.
     pub fn flowcontrol_v1(&self) -> typed::flowcontrol::v1::FlowcontrolV1Client {
         typed::flowcontrol::v1::FlowcontrolV1Client::new(self.client.clone())
     }
+    #[cfg(not(feature = "flowcontrol"))]
+    /// Off: turn on kubegen's `flowcontrol` feature to use `flowcontrol_v1`.
+    #[doc(hidden)]
+    pub fn flowcontrol_v1(&self) -> crate::kubernetes::features::GroupOff
+    where
+        for<'a> crate::kubernetes::features::GroupOff: crate::kubernetes::features::FlowcontrolFeatureOn,
+    {
+        crate::kubernetes::features::GroupOff
+    }
+    #[cfg(feature = "networking")]
     /// The networking.k8s.io/v1 client.
     pub fn networking_v1(&self) -> typed::networking::v1::NetworkingV1Client {
         typed::networking::v1::NetworkingV1Client::new(self.client.clone())
     }
+    #[cfg(not(feature = "networking"))]
+    /// Off: turn on kubegen's `networking` feature to use `networking_v1`.
+    #[doc(hidden)]
+    pub fn networking_v1(&self) -> crate::kubernetes::features::GroupOff
+    where
+        for<'a> crate::kubernetes::features::GroupOff: crate::kubernetes::features::NetworkingFeatureOn,
+    {
+        crate::kubernetes::features::GroupOff
+    }
+    #[cfg(feature = "node")]
     /// The node.k8s.io/v1 client.
     pub fn node_v1(&self) -> typed::node::v1::NodeV1Client {
         typed::node::v1::NodeV1Client::new(self.client.clone())
     }
+    #[cfg(not(feature = "node"))]
+    /// Off: turn on kubegen's `node` feature to use `node_v1`.
+    #[doc(hidden)]
+    pub fn node_v1(&self) -> crate::kubernetes::features::GroupOff
+    where
+        for<'a> crate::kubernetes::features::GroupOff: crate::kubernetes::features::NodeFeatureOn,
+    {
+        crate::kubernetes::features::GroupOff
+    }
+    #[cfg(feature = "policy")]
     /// The policy/v1 client.
     pub fn policy_v1(&self) -> typed::policy::v1::PolicyV1Client {
         typed::policy::v1::PolicyV1Client::new(self.client.clone())
     }
+    #[cfg(not(feature = "policy"))]
+    /// Off: turn on kubegen's `policy` feature to use `policy_v1`.
+    #[doc(hidden)]
+    pub fn policy_v1(&self) -> crate::kubernetes::features::GroupOff
+    where
+        for<'a> crate::kubernetes::features::GroupOff: crate::kubernetes::features::PolicyFeatureOn,
+    {
+        crate::kubernetes::features::GroupOff
+    }
+    #[cfg(feature = "rbac")]
     /// The rbac.authorization.k8s.io/v1 client.
     pub fn rbac_v1(&self) -> typed::rbac::v1::RbacV1Client {
         typed::rbac::v1::RbacV1Client::new(self.client.clone())
     }
+    #[cfg(not(feature = "rbac"))]
+    /// Off: turn on kubegen's `rbac` feature to use `rbac_v1`.
+    #[doc(hidden)]
+    pub fn rbac_v1(&self) -> crate::kubernetes::features::GroupOff
+    where
+        for<'a> crate::kubernetes::features::GroupOff: crate::kubernetes::features::RbacFeatureOn,
+    {
+        crate::kubernetes::features::GroupOff
+    }
+    #[cfg(feature = "scheduling")]
     /// The scheduling.k8s.io/v1 client.
     pub fn scheduling_v1(&self) -> typed::scheduling::v1::SchedulingV1Client {
         typed::scheduling::v1::SchedulingV1Client::new(self.client.clone())
     }
+    #[cfg(not(feature = "scheduling"))]
+    /// Off: turn on kubegen's `scheduling` feature to use `scheduling_v1`.
+    #[doc(hidden)]
+    pub fn scheduling_v1(&self) -> crate::kubernetes::features::GroupOff
+    where
+        for<'a> crate::kubernetes::features::GroupOff: crate::kubernetes::features::SchedulingFeatureOn,
+    {
+        crate::kubernetes::features::GroupOff
+    }
+    #[cfg(feature = "storage")]
     /// The storage.k8s.io/v1 client.
     pub fn storage_v1(&self) -> typed::storage::v1::StorageV1Client {
         typed::storage::v1::StorageV1Client::new(self.client.clone())
+    }
+    #[cfg(not(feature = "storage"))]
+    /// Off: turn on kubegen's `storage` feature to use `storage_v1`.
+    #[doc(hidden)]
+    pub fn storage_v1(&self) -> crate::kubernetes::features::GroupOff
+    where
+        for<'a> crate::kubernetes::features::GroupOff: crate::kubernetes::features::StorageFeatureOn,
+    {
+        crate::kubernetes::features::GroupOff
     }
 }

@@ -6,40 +6,58 @@
 //! The typed `SharedInformerFactory`:
 //! `factory.<group>().<version>().<resource>()`.
 /// The admissionregistration.k8s.io group.
+#[cfg(feature = "admissionregistration")]
 pub mod admissionregistration;
 /// The apiextensions.k8s.io group.
+#[cfg(feature = "apiextensions")]
 pub mod apiextensions;
 /// The apiregistration.k8s.io group.
+#[cfg(feature = "apiregistration")]
 pub mod apiregistration;
 /// The apps group.
+#[cfg(feature = "apps")]
 pub mod apps;
 /// The autoscaling group.
+#[cfg(feature = "autoscaling")]
 pub mod autoscaling;
 /// The batch group.
+#[cfg(feature = "batch")]
 pub mod batch;
 /// The certificates.k8s.io group.
+#[cfg(feature = "certificates")]
 pub mod certificates;
 /// The coordination.k8s.io group.
+#[cfg(feature = "coordination")]
 pub mod coordination;
-/// The  group.
+/// The core group.
+#[cfg(feature = "core")]
 pub mod core;
 /// The discovery.k8s.io group.
+#[cfg(feature = "discovery")]
 pub mod discovery;
 /// The events.k8s.io group.
+#[cfg(feature = "events")]
 pub mod events;
 /// The flowcontrol.apiserver.k8s.io group.
+#[cfg(feature = "flowcontrol")]
 pub mod flowcontrol;
 /// The networking.k8s.io group.
+#[cfg(feature = "networking")]
 pub mod networking;
 /// The node.k8s.io group.
+#[cfg(feature = "node")]
 pub mod node;
 /// The policy group.
+#[cfg(feature = "policy")]
 pub mod policy;
 /// The rbac.authorization.k8s.io group.
+#[cfg(feature = "rbac")]
 pub mod rbac;
 /// The scheduling.k8s.io group.
+#[cfg(feature = "scheduling")]
 pub mod scheduling;
 /// The storage.k8s.io group.
+#[cfg(feature = "storage")]
 pub mod storage;
 /// One shared informer per type, reached by group, version and resource
 /// (client-go's generated `SharedInformerFactory`). A thin view of the runtime's
@@ -82,11 +100,13 @@ impl SharedInformerFactory {
         ::kubegen::informers::GenericInformer,
         ::kubegen::informers::FactoryError,
     > {
+        #[allow(unused_variables)]
         let requested = (
             gvr.group.as_str(),
             gvr.version.as_str(),
             gvr.resource.as_str(),
         );
+        #[cfg(feature = "admissionregistration")]
         if requested
             == ("admissionregistration.k8s.io", "v1", "mutatingwebhookconfigurations")
         {
@@ -95,6 +115,7 @@ impl SharedInformerFactory {
                     crate::apis::admissionregistration::v1::MutatingWebhookConfiguration,
                 >();
         }
+        #[cfg(feature = "admissionregistration")]
         if requested
             == ("admissionregistration.k8s.io", "v1", "validatingadmissionpolicies")
         {
@@ -103,6 +124,7 @@ impl SharedInformerFactory {
                     crate::apis::admissionregistration::v1::ValidatingAdmissionPolicy,
                 >();
         }
+        #[cfg(feature = "admissionregistration")]
         if requested
             == (
                 "admissionregistration.k8s.io",
@@ -115,6 +137,7 @@ impl SharedInformerFactory {
                     crate::apis::admissionregistration::v1::ValidatingAdmissionPolicyBinding,
                 >();
         }
+        #[cfg(feature = "admissionregistration")]
         if requested
             == ("admissionregistration.k8s.io", "v1", "validatingwebhookconfigurations")
         {
@@ -123,107 +146,139 @@ impl SharedInformerFactory {
                     crate::apis::admissionregistration::v1::ValidatingWebhookConfiguration,
                 >();
         }
+        #[cfg(feature = "apiextensions")]
         if requested == ("apiextensions.k8s.io", "v1", "customresourcedefinitions") {
             self.inner
                 .informer_for::<
                     crate::apis::apiextensions::v1::CustomResourceDefinition,
                 >();
         }
+        #[cfg(feature = "apiregistration")]
         if requested == ("apiregistration.k8s.io", "v1", "apiservices") {
             self.inner.informer_for::<crate::apis::apiregistration::v1::APIService>();
         }
+        #[cfg(feature = "apps")]
         if requested == ("apps", "v1", "controllerrevisions") {
             self.inner.informer_for::<crate::apis::apps::v1::ControllerRevision>();
         }
+        #[cfg(feature = "apps")]
         if requested == ("apps", "v1", "daemonsets") {
             self.inner.informer_for::<crate::apis::apps::v1::DaemonSet>();
         }
+        #[cfg(feature = "apps")]
         if requested == ("apps", "v1", "deployments") {
             self.inner.informer_for::<crate::apis::apps::v1::Deployment>();
         }
+        #[cfg(feature = "apps")]
         if requested == ("apps", "v1", "replicasets") {
             self.inner.informer_for::<crate::apis::apps::v1::ReplicaSet>();
         }
+        #[cfg(feature = "apps")]
         if requested == ("apps", "v1", "statefulsets") {
             self.inner.informer_for::<crate::apis::apps::v1::StatefulSet>();
         }
+        #[cfg(feature = "autoscaling")]
         if requested == ("autoscaling", "v1", "horizontalpodautoscalers") {
             self.inner
                 .informer_for::<crate::apis::autoscaling::v1::HorizontalPodAutoscaler>();
         }
+        #[cfg(feature = "autoscaling")]
         if requested == ("autoscaling", "v2", "horizontalpodautoscalers") {
             self.inner
                 .informer_for::<crate::apis::autoscaling::v2::HorizontalPodAutoscaler>();
         }
+        #[cfg(feature = "batch")]
         if requested == ("batch", "v1", "cronjobs") {
             self.inner.informer_for::<crate::apis::batch::v1::CronJob>();
         }
+        #[cfg(feature = "batch")]
         if requested == ("batch", "v1", "jobs") {
             self.inner.informer_for::<crate::apis::batch::v1::Job>();
         }
+        #[cfg(feature = "certificates")]
         if requested == ("certificates.k8s.io", "v1", "certificatesigningrequests") {
             self.inner
                 .informer_for::<
                     crate::apis::certificates::v1::CertificateSigningRequest,
                 >();
         }
+        #[cfg(feature = "coordination")]
         if requested == ("coordination.k8s.io", "v1", "leases") {
             self.inner.informer_for::<crate::apis::coordination::v1::Lease>();
         }
+        #[cfg(feature = "core")]
         if requested == ("", "v1", "configmaps") {
             self.inner.informer_for::<crate::apis::core::v1::ConfigMap>();
         }
+        #[cfg(feature = "core")]
         if requested == ("", "v1", "endpoints") {
             self.inner.informer_for::<crate::apis::core::v1::Endpoints>();
         }
+        #[cfg(feature = "core")]
         if requested == ("", "v1", "events") {
             self.inner.informer_for::<crate::apis::core::v1::Event>();
         }
+        #[cfg(feature = "core")]
         if requested == ("", "v1", "limitranges") {
             self.inner.informer_for::<crate::apis::core::v1::LimitRange>();
         }
+        #[cfg(feature = "core")]
         if requested == ("", "v1", "namespaces") {
             self.inner.informer_for::<crate::apis::core::v1::Namespace>();
         }
+        #[cfg(feature = "core")]
         if requested == ("", "v1", "nodes") {
             self.inner.informer_for::<crate::apis::core::v1::Node>();
         }
+        #[cfg(feature = "core")]
         if requested == ("", "v1", "persistentvolumes") {
             self.inner.informer_for::<crate::apis::core::v1::PersistentVolume>();
         }
+        #[cfg(feature = "core")]
         if requested == ("", "v1", "persistentvolumeclaims") {
             self.inner.informer_for::<crate::apis::core::v1::PersistentVolumeClaim>();
         }
+        #[cfg(feature = "core")]
         if requested == ("", "v1", "pods") {
             self.inner.informer_for::<crate::apis::core::v1::Pod>();
         }
+        #[cfg(feature = "core")]
         if requested == ("", "v1", "podtemplates") {
             self.inner.informer_for::<crate::apis::core::v1::PodTemplate>();
         }
+        #[cfg(feature = "core")]
         if requested == ("", "v1", "replicationcontrollers") {
             self.inner.informer_for::<crate::apis::core::v1::ReplicationController>();
         }
+        #[cfg(feature = "core")]
         if requested == ("", "v1", "resourcequotas") {
             self.inner.informer_for::<crate::apis::core::v1::ResourceQuota>();
         }
+        #[cfg(feature = "core")]
         if requested == ("", "v1", "secrets") {
             self.inner.informer_for::<crate::apis::core::v1::Secret>();
         }
+        #[cfg(feature = "core")]
         if requested == ("", "v1", "services") {
             self.inner.informer_for::<crate::apis::core::v1::Service>();
         }
+        #[cfg(feature = "core")]
         if requested == ("", "v1", "serviceaccounts") {
             self.inner.informer_for::<crate::apis::core::v1::ServiceAccount>();
         }
+        #[cfg(feature = "discovery")]
         if requested == ("discovery.k8s.io", "v1", "endpointslices") {
             self.inner.informer_for::<crate::apis::discovery::v1::EndpointSlice>();
         }
+        #[cfg(feature = "events")]
         if requested == ("events.k8s.io", "v1", "events") {
             self.inner.informer_for::<crate::apis::events::v1::Event>();
         }
+        #[cfg(feature = "flowcontrol")]
         if requested == ("flowcontrol.apiserver.k8s.io", "v1", "flowschemas") {
             self.inner.informer_for::<crate::apis::flowcontrol::v1::FlowSchema>();
         }
+        #[cfg(feature = "flowcontrol")]
         if requested
             == ("flowcontrol.apiserver.k8s.io", "v1", "prioritylevelconfigurations")
         {
@@ -232,130 +287,327 @@ impl SharedInformerFactory {
                     crate::apis::flowcontrol::v1::PriorityLevelConfiguration,
                 >();
         }
+        #[cfg(feature = "networking")]
         if requested == ("networking.k8s.io", "v1", "ingresses") {
             self.inner.informer_for::<crate::apis::networking::v1::Ingress>();
         }
+        #[cfg(feature = "networking")]
         if requested == ("networking.k8s.io", "v1", "ingressclasses") {
             self.inner.informer_for::<crate::apis::networking::v1::IngressClass>();
         }
+        #[cfg(feature = "networking")]
         if requested == ("networking.k8s.io", "v1", "ipaddresses") {
             self.inner.informer_for::<crate::apis::networking::v1::IPAddress>();
         }
+        #[cfg(feature = "networking")]
         if requested == ("networking.k8s.io", "v1", "networkpolicies") {
             self.inner.informer_for::<crate::apis::networking::v1::NetworkPolicy>();
         }
+        #[cfg(feature = "networking")]
         if requested == ("networking.k8s.io", "v1", "servicecidrs") {
             self.inner.informer_for::<crate::apis::networking::v1::ServiceCIDR>();
         }
+        #[cfg(feature = "node")]
         if requested == ("node.k8s.io", "v1", "runtimeclasses") {
             self.inner.informer_for::<crate::apis::node::v1::RuntimeClass>();
         }
+        #[cfg(feature = "policy")]
         if requested == ("policy", "v1", "poddisruptionbudgets") {
             self.inner.informer_for::<crate::apis::policy::v1::PodDisruptionBudget>();
         }
+        #[cfg(feature = "rbac")]
         if requested == ("rbac.authorization.k8s.io", "v1", "clusterroles") {
             self.inner.informer_for::<crate::apis::rbac::v1::ClusterRole>();
         }
+        #[cfg(feature = "rbac")]
         if requested == ("rbac.authorization.k8s.io", "v1", "clusterrolebindings") {
             self.inner.informer_for::<crate::apis::rbac::v1::ClusterRoleBinding>();
         }
+        #[cfg(feature = "rbac")]
         if requested == ("rbac.authorization.k8s.io", "v1", "roles") {
             self.inner.informer_for::<crate::apis::rbac::v1::Role>();
         }
+        #[cfg(feature = "rbac")]
         if requested == ("rbac.authorization.k8s.io", "v1", "rolebindings") {
             self.inner.informer_for::<crate::apis::rbac::v1::RoleBinding>();
         }
+        #[cfg(feature = "scheduling")]
         if requested == ("scheduling.k8s.io", "v1", "priorityclasses") {
             self.inner.informer_for::<crate::apis::scheduling::v1::PriorityClass>();
         }
+        #[cfg(feature = "storage")]
         if requested == ("storage.k8s.io", "v1", "csidrivers") {
             self.inner.informer_for::<crate::apis::storage::v1::CSIDriver>();
         }
+        #[cfg(feature = "storage")]
         if requested == ("storage.k8s.io", "v1", "csinodes") {
             self.inner.informer_for::<crate::apis::storage::v1::CSINode>();
         }
+        #[cfg(feature = "storage")]
         if requested == ("storage.k8s.io", "v1", "csistoragecapacities") {
             self.inner.informer_for::<crate::apis::storage::v1::CSIStorageCapacity>();
         }
+        #[cfg(feature = "storage")]
         if requested == ("storage.k8s.io", "v1", "storageclasses") {
             self.inner.informer_for::<crate::apis::storage::v1::StorageClass>();
         }
+        #[cfg(feature = "storage")]
         if requested == ("storage.k8s.io", "v1", "volumeattachments") {
             self.inner.informer_for::<crate::apis::storage::v1::VolumeAttachment>();
         }
         self.inner.for_resource(gvr)
     }
+    #[cfg(feature = "admissionregistration")]
     /// Informers of the admissionregistration.k8s.io group.
     pub fn admissionregistration(&self) -> admissionregistration::GroupInformers {
         admissionregistration::GroupInformers::new(self.inner.clone())
     }
+    #[cfg(not(feature = "admissionregistration"))]
+    /// Off: turn on kubegen's `admissionregistration` feature to use `admissionregistration`.
+    #[doc(hidden)]
+    pub fn admissionregistration(&self) -> crate::kubernetes::features::GroupOff
+    where
+        for<'a> crate::kubernetes::features::GroupOff: crate::kubernetes::features::AdmissionregistrationFeatureOn,
+    {
+        crate::kubernetes::features::GroupOff
+    }
+    #[cfg(feature = "apiextensions")]
     /// Informers of the apiextensions.k8s.io group.
     pub fn apiextensions(&self) -> apiextensions::GroupInformers {
         apiextensions::GroupInformers::new(self.inner.clone())
     }
+    #[cfg(not(feature = "apiextensions"))]
+    /// Off: turn on kubegen's `apiextensions` feature to use `apiextensions`.
+    #[doc(hidden)]
+    pub fn apiextensions(&self) -> crate::kubernetes::features::GroupOff
+    where
+        for<'a> crate::kubernetes::features::GroupOff: crate::kubernetes::features::ApiextensionsFeatureOn,
+    {
+        crate::kubernetes::features::GroupOff
+    }
+    #[cfg(feature = "apiregistration")]
     /// Informers of the apiregistration.k8s.io group.
     pub fn apiregistration(&self) -> apiregistration::GroupInformers {
         apiregistration::GroupInformers::new(self.inner.clone())
     }
+    #[cfg(not(feature = "apiregistration"))]
+    /// Off: turn on kubegen's `apiregistration` feature to use `apiregistration`.
+    #[doc(hidden)]
+    pub fn apiregistration(&self) -> crate::kubernetes::features::GroupOff
+    where
+        for<'a> crate::kubernetes::features::GroupOff: crate::kubernetes::features::ApiregistrationFeatureOn,
+    {
+        crate::kubernetes::features::GroupOff
+    }
+    #[cfg(feature = "apps")]
     /// Informers of the apps group.
     pub fn apps(&self) -> apps::GroupInformers {
         apps::GroupInformers::new(self.inner.clone())
     }
+    #[cfg(not(feature = "apps"))]
+    /// Off: turn on kubegen's `apps` feature to use `apps`.
+    #[doc(hidden)]
+    pub fn apps(&self) -> crate::kubernetes::features::GroupOff
+    where
+        for<'a> crate::kubernetes::features::GroupOff: crate::kubernetes::features::AppsFeatureOn,
+    {
+        crate::kubernetes::features::GroupOff
+    }
+    #[cfg(feature = "autoscaling")]
     /// Informers of the autoscaling group.
     pub fn autoscaling(&self) -> autoscaling::GroupInformers {
         autoscaling::GroupInformers::new(self.inner.clone())
     }
+    #[cfg(not(feature = "autoscaling"))]
+    /// Off: turn on kubegen's `autoscaling` feature to use `autoscaling`.
+    #[doc(hidden)]
+    pub fn autoscaling(&self) -> crate::kubernetes::features::GroupOff
+    where
+        for<'a> crate::kubernetes::features::GroupOff: crate::kubernetes::features::AutoscalingFeatureOn,
+    {
+        crate::kubernetes::features::GroupOff
+    }
+    #[cfg(feature = "batch")]
     /// Informers of the batch group.
     pub fn batch(&self) -> batch::GroupInformers {
         batch::GroupInformers::new(self.inner.clone())
     }
+    #[cfg(not(feature = "batch"))]
+    /// Off: turn on kubegen's `batch` feature to use `batch`.
+    #[doc(hidden)]
+    pub fn batch(&self) -> crate::kubernetes::features::GroupOff
+    where
+        for<'a> crate::kubernetes::features::GroupOff: crate::kubernetes::features::BatchFeatureOn,
+    {
+        crate::kubernetes::features::GroupOff
+    }
+    #[cfg(feature = "certificates")]
     /// Informers of the certificates.k8s.io group.
     pub fn certificates(&self) -> certificates::GroupInformers {
         certificates::GroupInformers::new(self.inner.clone())
     }
+    #[cfg(not(feature = "certificates"))]
+    /// Off: turn on kubegen's `certificates` feature to use `certificates`.
+    #[doc(hidden)]
+    pub fn certificates(&self) -> crate::kubernetes::features::GroupOff
+    where
+        for<'a> crate::kubernetes::features::GroupOff: crate::kubernetes::features::CertificatesFeatureOn,
+    {
+        crate::kubernetes::features::GroupOff
+    }
+    #[cfg(feature = "coordination")]
     /// Informers of the coordination.k8s.io group.
     pub fn coordination(&self) -> coordination::GroupInformers {
         coordination::GroupInformers::new(self.inner.clone())
     }
-    /// Informers of the  group.
+    #[cfg(not(feature = "coordination"))]
+    /// Off: turn on kubegen's `coordination` feature to use `coordination`.
+    #[doc(hidden)]
+    pub fn coordination(&self) -> crate::kubernetes::features::GroupOff
+    where
+        for<'a> crate::kubernetes::features::GroupOff: crate::kubernetes::features::CoordinationFeatureOn,
+    {
+        crate::kubernetes::features::GroupOff
+    }
+    #[cfg(feature = "core")]
+    /// Informers of the core group.
     pub fn core(&self) -> core::GroupInformers {
         core::GroupInformers::new(self.inner.clone())
     }
+    #[cfg(not(feature = "core"))]
+    /// Off: turn on kubegen's `core` feature to use `core`.
+    #[doc(hidden)]
+    pub fn core(&self) -> crate::kubernetes::features::GroupOff
+    where
+        for<'a> crate::kubernetes::features::GroupOff: crate::kubernetes::features::CoreFeatureOn,
+    {
+        crate::kubernetes::features::GroupOff
+    }
+    #[cfg(feature = "discovery")]
     /// Informers of the discovery.k8s.io group.
     pub fn discovery(&self) -> discovery::GroupInformers {
         discovery::GroupInformers::new(self.inner.clone())
     }
+    #[cfg(not(feature = "discovery"))]
+    /// Off: turn on kubegen's `discovery` feature to use `discovery`.
+    #[doc(hidden)]
+    pub fn discovery(&self) -> crate::kubernetes::features::GroupOff
+    where
+        for<'a> crate::kubernetes::features::GroupOff: crate::kubernetes::features::DiscoveryFeatureOn,
+    {
+        crate::kubernetes::features::GroupOff
+    }
+    #[cfg(feature = "events")]
     /// Informers of the events.k8s.io group.
     pub fn events(&self) -> events::GroupInformers {
         events::GroupInformers::new(self.inner.clone())
     }
+    #[cfg(not(feature = "events"))]
+    /// Off: turn on kubegen's `events` feature to use `events`.
+    #[doc(hidden)]
+    pub fn events(&self) -> crate::kubernetes::features::GroupOff
+    where
+        for<'a> crate::kubernetes::features::GroupOff: crate::kubernetes::features::EventsFeatureOn,
+    {
+        crate::kubernetes::features::GroupOff
+    }
+    #[cfg(feature = "flowcontrol")]
     /// Informers of the flowcontrol.apiserver.k8s.io group.
     pub fn flowcontrol(&self) -> flowcontrol::GroupInformers {
         flowcontrol::GroupInformers::new(self.inner.clone())
     }
+    #[cfg(not(feature = "flowcontrol"))]
+    /// Off: turn on kubegen's `flowcontrol` feature to use `flowcontrol`.
+    #[doc(hidden)]
+    pub fn flowcontrol(&self) -> crate::kubernetes::features::GroupOff
+    where
+        for<'a> crate::kubernetes::features::GroupOff: crate::kubernetes::features::FlowcontrolFeatureOn,
+    {
+        crate::kubernetes::features::GroupOff
+    }
+    #[cfg(feature = "networking")]
     /// Informers of the networking.k8s.io group.
     pub fn networking(&self) -> networking::GroupInformers {
         networking::GroupInformers::new(self.inner.clone())
     }
+    #[cfg(not(feature = "networking"))]
+    /// Off: turn on kubegen's `networking` feature to use `networking`.
+    #[doc(hidden)]
+    pub fn networking(&self) -> crate::kubernetes::features::GroupOff
+    where
+        for<'a> crate::kubernetes::features::GroupOff: crate::kubernetes::features::NetworkingFeatureOn,
+    {
+        crate::kubernetes::features::GroupOff
+    }
+    #[cfg(feature = "node")]
     /// Informers of the node.k8s.io group.
     pub fn node(&self) -> node::GroupInformers {
         node::GroupInformers::new(self.inner.clone())
     }
+    #[cfg(not(feature = "node"))]
+    /// Off: turn on kubegen's `node` feature to use `node`.
+    #[doc(hidden)]
+    pub fn node(&self) -> crate::kubernetes::features::GroupOff
+    where
+        for<'a> crate::kubernetes::features::GroupOff: crate::kubernetes::features::NodeFeatureOn,
+    {
+        crate::kubernetes::features::GroupOff
+    }
+    #[cfg(feature = "policy")]
     /// Informers of the policy group.
     pub fn policy(&self) -> policy::GroupInformers {
         policy::GroupInformers::new(self.inner.clone())
     }
+    #[cfg(not(feature = "policy"))]
+    /// Off: turn on kubegen's `policy` feature to use `policy`.
+    #[doc(hidden)]
+    pub fn policy(&self) -> crate::kubernetes::features::GroupOff
+    where
+        for<'a> crate::kubernetes::features::GroupOff: crate::kubernetes::features::PolicyFeatureOn,
+    {
+        crate::kubernetes::features::GroupOff
+    }
+    #[cfg(feature = "rbac")]
     /// Informers of the rbac.authorization.k8s.io group.
     pub fn rbac(&self) -> rbac::GroupInformers {
         rbac::GroupInformers::new(self.inner.clone())
     }
+    #[cfg(not(feature = "rbac"))]
+    /// Off: turn on kubegen's `rbac` feature to use `rbac`.
+    #[doc(hidden)]
+    pub fn rbac(&self) -> crate::kubernetes::features::GroupOff
+    where
+        for<'a> crate::kubernetes::features::GroupOff: crate::kubernetes::features::RbacFeatureOn,
+    {
+        crate::kubernetes::features::GroupOff
+    }
+    #[cfg(feature = "scheduling")]
     /// Informers of the scheduling.k8s.io group.
     pub fn scheduling(&self) -> scheduling::GroupInformers {
         scheduling::GroupInformers::new(self.inner.clone())
     }
+    #[cfg(not(feature = "scheduling"))]
+    /// Off: turn on kubegen's `scheduling` feature to use `scheduling`.
+    #[doc(hidden)]
+    pub fn scheduling(&self) -> crate::kubernetes::features::GroupOff
+    where
+        for<'a> crate::kubernetes::features::GroupOff: crate::kubernetes::features::SchedulingFeatureOn,
+    {
+        crate::kubernetes::features::GroupOff
+    }
+    #[cfg(feature = "storage")]
     /// Informers of the storage.k8s.io group.
     pub fn storage(&self) -> storage::GroupInformers {
         storage::GroupInformers::new(self.inner.clone())
+    }
+    #[cfg(not(feature = "storage"))]
+    /// Off: turn on kubegen's `storage` feature to use `storage`.
+    #[doc(hidden)]
+    pub fn storage(&self) -> crate::kubernetes::features::GroupOff
+    where
+        for<'a> crate::kubernetes::features::GroupOff: crate::kubernetes::features::StorageFeatureOn,
+    {
+        crate::kubernetes::features::GroupOff
     }
 }
 impl From<::kubegen::informers::SharedInformerFactory> for SharedInformerFactory {

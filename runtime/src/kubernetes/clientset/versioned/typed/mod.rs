@@ -5,42 +5,62 @@
 
 //! Typed clients per group and version.
 /// The admissionregistration.k8s.io group.
+#[cfg(feature = "admissionregistration")]
 pub mod admissionregistration;
 /// The apiextensions.k8s.io group.
+#[cfg(feature = "apiextensions")]
 pub mod apiextensions;
 /// The apiregistration.k8s.io group.
+#[cfg(feature = "apiregistration")]
 pub mod apiregistration;
 /// The apps group.
+#[cfg(feature = "apps")]
 pub mod apps;
 /// The authentication.k8s.io group.
+#[cfg(feature = "authentication")]
 pub mod authentication;
 /// The authorization.k8s.io group.
+#[cfg(feature = "authorization")]
 pub mod authorization;
 /// The autoscaling group.
+#[cfg(feature = "autoscaling")]
 pub mod autoscaling;
 /// The batch group.
+#[cfg(feature = "batch")]
 pub mod batch;
 /// The certificates.k8s.io group.
+#[cfg(feature = "certificates")]
 pub mod certificates;
 /// The coordination.k8s.io group.
+#[cfg(feature = "coordination")]
 pub mod coordination;
-/// The  group.
+/// The core group.
+#[cfg(feature = "core")]
 pub mod core;
 /// The discovery.k8s.io group.
+#[cfg(feature = "discovery")]
 pub mod discovery;
 /// The events.k8s.io group.
+#[cfg(feature = "events")]
 pub mod events;
 /// The flowcontrol.apiserver.k8s.io group.
+#[cfg(feature = "flowcontrol")]
 pub mod flowcontrol;
 /// The networking.k8s.io group.
+#[cfg(feature = "networking")]
 pub mod networking;
 /// The node.k8s.io group.
+#[cfg(feature = "node")]
 pub mod node;
 /// The policy group.
+#[cfg(feature = "policy")]
 pub mod policy;
 /// The rbac.authorization.k8s.io group.
+#[cfg(feature = "rbac")]
 pub mod rbac;
 /// The scheduling.k8s.io group.
+#[cfg(feature = "scheduling")]
 pub mod scheduling;
 /// The storage.k8s.io group.
+#[cfg(feature = "storage")]
 pub mod storage;

@@ -1,5 +1,7 @@
 //! `#[derive(kubegen::Resource)]` and `#[derive(kubegen::deepcopy::DeepCopy)]` on real
-//! types: the impls compile and behave.
+//! types: the impls compile and behave. (Beside the generator rather than in derive/tests,
+//! whose trybuild UI tests rebuild every dev-dependency of that crate: this file needs the
+//! test server.)
 
 #![allow(clippy::unwrap_used)] // test helpers outside #[test] fns unwrap too
 

@@ -148,7 +148,7 @@ async fn derived_types_get_a_typed_client_lister_and_informer() {
     assert_eq!(foos.get("a").await.unwrap().spec.replicas, 2);
 
     fake.prepend_reactor("get", "foos", |action| {
-        (action.subresource == "scale").then(|| Ok(serde_json::json!({"replicas": 5})))
+        (action.request.subresource == "scale").then(|| Ok(serde_json::json!({"replicas": 5})))
     });
     assert_eq!(foos.get_scale("a").await.unwrap(), Scale { replicas: 5 });
 

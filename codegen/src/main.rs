@@ -59,7 +59,7 @@ enum Command {
     /// Scaffold a new operator project (kubebuilder's `init`): types, generated clients,
     /// CRD, RBAC, a reconciler under the manager, a demo, tests, hack/ scripts.
     #[command(
-        after_help = "Example:\n  kubegen-codegen init --name my-operator --group example.com --version v1alpha1 --kind Widget\n  cd my-operator && cargo run --example demo && cargo test"
+        after_help = "Example:\n  kubegen-codegen init --name my-operator --group example.com --version v1alpha1 --kind Widget\n  cd my-operator && cargo run --features demo -- --demo && cargo test"
     )]
     Init(InitArgs),
     /// Add another kind to a project made by `init` (kubebuilder's `create api`).
@@ -331,7 +331,7 @@ fn scaffold(command: &Command) -> Result<(), ScaffoldError> {
             };
             init(&options)?;
             println!(
-                "{}: scaffolded; next: cd {} && cargo run --example demo && cargo test",
+                "{}: scaffolded; next: cd {} && cargo run --features demo -- --demo && cargo test",
                 a.name,
                 dir.display()
             );

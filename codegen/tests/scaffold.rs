@@ -1,7 +1,7 @@
 //! `kubegen-codegen init` and `create-api` (kubebuilder's `init` and `create api`,
 //! <https://book.kubebuilder.io/cronjob-tutorial/cronjob-tutorial>): the refusals in
 //! process, and end to end a scaffolded project that builds, passes its own tests and
-//! `hack/verify-codegen.sh`, and whose demo (`cargo run --example demo`) exits 0, before and
+//! `hack/verify-codegen.sh`, and whose demo (`cargo run --features demo -- --demo`) exits 0, before and
 //! after `create-api`; its operator binary does not link the test server.
 //!
 //! The end-to-end test builds the project with this build's target directory (derived
@@ -225,7 +225,8 @@ fn run(dir: &Path, program: &str, args: &[&str]) -> Output {
 fn check_project(dir: &Path, kinds: &[&str]) {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     run(dir, &cargo, &["build"]);
-    // A production build compiles no API server: the test server is a dev-dependency.
+    // A production build compiles no API server: the test server is a dev-dependency and
+    // an optional dependency of the `demo` feature.
     let tree = run(
         dir,
         &cargo,
@@ -242,7 +243,7 @@ fn check_project(dir: &Path, kinds: &[&str]) {
         assert!(log.contains(&name), "{name} missing:\n{log}");
     }
     run(dir, "bash", &["hack/verify-codegen.sh"]);
-    let demo = run(dir, &cargo, &["run", "--example", "demo"]);
+    let demo = run(dir, &cargo, &["run", "--features", "demo", "--", "--demo"]);
     let stdout = String::from_utf8_lossy(&demo.stdout);
     assert!(stdout.trim_end().ends_with("demo finished"), "{stdout}");
     for kind in kinds {

@@ -1,6 +1,6 @@
 //! `kubegen-codegen create-api`: another kind in a project `init` made.
 //!
-//! Adds the kind's own files (types, controller, walk-through, test; refused when any
+//! Adds the kind's own files (types, controller, walk-through with its test; refused when any
 //! exists), rewrites the index modules (refused when one lost its
 //! [`super::layout::INDEX_MARKER`], i.e. was edited by hand), then
 //! regenerates what spans kinds: the clientset, listers and informers, the CRDs and the

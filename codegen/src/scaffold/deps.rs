@@ -89,15 +89,27 @@ impl Dependencies {
         }
     }
 
+    /// The test server as an optional `[dependencies]` line: the `demo` feature's embedded
+    /// API server (`cargo run --features demo -- --demo`). A production build, without the
+    /// feature, never compiles it.
+    pub fn demo_cargo_lines(&self) -> String {
+        self.testserver(", optional = true")
+    }
+
     /// The project's kubegen `[dev-dependencies]` lines: the embedded API server of the
-    /// demo (`examples/demo.rs`) and the tests.
+    /// tests.
     pub fn dev_cargo_lines(&self) -> String {
+        self.testserver("")
+    }
+
+    /// The test server's dependency line, `more` appended inside its table.
+    fn testserver(&self, more: &str) -> String {
         match self {
             Self::Path(root) => format!(
-                "kubegen-testserver = {{ path = \"{}/testserver\" }}",
+                "kubegen-testserver = {{ path = \"{}/testserver\"{more} }}",
                 root.display()
             ),
-            Self::Version(v) => format!("kubegen-testserver = \"{v}\""),
+            Self::Version(v) => format!("kubegen-testserver = {{ version = \"{v}\"{more} }}"),
         }
     }
 

@@ -4,7 +4,9 @@
 //! ```text
 //! Cargo.toml README.md Dockerfile .gitignore .dockerignore
 //! hack/{update,verify}-codegen.sh hack/boilerplate.txt
-//! src/main.rs src/lib.rs src/manager.rs examples/demo.rs
+//! src/lib.rs                            the library: apis and client (kubebuilder's api/)
+//! src/main.rs src/manager.rs src/embedded.rs   the binary: main, the manager, the
+//!                                        embedded test server of the demo and the tests
 //! src/apis/mod.rs                        index: groups, and CRDS (the config/crd files)
 //! src/apis/<group>/mod.rs                index: versions
 //! src/apis/<group>/<version>/mod.rs      index: +groupName, every file of the directory
@@ -13,8 +15,7 @@
 //! src/controllers/mod.rs                 index: every file, register() of every kind
 //! src/controllers/<kind>.rs              the kind's reconciler (the user's)
 //! src/demo/mod.rs                        index: every file, run() of every kind
-//! src/demo/<kind>.rs                     the kind's walk-through (the user's)
-//! tests/<kind>.rs                        the kind's integration test (the user's)
+//! src/demo/<kind>.rs                     the kind's walk-through and its test (the user's)
 //! config/crd/<group>_<plural>.yaml, config/rbac/role.yaml     hack/update-codegen.sh
 //! ```
 //!
@@ -82,9 +83,9 @@ pub fn project_files(vars: &Vars) -> Vec<File> {
         File::filled("hack/update-codegen.sh", vars, &UPDATE_CODEGEN),
         File::filled("hack/verify-codegen.sh", vars, &VERIFY_CODEGEN),
         File::filled("src/main.rs", vars, &MAIN_RS),
-        File::filled("examples/demo.rs", vars, &DEMO_RS),
         File::filled("src/lib.rs", vars, &LIB_RS),
         File::filled("src/manager.rs", vars, &MANAGER_RS),
+        File::filled("src/embedded.rs", vars, &EMBEDDED_RS),
     ];
     for f in &mut files {
         f.executable = f.path.extension().is_some_and(|e| e == "sh");
@@ -92,7 +93,8 @@ pub fn project_files(vars: &Vars) -> Vec<File> {
     files
 }
 
-/// The files a kind adds (the user's from then on): types, controller, walk-through, test.
+/// The files a kind adds (the user's from then on): types, controller, walk-through (with
+/// its test).
 pub fn kind_files(project: &ProjectName, kind: &ApiKind) -> Vec<File> {
     use templates::*;
     let vars = Vars::kind(project, kind);
@@ -101,7 +103,6 @@ pub fn kind_files(project: &ProjectName, kind: &ApiKind) -> Vec<File> {
         File::filled(types_file(kind), &vars, &KIND_TYPES),
         File::filled(format!("{CONTROLLERS_DIR}/{m}.rs"), &vars, &KIND_CONTROLLER),
         File::filled(format!("{DEMO_DIR}/{m}.rs"), &vars, &KIND_DEMO),
-        File::filled(format!("tests/{m}.rs"), &vars, &KIND_TEST),
     ]
 }
 
@@ -284,9 +285,9 @@ impl Project {
     fn demo_index(&self) -> File {
         let mut text = format!(
             "{INDEX_MARKER}\n\n\
-             //! The demo's walk-through (`cargo run --example demo`): each kind's (`<kind>.rs`) in turn.\n\n\
+             //! The walk-throughs, one per kind (`<kind>.rs`, with its test); [`run`] plays each in turn\n\
+             //! (`cargo run --features demo -- --demo`).\n\n\
              use std::time::Duration;\n\n\
-             use kubegen::client::Client;\n\
              use kubegen::controllerutil::wait::WaitError;\n\n"
         );
         for m in &self.demos {
@@ -306,7 +307,8 @@ impl Project {
              \x20   Api(#[from] kubegen::client::Error),\n\
              }\n\n\
              /// Plays every kind's walk-through in `namespace`, printing progress with `say`.\n\
-             pub async fn run(\n    client: Client,\n    namespace: &str,\n    say: &mut dyn FnMut(&str),\n\
+             #[cfg(feature = \"demo\")]\n\
+             pub async fn run(\n    client: kubegen::client::Client,\n    namespace: &str,\n    say: &mut dyn FnMut(&str),\n\
              ) -> Result<(), DemoError> {\n",
         );
         for k in self.kinds_in(&self.demos) {

@@ -1,15 +1,17 @@
 //! `kubegen-codegen init` and `create-api`: kubebuilder's scaffolding for a Rust operator.
 //!
 //! [`init`](init::init) writes a standalone cargo project (its own `[workspace]`) with one
-//! API kind: marked types under `src/apis/<group>/<version>/`, the clientset, listers and
-//! informers generated from them (in process, byte for byte what `kubegen-codegen update`
-//! writes), CRDs and the RBAC role under `config/`, a reconciler per kind on the controller
-//! builder, a `main.rs` under the manager, a demo (`examples/demo.rs`) against the embedded
-//! test server (a dev-dependency: the operator binary never compiles it), an integration
-//! test, `hack/update-codegen.sh` / `hack/verify-codegen.sh`, a README and a
-//! Dockerfile. [`create_api`](create_api::create_api) adds a kind to such a project.
+//! API kind. Its library (kubebuilder's `api/`): marked types under
+//! `src/apis/<group>/<version>/` and the clientset, listers and informers generated from
+//! them (in process, byte for byte what `kubegen-codegen update` writes). Its binary
+//! (`main.rs`, kubebuilder's `cmd/` and `internal/`): a reconciler per kind on the controller
+//! builder under the manager, a walk-through per kind with its test, and the embedded test
+//! server they run against (`src/embedded.rs`: the `demo` feature, `cargo run --features demo
+//! -- --demo`, and a dev-dependency: a production build never compiles it). Changing a
+//! reconciler recompiles the binary only. Besides: CRDs and the RBAC role under `config/`,
+//! `hack/update-codegen.sh` / `hack/verify-codegen.sh`, a README and a Dockerfile. [`create_api`](create_api::create_api) adds a kind to such a project.
 //!
-//! Adding a kind only adds files (types, controller, demo step, test) and regenerates
+//! Adding a kind only adds files (types, controller, walk-through with its test) and regenerates
 //! generated ones: the index modules (`src/apis/**/mod.rs`, `src/controllers/mod.rs`,
 //! `src/demo/mod.rs`, each listing the files of its directory and marked
 //! [`layout::INDEX_MARKER`]) and what `hack/update-codegen.sh` writes.

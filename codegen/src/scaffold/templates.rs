@@ -34,13 +34,12 @@ template!(BOILERPLATE, "boilerplate.txt.tmpl");
 template!(UPDATE_CODEGEN, "update-codegen.sh.tmpl");
 template!(VERIFY_CODEGEN, "verify-codegen.sh.tmpl");
 template!(MAIN_RS, "main.rs.tmpl");
-template!(DEMO_RS, "demo.rs.tmpl");
+template!(EMBEDDED_RS, "embedded.rs.tmpl");
 template!(LIB_RS, "lib.rs.tmpl");
 template!(MANAGER_RS, "manager.rs.tmpl");
 template!(KIND_TYPES, "kind_types.rs.tmpl");
 template!(KIND_CONTROLLER, "kind_controller.rs.tmpl");
 template!(KIND_DEMO, "kind_demo.rs.tmpl");
-template!(KIND_TEST, "kind_test.rs.tmpl");
 
 /// Every template (for tests: each is filled without a placeholder left over).
 pub const ALL: &[Template] = &[
@@ -53,13 +52,12 @@ pub const ALL: &[Template] = &[
     UPDATE_CODEGEN,
     VERIFY_CODEGEN,
     MAIN_RS,
-    DEMO_RS,
+    EMBEDDED_RS,
     LIB_RS,
     MANAGER_RS,
     KIND_TYPES,
     KIND_CONTROLLER,
     KIND_DEMO,
-    KIND_TEST,
 ];
 
 /// The values of the placeholders.
@@ -70,10 +68,12 @@ pub struct Vars {
 
 impl Vars {
     /// The project's placeholders: `{{project}}`, `{{crate}}`, `{{kubegen_deps}}`,
-    /// `{{kubegen_dev_deps}}`, `{{codegen_command}}`, and the first kind's (for the README).
+    /// `{{kubegen_demo_deps}}`, `{{kubegen_dev_deps}}`, `{{codegen_command}}`, and the first kind's (for the README).
     pub fn project(project: &ProjectName, deps: &Dependencies, first: &ApiKind) -> Self {
         let mut vars = Self::kind(project, first);
         vars.pairs.push(("kubegen_deps", deps.cargo_lines()));
+        vars.pairs
+            .push(("kubegen_demo_deps", deps.demo_cargo_lines()));
         vars.pairs
             .push(("kubegen_dev_deps", deps.dev_cargo_lines()));
         vars.pairs.push(("codegen_command", deps.codegen_command()));

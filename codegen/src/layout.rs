@@ -140,6 +140,7 @@ pub fn files(packages: &[(VersionDir, Package)], config: &LayoutConfig<'_>) -> V
             packages,
             config.output_module,
             config.input_module,
+            gates,
             &gated,
             &cx,
         );

@@ -22,6 +22,7 @@ use super::model::Root;
 use crate::crd::k8s;
 use crate::ctxt::Ctxt;
 use crate::expand::names;
+use crate::gates::Gates;
 use crate::model::{Body, Package, SourceUses, TypeDef};
 use crate::source::VersionDir;
 
@@ -39,13 +40,14 @@ struct Version {
 }
 
 /// Every file of `applyconfiguration/` for `packages` (empty when none has resources).
-/// Each group named in `gated` is declared behind the cargo feature of its name
-/// (`--group-features`); the groups configurations are only referenced from (`meta`) stay
-/// ungated.
+/// With `gates` (`--group-features`), the module of each group named in `gated` is
+/// compiled only with that group's feature. A group whose configurations other groups
+/// only embed (`meta`: `ObjectMeta` is in every object) has no feature and stays ungated.
 pub fn files(
     packages: &[(VersionDir, Package)],
     output_module: &syn::Path,
     input_module: &syn::Path,
+    gates: Option<Gates<'_>>,
     gated: &[String],
     cx: &Ctxt,
 ) -> Vec<File> {
@@ -148,7 +150,7 @@ pub fn files(
     if tree.is_empty() {
         return Vec::new();
     }
-    layout(tree, values, gated)
+    layout(tree, values, gates, gated)
 }
 
 /// How the output tree names a type of the package: through the version module, which
@@ -196,6 +198,7 @@ fn alias_definition(target: &syn::Type) -> Option<String> {
 fn layout(
     tree: BTreeMap<(String, String), Version>,
     values: TokenStream,
+    gates: Option<Gates<'_>>,
     gated: &[String],
 ) -> Vec<File> {
     let dir = PathBuf::from("applyconfiguration");
@@ -240,7 +243,7 @@ fn layout(
     }
     let mods = groups.keys().map(|g| {
         let m = names::ident(g);
-        let gate = gated.contains(g).then(|| quote!(#[cfg(feature = #g)]));
+        let gate = gates.filter(|_| gated.contains(g)).map(|gates| gates.group(&m));
         quote!(#[doc = " One group's apply configurations."] #gate pub mod #m;)
     });
     out.push((

@@ -243,7 +243,9 @@ fn layout(
     }
     let mods = groups.keys().map(|g| {
         let m = names::ident(g);
-        let gate = gates.filter(|_| gated.contains(g)).map(|gates| gates.group(&m));
+        let gate = gates
+            .filter(|_| gated.contains(g))
+            .map(|gates| gates.group(&m));
         quote!(#[doc = " One group's apply configurations."] #gate pub mod #m;)
     });
     out.push((

@@ -172,7 +172,7 @@ fn the_scaffold_asks_for_the_workspace_dependency_versions() {
 /// `program` in `dir` without what cargo set for this test process: ring's build script
 /// watches `CARGO_MANIFEST_DIR` (`rerun-if-env-changed`), so inheriting this crate's value
 /// would make the inner build and the outer one take turns rebuilding ring and everything
-/// above it (rustls, reqwest, kubegen, the test server).
+/// above it (rustls, hyper-rustls, kubegen, the test server).
 fn command(dir: &Path, program: impl AsRef<std::ffi::OsStr>) -> Command {
     let mut command = Command::new(program);
     command.current_dir(dir);

@@ -1,4 +1,4 @@
-//! The typed and dynamic verbs against a scripted local HTTP server, through the reqwest
+//! The typed and dynamic verbs against a scripted local HTTP server, through the HTTP
 //! transport: what goes on the wire, and how answers are decoded.
 #![allow(clippy::unwrap_used)] // test helpers may unwrap, like the tests
 

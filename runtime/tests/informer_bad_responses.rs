@@ -23,7 +23,7 @@ use kubegen::cache::{
     SharedIndexInformer, wait_for_cache_sync,
 };
 use kubegen::client::{
-    Body, BoxFuture, Client, ReqwestTransport, ResourceClient, Transport, TransportError,
+    Body, BoxFuture, Client, HttpTransport, ResourceClient, Transport, TransportError,
 };
 use kubegen_testserver::TestServer;
 use tokio_util::sync::CancellationToken;
@@ -40,7 +40,7 @@ enum Garble {
 /// Forwards to the real transport; while `bad` is above zero, each GET's answer is
 /// garbled (and `bad` counts down).
 struct Garbling {
-    inner: ReqwestTransport,
+    inner: HttpTransport,
     bad: Arc<AtomicUsize>,
     how: Garble,
 }
@@ -117,7 +117,7 @@ async fn bad_answers_are_typed_errors_and_the_cache_is_kept(
     let config = server.config().unwrap();
     let bad = Arc::new(AtomicUsize::new(0));
     let transport = Garbling {
-        inner: ReqwestTransport::new(&config).unwrap(),
+        inner: HttpTransport::new(&config).unwrap(),
         bad: bad.clone(),
         how,
     };

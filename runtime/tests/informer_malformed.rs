@@ -19,9 +19,7 @@ use kubegen::{
         ListWatch, ReflectorError, ResourceEventHandler, SharedIndexInformer, meta_namespace_key,
         namespace_indexers, wait_for_cache_sync,
     },
-    client::{
-        Body, BoxFuture, Client, ReqwestTransport, ResourceClient, Transport, TransportError,
-    },
+    client::{Body, BoxFuture, Client, HttpTransport, ResourceClient, Transport, TransportError},
 };
 use kubegen_testserver::TestServer;
 use tokio_util::sync::CancellationToken;
@@ -34,7 +32,7 @@ const POISONED: &[u8] =
 /// Forwards to the real transport; in watch responses, replaces every line mentioning the
 /// object `poison` with [`POISONED`], and records the path and query of every GET.
 struct Poisoning {
-    inner: ReqwestTransport,
+    inner: HttpTransport,
     gets: Arc<Mutex<Vec<String>>>,
 }
 
@@ -130,7 +128,7 @@ async fn a_malformed_watch_event_is_skipped_and_the_informer_keeps_its_cache_and
     let config = server.config().unwrap();
     let gets = Arc::new(Mutex::new(Vec::new()));
     let transport = Poisoning {
-        inner: ReqwestTransport::new(&config).unwrap(),
+        inner: HttpTransport::new(&config).unwrap(),
         gets: gets.clone(),
     };
     let client = Client::builder(transport)

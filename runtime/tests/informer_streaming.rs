@@ -18,9 +18,7 @@ use kubegen::{
         BackoffConfig, InitialListStrategy, ListWatch, ReflectorConfig, ResourceEventHandler,
         SharedIndexInformer, meta_namespace_key, namespace_indexers, wait_for_cache_sync,
     },
-    client::{
-        Body, BoxFuture, Client, ReqwestTransport, ResourceClient, Transport, TransportError,
-    },
+    client::{Body, BoxFuture, Client, HttpTransport, ResourceClient, Transport, TransportError},
 };
 use kubegen_testserver::{FailRule, Verb};
 use kubegen_testserver::{TestServer, engine::Target};
@@ -33,7 +31,7 @@ use informer_support::eventually;
 /// Forwards to the real transport and records the path and query of every GET (lists and
 /// watches).
 struct Recording {
-    inner: ReqwestTransport,
+    inner: HttpTransport,
     uris: Arc<Mutex<Vec<String>>>,
 }
 
@@ -54,7 +52,7 @@ fn recording_client(server: &TestServer) -> (Client, Arc<Mutex<Vec<String>>>) {
     let config = server.config().unwrap();
     let uris = Arc::new(Mutex::new(Vec::new()));
     let transport = Recording {
-        inner: ReqwestTransport::new(&config).unwrap(),
+        inner: HttpTransport::new(&config).unwrap(),
         uris: uris.clone(),
     };
     let client = Client::builder(transport)

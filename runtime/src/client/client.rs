@@ -14,7 +14,7 @@ use super::{
     config::{Config, ConfigError, DEFAULT_MAX_RETRIES},
     decode::decode_lines,
     error::Error,
-    reqwest_transport::{RequestTimeout, ReqwestTransport},
+    http_transport::{HttpTransport, RequestTimeout},
     throttle::TokenBucket,
     transport::{Body, Transport},
 };
@@ -179,8 +179,8 @@ impl Client {
         }
     }
 
-    /// A client for a real API server: reqwest with `config`'s TLS, proxy and timeouts, its
-    /// credentials, throttling and impersonation.
+    /// A client for a real API server: an [`HttpTransport`] with `config`'s TLS, proxy and
+    /// timeouts, its credentials, throttling and impersonation.
     pub fn try_from_config(config: Config) -> Result<Self, ConfigError> {
         Ok(Self::builder_from_config(config)?.build())
     }
@@ -188,7 +188,7 @@ impl Client {
     /// The builder [`Client::try_from_config`] uses, to add what a `Config` does not carry
     /// (metrics, more headers) before building.
     pub fn builder_from_config(config: Config) -> Result<ClientBuilder, ConfigError> {
-        let transport = ReqwestTransport::new(&config)?;
+        let transport = HttpTransport::new(&config)?;
         let mut b = Self::builder(transport)
             .credentials(config.credentials)
             .rate_limit(config.qps, config.burst)

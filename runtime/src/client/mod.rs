@@ -1,9 +1,9 @@
 //! The REST client (client-go's `rest`, typed and dynamic clients, `discovery`, `util/retry`).
 //!
 //! The wire is abstracted by [`Transport`]: an `http::Request<Vec<u8>>` goes in, an
-//! `http::Response<Body>` with a streaming body comes out. [`ReqwestTransport`] talks to a
-//! real API server; the test server's in-process transport stands in for fake clientsets.
-//! [`Client`] adds credentials, throttling and retries on top of any transport;
+//! `http::Response<Body>` with a streaming body comes out. [`HttpTransport`] (hyper over
+//! rustls) talks to a real API server; the test server's in-process transport stands in for
+//! fake clientsets. [`Client`] adds credentials, throttling and retries on top of any transport;
 //! [`ResourceClient`] and [`DynamicClient`] build requests with kube-core's `Request` and
 //! decode answers into kube-core's `ObjectList`, `WatchEvent` and `Status`.
 
@@ -16,7 +16,7 @@ mod discovery;
 mod dynamic;
 mod error;
 mod extension;
-mod reqwest_transport;
+mod http_transport;
 mod resource;
 mod retry;
 mod throttle;
@@ -32,9 +32,9 @@ pub use decode::{LineDecoder, decode_lines};
 pub use discovery::Discovery;
 pub use dynamic::DynamicClient;
 pub use error::{Error, reason};
+pub use http_transport::{HttpTransport, RequestTimeout, rustls_config};
 /// kube-core's request parameters and list / watch types, as the client's methods take them.
 pub use kube_core::{ObjectList, WatchEvent, params};
-pub use reqwest_transport::{RequestTimeout, ReqwestTransport, rustls_config};
 pub use resource::{ResourceClient, WatchStream};
 pub use retry::{Backoff, DEFAULT_BACKOFF, DEFAULT_RETRY, on_error, retry_on_conflict};
 pub use throttle::{DEFAULT_BURST, DEFAULT_QPS, TokenBucket};

@@ -109,7 +109,7 @@ impl Stream for Body {
 
 /// Sends one HTTP request and returns the response with a streaming body.
 ///
-/// Implemented by the reqwest transport (a real API server) and by the test server's
+/// Implemented by [`HttpTransport`](super::HttpTransport) (a real API server) and by the test server's
 /// in-process front (fake clientsets). Implementations must not retry, throttle or
 /// authenticate: the `Client` above does that, the same way for every transport.
 ///

@@ -16,6 +16,7 @@ mod discovery;
 mod dynamic;
 mod error;
 mod extension;
+pub mod kubeconfig;
 mod reqwest_transport;
 mod resource;
 mod retry;
@@ -23,7 +24,7 @@ mod throttle;
 mod transport;
 pub(crate) mod verbs;
 
-pub use auth::{AuthError, Authenticator, Credentials, EXEC_API_VERSION, ExecPlugin};
+pub use auth::{AuthError, Authenticator, Credentials, EXEC_API_VERSION, ExecCluster, ExecPlugin};
 pub use client::{Client, ClientBuilder, DEFAULT_RETRY_AFTER, MAX_RETRY_AFTER};
 pub use config::{
     Config, ConfigError, DEFAULT_MAX_RETRIES, SERVICE_ACCOUNT_DIR, TlsConfig, pem_certs,
@@ -34,12 +35,12 @@ pub use dynamic::DynamicClient;
 pub use error::{Error, reason};
 /// kube-core's request parameters and list / watch types, as the client's methods take them.
 pub use kube_core::{ObjectList, WatchEvent, params};
+/// The kubeconfig and the choice of context, for building a [`Config`] from a kubeconfig
+/// ([`Config::from_custom_kubeconfig`]).
+pub use kubeconfig::{KubeConfigOptions, Kubeconfig, KubeconfigError};
 pub use reqwest_transport::{RequestTimeout, ReqwestTransport, rustls_config};
 pub use resource::{ResourceClient, WatchStream};
 pub use retry::{Backoff, DEFAULT_BACKOFF, DEFAULT_RETRY, on_error, retry_on_conflict};
 pub use throttle::{DEFAULT_BURST, DEFAULT_QPS, TokenBucket};
 pub use transport::{Body, BoxFuture, Transport, TransportError};
 pub use verbs::{DEFAULT_PAGE_SIZE, DeleteResponse, LIST_ALL_RESTARTS};
-
-/// kube-client's kubeconfig types, for building a [`Config`] from a custom kubeconfig.
-pub use kube_client::config::{KubeConfigOptions, Kubeconfig};

@@ -177,7 +177,9 @@ fn missing_files_in_a_list_are_skipped_and_none_at_all_is_an_error() {
     assert_eq!(kc.clusters.len(), 2);
 
     let err = Kubeconfig::read_files(&[&missing]).unwrap_err();
-    assert!(matches!(&err, KubeconfigError::NotFound { paths } if paths == &[missing.clone()]));
+    assert!(
+        matches!(&err, KubeconfigError::NotFound { paths } if paths == std::slice::from_ref(&missing))
+    );
     assert!(err.to_string().contains("missing"), "{err}");
     let err = Kubeconfig::read_from(&missing).unwrap_err();
     assert!(matches!(err, KubeconfigError::Read { .. }), "{err}");

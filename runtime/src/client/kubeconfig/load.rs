@@ -379,7 +379,7 @@ fn decode_text(bytes: Vec<u8>) -> std::io::Result<String> {
     let invalid =
         |what: &str| std::io::Error::new(std::io::ErrorKind::InvalidData, what.to_string());
     let utf16 = |rest: &[u8], from: fn([u8; 2]) -> u16| {
-        if rest.len() % 2 != 0 {
+        if !rest.len().is_multiple_of(2) {
             return Err(invalid("odd length for UTF-16"));
         }
         let units: Vec<u16> = rest.chunks_exact(2).map(|c| from([c[0], c[1]])).collect();

@@ -2,7 +2,7 @@
 # Runs the cargo-fuzz targets under fuzz/ (nightly; installs cargo-fuzz if missing):
 #   hack/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]
 # Default: 600 s for each of watch_stream, list_body, markers, crd_manifest, selectors,
-# request. New inputs that reach new code are added to fuzz/corpus/<target>/ (commit a
+# request, kubeconfig. New inputs that reach new code are added to fuzz/corpus/<target>/ (commit a
 # minimised corpus: `cargo +nightly fuzz cmin <target>`); a crash is saved under
 # fuzz/artifacts/<target>/ — copy it to fuzz/regressions/<target>/ with the fix, and the
 # crates' tests/fuzz_corpus.rs replay it on stable in CI. Prints each target's executions
@@ -14,7 +14,7 @@ seconds="${1:-600}"
 shift || true
 targets=("$@")
 if [[ ${#targets[@]} -eq 0 ]]; then
-  targets=(watch_stream list_body markers crd_manifest selectors request)
+  targets=(watch_stream list_body markers crd_manifest selectors request kubeconfig)
 fi
 
 if ! rustup run nightly rustc --version >/dev/null 2>&1; then

@@ -40,6 +40,25 @@ pub fn list_body(data: &[u8]) {
     }
 }
 
+/// kubeconfig text (any bytes, read as UTF-8 with replacement): it parses or fails with a
+/// `KubeconfigError`, never panics; what parses is formatted and a context chosen. (No
+/// `Config` is built: that reads the files the text names.)
+pub fn kubeconfig(data: &[u8]) {
+    let text = String::from_utf8_lossy(data);
+    match crate::client::Kubeconfig::from_yaml(&text) {
+        Ok(kc) => {
+            let _ = format!("{kc:?}");
+            if let Ok(sel) = kc.select(&Default::default()) {
+                assert!(!sel.server().is_empty(), "a selected cluster has a server");
+                let _ = sel.namespace();
+            }
+        }
+        Err(e) => {
+            let _ = e.to_string();
+        }
+    }
+}
+
 /// Replays `fuzz/corpus/<target>/` and `fuzz/regressions/<target>/` under `fuzz_dir`
 /// through `entry`, in file-name order; panics naming the first input that panics, or
 /// when there is no input at all. Every crate's `tests/fuzz_corpus.rs` calls this.

@@ -19,3 +19,8 @@ fn watch_stream_corpus_replays_cleanly() {
 fn list_body_corpus_replays_cleanly() {
     replay("list_body", kubegen::fuzz::list_body);
 }
+
+#[test]
+fn kubeconfig_corpus_replays_cleanly() {
+    replay("kubeconfig", kubegen::fuzz::kubeconfig);
+}

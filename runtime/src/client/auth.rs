@@ -16,9 +16,10 @@ use std::{
 
 use base64::Engine as _;
 use http::HeaderValue;
-use kube_client::config::{ExecAuthCluster, ExecConfig};
 use secrecy::{ExposeSecret, SecretString};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
+
+use super::kubeconfig::{self, EXEC_CLUSTER_EXTENSION, ExecConfig, KubeconfigError};
 
 /// The default ExecCredential API version when the kubeconfig names none.
 pub const EXEC_API_VERSION: &str = "client.authentication.k8s.io/v1beta1";
@@ -99,7 +100,65 @@ pub struct ExecPlugin {
     /// `client.authentication.k8s.io/v1` or `v1beta1`.
     pub api_version: String,
     /// Cluster information passed in `KUBERNETES_EXEC_INFO` when the kubeconfig asks for it.
-    pub cluster: Option<ExecAuthCluster>,
+    pub cluster: Option<ExecCluster>,
+    /// Shown with the error when the command cannot be found (kubeconfig's `installHint`).
+    pub install_hint: Option<String>,
+}
+
+/// The cluster as an exec plugin sees it in `KUBERNETES_EXEC_INFO`'s `spec.cluster` when
+/// the kubeconfig sets `provideClusterInfo` (client-go's `clientauthentication` `Cluster`,
+/// built as its `ConfigToExecCluster` does).
+#[derive(Clone, Debug, Default, Serialize)]
+#[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
+pub struct ExecCluster {
+    /// The API server's URL.
+    pub server: String,
+    /// The name the server's certificate is verified against.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tls_server_name: Option<String>,
+    /// The server's certificate is not verified.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub insecure_skip_tls_verify: bool,
+    /// The CA certificates (PEM), sent base64-encoded.
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "serialize_base64"
+    )]
+    pub certificate_authority_data: Option<Vec<u8>>,
+    /// The proxy for requests to the server.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub proxy_url: Option<String>,
+    /// Responses are not compressed.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub disable_compression: bool,
+    /// The cluster's `client.authentication.k8s.io/exec` extension.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub config: Option<serde_json::Value>,
+}
+
+fn serialize_base64<S: serde::Serializer>(data: &Option<Vec<u8>>, s: S) -> Result<S::Ok, S::Error> {
+    match data {
+        Some(d) => s.serialize_str(&base64::engine::general_purpose::STANDARD.encode(d)),
+        None => s.serialize_none(),
+    }
+}
+
+impl ExecCluster {
+    /// The cluster information of a kubeconfig cluster (its CA read from
+    /// `certificate-authority-data` or the `certificate-authority` file).
+    pub fn from_kubeconfig(cluster: &kubeconfig::Cluster) -> Result<Self, KubeconfigError> {
+        let nonempty = |s: &Option<String>| s.clone().filter(|s| !s.is_empty());
+        Ok(Self {
+            server: cluster.server.clone().unwrap_or_default(),
+            tls_server_name: nonempty(&cluster.tls_server_name),
+            insecure_skip_tls_verify: cluster.insecure_skip_tls_verify,
+            certificate_authority_data: cluster.certificate_authority_pem()?,
+            proxy_url: nonempty(&cluster.proxy_url),
+            disable_compression: cluster.disable_compression,
+            config: cluster.extension(EXEC_CLUSTER_EXTENSION).cloned(),
+        })
+    }
 }
 
 impl ExecPlugin {
@@ -111,6 +170,7 @@ impl ExecPlugin {
             env: Vec::new(),
             api_version: EXEC_API_VERSION.to_string(),
             cluster: None,
+            install_hint: None,
         }
     }
 
@@ -120,30 +180,45 @@ impl ExecPlugin {
         self
     }
 
-    /// Takes the plugin settings from a kubeconfig `exec` block.
-    pub fn from_kubeconfig(exec: &ExecConfig) -> Result<Self, AuthError> {
-        let command = exec.command.clone().ok_or_else(|| AuthError::Exec {
-            command: String::new(),
-            message: "exec block has no command".into(),
-        })?;
-        let env = exec
-            .env
-            .iter()
-            .flatten()
-            .filter_map(|m| Some((m.get("name")?.clone(), m.get("value")?.clone())))
-            .collect();
+    /// Takes the plugin settings from a kubeconfig `exec` block; `cluster` (the context's)
+    /// is passed to the plugin when the block sets `provideClusterInfo`. Environment
+    /// entries without a name are skipped.
+    pub fn from_kubeconfig(
+        exec: &ExecConfig,
+        cluster: &kubeconfig::Cluster,
+    ) -> Result<Self, AuthError> {
+        if exec.command.is_empty() {
+            return Err(AuthError::Exec {
+                command: String::new(),
+                message: "exec block has no command".into(),
+            });
+        }
+        let cluster = if exec.provide_cluster_info {
+            Some(
+                ExecCluster::from_kubeconfig(cluster).map_err(|e| AuthError::Exec {
+                    command: exec.command.clone(),
+                    message: format!("cluster information: {e}"),
+                })?,
+            )
+        } else {
+            None
+        };
         Ok(Self {
-            command,
-            args: exec.args.clone().unwrap_or_default(),
-            env,
+            command: exec.command.clone(),
+            args: exec.args.clone(),
+            env: exec
+                .env
+                .iter()
+                .filter(|e| !e.name.is_empty())
+                .map(|e| (e.name.clone(), e.value.clone()))
+                .collect(),
             api_version: exec
                 .api_version
                 .clone()
+                .filter(|v| !v.is_empty())
                 .unwrap_or_else(|| EXEC_API_VERSION.to_string()),
-            cluster: exec
-                .provide_cluster_info
-                .then(|| exec.cluster.clone())
-                .flatten(),
+            cluster,
+            install_hint: exec.install_hint.clone().filter(|h| !h.is_empty()),
         })
     }
 }
@@ -330,7 +405,12 @@ async fn run_exec(plugin: &ExecPlugin) -> Result<CachedToken, AuthError> {
         .kill_on_drop(true)
         .output()
         .await
-        .map_err(|e| fail(format!("could not start: {e}")))?;
+        .map_err(|e| match &plugin.install_hint {
+            Some(hint) if e.kind() == std::io::ErrorKind::NotFound => {
+                fail(format!("could not start: {e}\n\n{hint}"))
+            }
+            _ => fail(format!("could not start: {e}")),
+        })?;
     if !output.status.success() {
         return Err(fail(format!("exited with {}", output.status)));
     }

@@ -1,9 +1,9 @@
 //! Client configuration: where the API server is, how to trust it, who we are, and how hard
 //! we may hit it (client-go's `rest.Config`).
 //!
-//! kubeconfig files and in-cluster settings are parsed by kube-client (`features = ["config"]`),
-//! so kubeconfig semantics (KUBECONFIG merging, contexts, relative paths) match kubectl; this
-//! module turns the result into a [`Config`].
+//! kubeconfig files are read by [`kubeconfig`](super::kubeconfig) with client-go's semantics
+//! (`KUBECONFIG` merging, contexts, relative paths), and in-cluster settings from the mounted
+//! service account; this module turns either into a [`Config`].
 //!
 //! # Client-side throttling is off by default
 //!
@@ -18,12 +18,11 @@
 
 use std::{fmt, path::Path, path::PathBuf, time::Duration};
 
-use base64::Engine as _;
 use http::{HeaderName, HeaderValue};
-use kube_client::config::{KubeConfigOptions, Kubeconfig, KubeconfigError};
 use secrecy::SecretString;
 
 use super::auth::{AuthError, Credentials, ExecPlugin};
+use super::kubeconfig::{KubeConfigOptions, Kubeconfig, KubeconfigError, Selection};
 
 /// Service-account files mounted into every pod.
 pub const SERVICE_ACCOUNT_DIR: &str = "/var/run/secrets/kubernetes.io/serviceaccount";
@@ -34,9 +33,10 @@ pub const DEFAULT_MAX_RETRIES: u32 = 10;
 /// Why a configuration could not be loaded or used.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
-    /// The kubeconfig could not be loaded (parse errors never quote the file).
+    /// The kubeconfig could not be loaded or lacks what was asked for (errors never quote
+    /// the file).
     #[error("kubeconfig: {0}")]
-    Kubeconfig(String),
+    Kubeconfig(#[from] KubeconfigError),
     /// Neither a kubeconfig nor in-cluster settings were found.
     #[error(
         "no Kubernetes cluster configured: set KUBECONFIG or --kubeconfig, or create ~/.kube/config \
@@ -63,16 +63,6 @@ pub enum ConfigError {
     /// The HTTP client could not be built.
     #[error("http client: {0}")]
     Http(String),
-}
-
-impl From<KubeconfigError> for ConfigError {
-    fn from(e: KubeconfigError) -> Self {
-        match e {
-            // YAML errors may quote the offending line, which may hold a token
-            KubeconfigError::Parse(_) => ConfigError::Kubeconfig("invalid kubeconfig YAML".into()),
-            other => ConfigError::Kubeconfig(other.to_string()),
-        }
-    }
 }
 
 /// How to trust the server and prove who we are at the TLS layer.
@@ -211,38 +201,108 @@ impl Config {
         }
     }
 
-    /// The kubeconfig from `KUBECONFIG` (files merged, first wins) or `~/.kube/config`, with
-    /// the context, cluster and user chosen by `options` (default: current-context).
+    /// The kubeconfig from `KUBECONFIG` (files merged, first wins; missing files skipped)
+    /// or `~/.kube/config`, with the context, cluster and user chosen by `options`
+    /// (default: current-context). See [`Kubeconfig::read`].
     pub async fn from_kubeconfig(options: &KubeConfigOptions) -> Result<Self, ConfigError> {
-        let c = kube_client::Config::from_kubeconfig(options).await?;
-        Self::try_from(c)
+        Self::from_custom_kubeconfig(Kubeconfig::read()?, options).await
     }
 
-    /// Merges `paths` the way `KUBECONFIG=a:b:c` does (the first file to set a value wins)
-    /// and loads the context chosen by `options`.
+    /// Merges `paths` the way `KUBECONFIG=a:b:c` does (the first file to set a value wins;
+    /// missing files are skipped, it is an error when none exists) and loads the context
+    /// chosen by `options`. See [`Kubeconfig::read_files`].
     pub async fn from_kubeconfig_files(
         paths: &[PathBuf],
         options: &KubeConfigOptions,
     ) -> Result<Self, ConfigError> {
-        let mut merged: Option<Kubeconfig> = None;
-        for p in paths {
-            let next = Kubeconfig::read_from(p)?;
-            merged = Some(match merged {
-                None => next,
-                Some(m) => m.merge(next)?,
-            });
-        }
-        let merged = merged.ok_or_else(|| ConfigError::Kubeconfig("no kubeconfig files".into()))?;
-        Self::from_custom_kubeconfig(merged, options).await
+        Self::from_custom_kubeconfig(Kubeconfig::read_files(paths)?, options).await
     }
 
-    /// A parsed kubeconfig, at the context chosen by `options`.
+    /// A parsed kubeconfig, at the context chosen by `options` ([`Kubeconfig::select`]).
     pub async fn from_custom_kubeconfig(
         kubeconfig: Kubeconfig,
         options: &KubeConfigOptions,
     ) -> Result<Self, ConfigError> {
-        let c = kube_client::Config::from_custom_kubeconfig(kubeconfig, options).await?;
-        Self::try_from(c)
+        Self::from_selection(&kubeconfig.select(options)?)
+    }
+
+    /// The configuration a kubeconfig selection describes: the cluster's server, CA,
+    /// `tls-server-name`, `insecure-skip-tls-verify`, `proxy-url` (else `HTTPS_PROXY` /
+    /// `https_proxy`) and `disable-compression`; the context's namespace; the user's client
+    /// certificate and, first found wins, exec plugin, token file, token, basic auth or
+    /// auth-provider token (`id-token`, else `access-token`); and impersonation (`as`,
+    /// `as-groups`, `as-uid`, `as-user-extra`).
+    pub fn from_selection(sel: &Selection<'_>) -> Result<Self, ConfigError> {
+        use secrecy::ExposeSecret as _;
+        let nonempty = |s: &Option<String>| s.clone().filter(|s| !s.is_empty());
+        let cluster = sel.cluster;
+        let url: http::Uri = sel.server().parse().map_err(|e: http::uri::InvalidUri| {
+            ConfigError::Url(format!("server of cluster {:?}: {e}", sel.cluster_name))
+        })?;
+        let mut c = Config::new(url).with_default_namespace(sel.namespace().unwrap_or("default"));
+        let default_user = Default::default();
+        let a = sel.user.unwrap_or(&default_user);
+        c.tls = TlsConfig {
+            root_certs: cluster
+                .certificate_authority_pem()?
+                .map(|pem| pem_certs(&pem))
+                .transpose()?,
+            client_cert_pem: a.client_certificate_pem()?,
+            client_key_pem: a.client_key_pem()?,
+            insecure_skip_tls_verify: cluster.insecure_skip_tls_verify,
+            server_name: nonempty(&cluster.tls_server_name),
+        };
+        let secret = |s: &Option<SecretString>| s.clone().filter(|s| !s.expose_secret().is_empty());
+        c.credentials = if let Some(exec) = &a.exec {
+            Credentials::Exec(Box::new(ExecPlugin::from_kubeconfig(exec, cluster)?))
+        } else if let Some(path) = a.token_file.as_ref().filter(|p| !p.as_os_str().is_empty()) {
+            Credentials::TokenFile(path.clone())
+        } else if let Some(token) = secret(&a.token) {
+            Credentials::Bearer(token)
+        } else if let (Some(username), Some(password)) = (nonempty(&a.username), &a.password) {
+            Credentials::Basic {
+                username,
+                password: password.clone(),
+            }
+        } else if let Some(token) = a.auth_provider.as_ref().and_then(|p| {
+            ["id-token", "access-token"]
+                .into_iter()
+                .find_map(|k| p.config.get(k).filter(|t| !t.expose_secret().is_empty()))
+        }) {
+            Credentials::Bearer(token.clone())
+        } else {
+            Credentials::None
+        };
+        c.impersonate_user = nonempty(&a.impersonate);
+        c.impersonate_groups = a.impersonate_groups.clone();
+        if let Some(uid) = nonempty(&a.impersonate_uid) {
+            c.headers.push((
+                HeaderName::from_static("impersonate-uid"),
+                HeaderValue::from_str(&uid)
+                    .map_err(|_| ConfigError::Http("invalid as-uid".into()))?,
+            ));
+        }
+        for (key, values) in &a.impersonate_user_extra {
+            let name = HeaderName::from_bytes(
+                format!("impersonate-extra-{}", escape_extra_key(key)).as_bytes(),
+            )
+            .map_err(|_| ConfigError::Http("invalid as-user-extra key".into()))?;
+            for v in values {
+                let v = HeaderValue::from_str(v)
+                    .map_err(|_| ConfigError::Http("invalid as-user-extra value".into()))?;
+                c.headers.push((name.clone(), v));
+            }
+        }
+        c.proxy_url = nonempty(&cluster.proxy_url)
+            .or_else(|| std::env::var("HTTPS_PROXY").ok().filter(|s| !s.is_empty()))
+            .or_else(|| std::env::var("https_proxy").ok().filter(|s| !s.is_empty()))
+            .map(|p| {
+                p.parse::<http::Uri>()
+                    .map_err(|e| ConfigError::Url(format!("proxy: {e}")))
+            })
+            .transpose()?;
+        c.disable_compression = cluster.disable_compression;
+        Ok(c)
     }
 
     /// In-cluster settings: `KUBERNETES_SERVICE_HOST`/`PORT` and the mounted service account
@@ -342,57 +402,19 @@ impl Config {
     }
 }
 
-impl TryFrom<kube_client::Config> for Config {
-    type Error = ConfigError;
-
-    fn try_from(k: kube_client::Config) -> Result<Self, ConfigError> {
-        use secrecy::ExposeSecret as _;
-        let a = &k.auth_info;
-        let mut c =
-            Config::new(k.cluster_url.clone()).with_default_namespace(k.default_namespace.clone());
-        c.tls = TlsConfig {
-            root_certs: k.root_cert.clone(),
-            client_cert_pem: load_data(
-                a.client_certificate_data.as_deref(),
-                a.client_certificate.as_deref(),
-            )?,
-            client_key_pem: load_data(
-                a.client_key_data.as_ref().map(|s| s.expose_secret()),
-                a.client_key.as_deref(),
-            )?
-            .map(|bytes| SecretString::from(String::from_utf8_lossy(&bytes).into_owned())),
-            insecure_skip_tls_verify: k.accept_invalid_certs,
-            server_name: k.tls_server_name.clone(),
-        };
-        c.credentials = if let Some(exec) = &a.exec {
-            Credentials::Exec(Box::new(ExecPlugin::from_kubeconfig(exec)?))
-        } else if let Some(path) = &a.token_file {
-            Credentials::TokenFile(PathBuf::from(path))
-        } else if let Some(token) = &a.token {
-            Credentials::Bearer(token.clone())
-        } else if let (Some(u), Some(p)) = (&a.username, &a.password) {
-            Credentials::Basic {
-                username: u.clone(),
-                password: p.clone(),
-            }
-        } else if let Some(token) = a.auth_provider.as_ref().and_then(|p| {
-            p.config
-                .get("id-token")
-                .or_else(|| p.config.get("access-token"))
-        }) {
-            Credentials::Bearer(SecretString::from(token.clone()))
+/// An `as-user-extra` key as an `Impersonate-Extra-` header name: lower-cased, and every
+/// byte that may not appear in a header name percent-encoded (client-go escapes keys with
+/// `url.PathEscape`; the API server unescapes them).
+fn escape_extra_key(key: &str) -> String {
+    let mut out = String::with_capacity(key.len());
+    for b in key.bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~!$&'*+^`|".contains(&b) {
+            out.push(char::from(b.to_ascii_lowercase()));
         } else {
-            Credentials::None
-        };
-        c.impersonate_user = a.impersonate.clone();
-        c.impersonate_groups = a.impersonate_groups.clone().unwrap_or_default();
-        c.proxy_url = k.proxy_url.clone();
-        c.connect_timeout = k.connect_timeout;
-        c.read_timeout = k.read_timeout;
-        c.disable_compression = k.disable_compression;
-        c.headers = k.headers.clone();
-        Ok(c)
+            out.push_str(&format!("%{b:02X}"));
+        }
     }
+    out
 }
 
 /// A URI for display, with any `user:password@` replaced.
@@ -405,23 +427,6 @@ fn redact_uri(u: &http::Uri) -> String {
             format!("{scheme}://<redacted>@{host}{pq}")
         }
         _ => s,
-    }
-}
-
-/// kubeconfig's `*-data` (base64) or a file path.
-fn load_data(data: Option<&str>, file: Option<&str>) -> Result<Option<Vec<u8>>, ConfigError> {
-    if let Some(d) = data.filter(|d| !d.is_empty()) {
-        let compact: String = d.split_whitespace().collect();
-        return base64::engine::general_purpose::STANDARD
-            .decode(compact)
-            .map(Some)
-            .map_err(|_| ConfigError::Tls("invalid base64 in kubeconfig data".into()));
-    }
-    match file.filter(|f| !f.is_empty()) {
-        Some(f) => std::fs::read(f)
-            .map(Some)
-            .map_err(|e| ConfigError::Tls(format!("reading {f}: {e}"))),
-        None => Ok(None),
     }
 }
 

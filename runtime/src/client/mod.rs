@@ -17,13 +17,14 @@ mod dynamic;
 mod error;
 mod extension;
 mod http_transport;
+pub mod kubeconfig;
 mod resource;
 mod retry;
 mod throttle;
 mod transport;
 pub(crate) mod verbs;
 
-pub use auth::{AuthError, Authenticator, Credentials, EXEC_API_VERSION, ExecPlugin};
+pub use auth::{AuthError, Authenticator, Credentials, EXEC_API_VERSION, ExecCluster, ExecPlugin};
 pub use client::{Client, ClientBuilder, DEFAULT_RETRY_AFTER, MAX_RETRY_AFTER};
 pub use config::{
     Config, ConfigError, DEFAULT_MAX_RETRIES, SERVICE_ACCOUNT_DIR, TlsConfig, pem_certs,
@@ -35,11 +36,11 @@ pub use error::{Error, reason};
 pub use http_transport::{HttpTransport, RequestTimeout, rustls_config};
 /// kube-core's request parameters and list / watch types, as the client's methods take them.
 pub use kube_core::{ObjectList, WatchEvent, params};
+/// The kubeconfig and the choice of context, for building a [`Config`] from a kubeconfig
+/// ([`Config::from_custom_kubeconfig`]).
+pub use kubeconfig::{KubeConfigOptions, Kubeconfig, KubeconfigError};
 pub use resource::{ResourceClient, WatchStream};
 pub use retry::{Backoff, DEFAULT_BACKOFF, DEFAULT_RETRY, on_error, retry_on_conflict};
 pub use throttle::{DEFAULT_BURST, DEFAULT_QPS, TokenBucket};
 pub use transport::{Body, BoxFuture, Transport, TransportError};
 pub use verbs::{DEFAULT_PAGE_SIZE, DeleteResponse, LIST_ALL_RESTARTS};
-
-/// kube-client's kubeconfig types, for building a [`Config`] from a custom kubeconfig.
-pub use kube_client::config::{KubeConfigOptions, Kubeconfig};

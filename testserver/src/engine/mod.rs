@@ -500,7 +500,8 @@ fn placeholder_type(group: &str, version: &str, plural: &str) -> ResourceType {
         name_rule: crate::registry::NameRule::Subdomain,
         field_labels: Vec::new(),
         storage_version: version.into(),
-        strategy: crate::strategy::for_builtin("", ""),
+        strategy: crate::strategy::StrategyRef::new(crate::strategy::Generic::default()),
+        columns: &[],
         schema: None,
         read_defaults_through: 0,
     }

@@ -23,7 +23,7 @@ use kubegen::{
     },
 };
 use kubegen_testserver::{FailRule, Verb};
-use kubegen_testserver::{TestServer, engine::Target};
+use kubegen_testserver::{TestServer, bench::Target};
 use tokio_util::sync::CancellationToken;
 
 mod informer_support;

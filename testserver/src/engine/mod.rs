@@ -259,7 +259,7 @@ pub struct Engine {
 
 impl Engine {
     /// An engine with the built-in types, an empty store and `controllers` told about
-    /// every committed change. [`crate::apiserver::new_engine`] assembles the standard
+    /// every committed change. `crate::apiserver::new_engine` assembles the standard
     /// one (with the controllers and the system namespaces).
     pub fn with_controllers(
         config: EngineConfig,

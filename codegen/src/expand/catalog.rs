@@ -183,7 +183,7 @@ mod tests {
             "{text}"
         );
         assert!(
-            text.contains("$callback ! { $ crate :: apis :: apps :: v1 :: Deployment }"),
+            text.contains("$ callback ! { $ crate :: apis :: apps :: v1 :: Deployment }"),
             "{text}"
         );
     }

@@ -3,7 +3,9 @@
 //! so a crash the fuzzer found stays fixed. Not public API.
 
 use crate::ctxt::Ctxt;
-use crate::markers::{RawMarker, interpret, parse_marker_line};
+/// The marker line parser (`// +key=value` → key and value), for the property tests.
+pub use crate::markers::parse_marker_line;
+use crate::markers::{RawMarker, interpret};
 use crate::{FileContext, expand_derive_resource, expand_derive_schema, expand_file};
 
 /// Arbitrary source text through the marker parser (line by line), and, when it parses

@@ -187,7 +187,13 @@ pub fn files(packages: &[(VersionDir, Package)], config: &LayoutConfig<'_>) -> V
     out.extend(applyconfig);
     out.push((
         PathBuf::from("catalog.rs"),
-        expand::catalog(gvs.iter().flat_map(|gv| gv.resources().map(|(_, r)| r))),
+        expand::catalog(
+            gvs.iter().flat_map(|gv| {
+                gv.resources()
+                    .map(|(ty, r)| (type_path(config, gv, &ty.ident), r))
+            }),
+            &expand::types_macro_name(config.output_module),
+        ),
     ));
     out.extend(clientset(&gvs, &by_group, config));
     // As lister-gen and informer-gen, only group-versions with a lister / an informer get

@@ -17,9 +17,9 @@
 //! (`default-features = false, features = ["files"]`); `kubegen-derive` turns both off,
 //! so a crate using the derive compiles only `syn`, `quote` and the model.
 //!
-//! Pipeline: [`markers`] (doc comments and `#[resource(...)]` → markers) → [`lower`]
-//! (markers + items → [`model`]) with [`validate`] reporting every problem into a
-//! [`ctxt::Ctxt`] → [`expand`] (model → tokens) → `render` (prettyplease + header).
+//! Pipeline (internal modules): `markers` (doc comments and `#[resource(...)]` → markers)
+//! → `lower` (markers + items → [`model`]) with `validate` reporting every problem into a
+//! `ctxt::Ctxt` → `expand` (model → tokens) → `render` (prettyplease + header).
 //!
 //! ```
 //! let input: syn::DeriveInput = syn::parse_quote! {
@@ -36,10 +36,10 @@ pub mod applyconfig;
 #[cfg(feature = "files")]
 pub mod builder;
 pub mod crd;
-pub mod ctxt;
+pub(crate) mod ctxt;
 #[cfg(feature = "files")]
 pub mod diagnostic;
-pub mod expand;
+pub(crate) mod expand;
 mod fallback;
 #[doc(hidden)]
 pub mod fuzz;
@@ -50,19 +50,19 @@ pub mod generate;
 #[cfg(feature = "files")]
 pub mod import;
 #[cfg(feature = "files")]
-pub mod layout;
-pub mod lower;
-pub mod markers;
+pub(crate) mod layout;
+pub(crate) mod lower;
+pub(crate) mod markers;
 pub mod model;
 pub mod plural;
 pub mod rbac;
 #[cfg(feature = "files")]
-pub mod render;
+pub(crate) mod render;
 #[cfg(feature = "files")]
 pub mod scaffold;
 #[cfg(feature = "files")]
 pub mod source;
-pub mod validate;
+pub(crate) mod validate;
 #[cfg(feature = "files")]
 pub mod verify;
 #[cfg(feature = "files")]
@@ -75,6 +75,8 @@ pub use diagnostic::{Diagnostic, Error};
 #[cfg(feature = "files")]
 pub use generate::{Config, GeneratedFile, Generator, Root};
 pub use plural::PluralExceptions;
+#[cfg(feature = "files")]
+pub use render::Boilerplate;
 #[cfg(feature = "files")]
 pub use verify::VerifyOutcome;
 

@@ -271,8 +271,8 @@ fn rbac(opts: &RbacOptions) -> Result<ExitCode, Error> {
 fn import_crd(opts: &ImportOptions) -> Result<ExitCode, Error> {
     use kubegen_codegen::import;
     let boilerplate = match &opts.boilerplate {
-        Some(b) => kubegen_codegen::render::Boilerplate::load(b)?,
-        None => kubegen_codegen::render::Boilerplate::default(),
+        Some(b) => kubegen_codegen::Boilerplate::load(b)?,
+        None => kubegen_codegen::Boilerplate::default(),
     };
     let options = import::ImportOptions {
         crds: opts.crd.clone(),

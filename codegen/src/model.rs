@@ -3,7 +3,7 @@
 //! informer, `Resource` and `DeepCopy` emitters need (group, version, kind, plural, scope,
 //! allowed verbs, extension methods, status presence).
 //!
-//! The model is built from `syn` by [`crate::lower`] and checked by [`crate::validate`];
+//! The model is built from `syn` by `crate::lower` and checked by `crate::validate`;
 //! a model that exists is valid.
 
 use std::collections::BTreeSet;

@@ -8,13 +8,13 @@
 
 use std::path::Path;
 
+use kubegen_codegen::Boilerplate;
 use kubegen_codegen::import::crd_file;
 use kubegen_codegen::import::docs::doc_lines;
 use kubegen_codegen::import::model::Module;
 use kubegen_codegen::import::names::{self, Namer};
 use kubegen_codegen::import::render;
 use kubegen_codegen::import::schema_to_rust::Converter;
-use kubegen_codegen::render::Boilerplate;
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
 

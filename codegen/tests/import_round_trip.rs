@@ -37,10 +37,10 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use kubegen_codegen::Boilerplate;
 use kubegen_codegen::PluralExceptions;
 use kubegen_codegen::crd::files;
 use kubegen_codegen::import::{self, ImportOptions};
-use kubegen_codegen::render::Boilerplate;
 use kubegen_testserver::TestServer;
 use serde_json::{Map, Value, json};
 

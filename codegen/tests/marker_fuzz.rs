@@ -34,7 +34,7 @@ proptest! {
 
     #[test]
     fn marker_lines_never_panic_and_keys_have_no_whitespace(line in "\\PC{0,60}") {
-        if let Some((key, _)) = kubegen_codegen::markers::parse_marker_line(&line) {
+        if let Some((key, _)) = kubegen_codegen::fuzz::parse_marker_line(&line) {
             prop_assert!(!key.is_empty());
             prop_assert!(!key.chars().any(char::is_whitespace));
         }

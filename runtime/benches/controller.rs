@@ -31,7 +31,7 @@ use kubegen::{
 };
 use kubegen_testserver::{
     TestServer,
-    engine::{Target, WriteOptions},
+    bench::{Target, WriteOptions},
 };
 use serde_json::json;
 use tokio::sync::Notify;

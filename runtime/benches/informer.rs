@@ -61,7 +61,7 @@ use kubegen::{
 };
 use kubegen_testserver::{
     EngineConfig, TestServer,
-    engine::{Target, WriteOptions},
+    bench::{Target, WriteOptions},
 };
 use serde_json::json;
 use tokio_util::sync::CancellationToken;

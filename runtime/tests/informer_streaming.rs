@@ -21,7 +21,7 @@ use kubegen::{
     client::{Body, BoxFuture, Client, HttpTransport, ResourceClient, Transport, TransportError},
 };
 use kubegen_testserver::{FailRule, Verb};
-use kubegen_testserver::{TestServer, engine::Target};
+use kubegen_testserver::{TestServer, bench::Target};
 use tokio_util::sync::CancellationToken;
 
 mod informer_support;

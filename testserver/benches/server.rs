@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use futures::StreamExt;
 use kubegen_testserver::{
     EngineConfig, TestServer,
-    engine::{Target, WriteOptions},
+    bench::{Target, WriteOptions},
 };
 use serde_json::{Value, json};
 
@@ -146,7 +146,7 @@ async fn main() {
         .join("testdata/crds/monitoring.coreos.com_servicemonitors.yaml");
     server.load_crd_file(&sm_crd).unwrap();
     let crd: Value = serde_saphyr::from_str(&std::fs::read_to_string(&sm_crd).unwrap()).unwrap();
-    let sm_schema = kubegen_testserver::schema::CrdSchema::compile(
+    let sm_schema = kubegen_testserver::bench::CrdSchema::compile(
         "monitoring.coreos.com",
         "ServiceMonitor",
         &crd["spec"]["versions"][0],

@@ -128,6 +128,7 @@ pub fn served_types(crd: &Value) -> Vec<ResourceType> {
                 field_labels,
                 storage_version: storage_version.clone(),
                 strategy: crate::strategy::custom_resource(),
+                columns: &[],
                 schema,
                 // Set by the CRD controller when it serves the version.
                 read_defaults_through: 0,

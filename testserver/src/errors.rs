@@ -315,11 +315,6 @@ fn qualified(group: &str, resource: &str) -> String {
     }
 }
 
-/// A success `Status`, as returned by delete-collection and some deletes.
-pub fn success_status() -> Value {
-    json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success"})
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

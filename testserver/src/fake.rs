@@ -121,6 +121,7 @@ impl Fake {
             field_labels: Vec::new(),
             storage_version: version.into_owned(),
             strategy: crate::strategy::custom_resource(),
+            columns: &[],
             schema: None,
             read_defaults_through: 0,
         });

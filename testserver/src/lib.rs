@@ -18,35 +18,42 @@
 //! ```
 
 pub(crate) mod admission;
-pub mod apiserver;
-pub mod apply;
+pub(crate) mod apiserver;
+pub(crate) mod apply;
 mod builtins;
 pub(crate) mod chain;
-pub mod controllers;
-pub mod crd;
+pub(crate) mod controllers;
+pub(crate) mod crd;
 pub(crate) mod endpoints;
-pub mod engine;
-pub mod errors;
+pub(crate) mod engine;
+pub(crate) mod errors;
 pub mod fake;
-pub mod faults;
+pub(crate) mod faults;
 #[doc(hidden)]
 pub mod fuzz;
-pub mod inprocess;
-pub mod kubeconfig;
-pub mod managed_fields;
-pub mod meta;
-pub mod patch;
-pub mod protobuf;
-pub mod registry;
+/// The server's internals that benchmarks (and the informer streaming test) drive directly (engine
+/// writes without HTTP, a compiled CRD schema). Not public API.
+#[doc(hidden)]
+pub mod bench {
+    pub use crate::engine::{Target, WriteOptions};
+    pub use crate::schema::CrdSchema;
+}
+pub(crate) mod inprocess;
+pub(crate) mod kubeconfig;
+pub(crate) mod managed_fields;
+pub(crate) mod meta;
+pub(crate) mod patch;
+pub(crate) mod protobuf;
+pub(crate) mod registry;
 mod scale;
-pub mod schema;
-pub mod selectors;
-pub mod server;
+pub(crate) mod schema;
+pub(crate) mod selectors;
+pub(crate) mod server;
 mod shared;
-pub mod store;
-pub mod strategy;
-pub mod tls;
-pub mod validation;
+pub(crate) mod store;
+pub(crate) mod strategy;
+pub(crate) mod tls;
+pub(crate) mod validation;
 
 use std::path::Path;
 

@@ -3,9 +3,7 @@
 use rand::Rng;
 use serde_json::{Map, Value};
 
-pub use crate::validation::{
-    NameRule, is_dns1123_label, is_dns1123_subdomain, validate_labels, validate_name,
-};
+pub use crate::validation::validate_labels;
 
 /// `metadata.name`, or `""`.
 pub fn name(obj: &Value) -> &str {
@@ -141,6 +139,7 @@ pub fn generate_suffix() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::validation::is_dns1123_label;
 
     #[test]
     fn generate_suffix_is_five_safe_chars() {

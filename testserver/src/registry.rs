@@ -45,6 +45,59 @@ pub struct ScaleSpec {
     pub label_selector_path: Option<String>,
 }
 
+/// One column of a built-in's Table (printers.go's `TableColumnDefinition` with the
+/// cell it prints).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PrinterColumn {
+    /// The header (`Ready`).
+    pub name: &'static str,
+    /// The OpenAPI type (`string`, `integer`, `boolean`, `date`).
+    pub ty: &'static str,
+    /// 0: shown by default; 1: with `-o wide`.
+    pub priority: u8,
+    /// How the cell is read from the object.
+    pub cell: Cell,
+}
+
+/// How a [`PrinterColumn`]'s cell is read from an object.
+#[derive(Clone, Copy)]
+pub enum Cell {
+    /// A JSONPath (the path CRD `additionalPrinterColumns` take): the value as it is,
+    /// an absent field as the column type's zero (`""`, `0`).
+    Path(&'static str),
+    /// A JSONPath whose absent or empty value prints as `<none>`.
+    PathOrNone(&'static str),
+    /// A JSONPath to a count: an absent field is `0`.
+    Number(&'static str),
+    /// A computed cell (a pod's status, an age, a selector).
+    Computed(fn(&serde_json::Value) -> serde_json::Value),
+}
+
+impl std::fmt::Debug for Cell {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Cell::Path(p) => write!(f, "Path({p})"),
+            Cell::PathOrNone(p) => write!(f, "PathOrNone({p})"),
+            Cell::Number(p) => write!(f, "Number({p})"),
+            Cell::Computed(_) => f.write_str("Computed"),
+        }
+    }
+}
+
+impl PartialEq for Cell {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (Cell::Path(a), Cell::Path(b))
+            | (Cell::PathOrNone(a), Cell::PathOrNone(b))
+            | (Cell::Number(a), Cell::Number(b)) => a == b,
+            (Cell::Computed(a), Cell::Computed(b)) => std::ptr::fn_addr_eq(*a, *b),
+            _ => false,
+        }
+    }
+}
+
+impl Eq for Cell {}
+
 /// Everything the server knows about one served resource in one version.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ResourceType {
@@ -84,6 +137,8 @@ pub struct ResourceType {
     pub storage_version: String,
     /// What the resource does beyond the generic store rules.
     pub strategy: StrategyRef,
+    /// A built-in's Table columns (a custom resource's come from its CRD: empty here).
+    pub columns: &'static [PrinterColumn],
     /// The schema writes are admitted against (`crate::engine` admission): a CRD
     /// version's `openAPIV3Schema`, or a built-in kind's definitions for its unknown
     /// fields; `None` admits anything (types registered without a schema).

@@ -343,14 +343,6 @@ impl FieldSelector {
             (actual == r.value) != r.negated
         })
     }
-
-    /// The value the selector pins `field` to, if any (`metadata.name=x`).
-    pub fn exact(&self, field: &str) -> Option<&str> {
-        self.requirements
-            .iter()
-            .find(|r| r.field == field && !r.negated)
-            .map(|r| r.value.as_str())
-    }
 }
 
 fn split_unescaped_commas(text: &str) -> Vec<String> {

@@ -15,7 +15,7 @@ pub mod names;
 mod resource;
 mod schema;
 
-pub use catalog::catalog;
+pub use catalog::{catalog, types_macro_name};
 pub use client::typed_client;
 pub use deepcopy::deep_copy_impl;
 pub use informer::informer;

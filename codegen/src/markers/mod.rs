@@ -23,7 +23,6 @@ pub mod type_markers;
 pub mod value;
 pub mod vocabulary;
 
-pub use raw::{RawMarker, doc_markers, has_inherit, parse_marker_line};
+pub use raw::{RawMarker, has_inherit, parse_marker_line};
 pub use type_markers::{Found, TypeMarkers};
 pub use value::{Value, interpret};
-pub use vocabulary::{Marker, Place, ValueKind};

@@ -27,16 +27,7 @@ pub const RESOURCES: &[::kubegen::catalog::ResourceInfo] = &[
         plural: "foos",
         namespaced: true,
         status_subresource: true,
-        verbs: &[
-            ::kubegen::catalog::Verb::Create,
-            ::kubegen::catalog::Verb::Delete,
-            ::kubegen::catalog::Verb::DeleteCollection,
-            ::kubegen::catalog::Verb::Get,
-            ::kubegen::catalog::Verb::List,
-            ::kubegen::catalog::Verb::Patch,
-            ::kubegen::catalog::Verb::Update,
-            ::kubegen::catalog::Verb::Watch,
-        ],
+        verbs: &::kubegen::catalog::Verb::ALL,
     },
     ::kubegen::catalog::ResourceInfo {
         group: "samplecontroller.k8s.io",
@@ -45,16 +36,7 @@ pub const RESOURCES: &[::kubegen::catalog::ResourceInfo] = &[
         plural: "bars",
         namespaced: true,
         status_subresource: false,
-        verbs: &[
-            ::kubegen::catalog::Verb::Create,
-            ::kubegen::catalog::Verb::Delete,
-            ::kubegen::catalog::Verb::DeleteCollection,
-            ::kubegen::catalog::Verb::Get,
-            ::kubegen::catalog::Verb::List,
-            ::kubegen::catalog::Verb::Patch,
-            ::kubegen::catalog::Verb::Update,
-            ::kubegen::catalog::Verb::Watch,
-        ],
+        verbs: &::kubegen::catalog::Verb::ALL,
     },
     ::kubegen::catalog::ResourceInfo {
         group: "samplecontroller.k8s.io",
@@ -102,16 +84,7 @@ pub const RESOURCES: &[::kubegen::catalog::ResourceInfo] = &[
         plural: "widgets",
         namespaced: false,
         status_subresource: false,
-        verbs: &[
-            ::kubegen::catalog::Verb::Create,
-            ::kubegen::catalog::Verb::Delete,
-            ::kubegen::catalog::Verb::DeleteCollection,
-            ::kubegen::catalog::Verb::Get,
-            ::kubegen::catalog::Verb::List,
-            ::kubegen::catalog::Verb::Patch,
-            ::kubegen::catalog::Verb::Update,
-            ::kubegen::catalog::Verb::Watch,
-        ],
+        verbs: &::kubegen::catalog::Verb::ALL,
     },
     ::kubegen::catalog::ResourceInfo {
         group: "widgets.example.com",
@@ -120,16 +93,7 @@ pub const RESOURCES: &[::kubegen::catalog::ResourceInfo] = &[
         plural: "sprockets",
         namespaced: true,
         status_subresource: false,
-        verbs: &[
-            ::kubegen::catalog::Verb::Create,
-            ::kubegen::catalog::Verb::Delete,
-            ::kubegen::catalog::Verb::DeleteCollection,
-            ::kubegen::catalog::Verb::Get,
-            ::kubegen::catalog::Verb::List,
-            ::kubegen::catalog::Verb::Patch,
-            ::kubegen::catalog::Verb::Update,
-            ::kubegen::catalog::Verb::Watch,
-        ],
+        verbs: &::kubegen::catalog::Verb::ALL,
     },
     ::kubegen::catalog::ResourceInfo {
         group: "widgets.example.com",
@@ -138,16 +102,7 @@ pub const RESOURCES: &[::kubegen::catalog::ResourceInfo] = &[
         plural: "cacti",
         namespaced: true,
         status_subresource: false,
-        verbs: &[
-            ::kubegen::catalog::Verb::Create,
-            ::kubegen::catalog::Verb::Delete,
-            ::kubegen::catalog::Verb::DeleteCollection,
-            ::kubegen::catalog::Verb::Get,
-            ::kubegen::catalog::Verb::List,
-            ::kubegen::catalog::Verb::Patch,
-            ::kubegen::catalog::Verb::Update,
-            ::kubegen::catalog::Verb::Watch,
-        ],
+        verbs: &::kubegen::catalog::Verb::ALL,
     },
     ::kubegen::catalog::ResourceInfo {
         group: "widgets.example.com",
@@ -156,15 +111,22 @@ pub const RESOURCES: &[::kubegen::catalog::ResourceInfo] = &[
         plural: "cogs",
         namespaced: true,
         status_subresource: false,
-        verbs: &[
-            ::kubegen::catalog::Verb::Create,
-            ::kubegen::catalog::Verb::Delete,
-            ::kubegen::catalog::Verb::DeleteCollection,
-            ::kubegen::catalog::Verb::Get,
-            ::kubegen::catalog::Verb::List,
-            ::kubegen::catalog::Verb::Patch,
-            ::kubegen::catalog::Verb::Update,
-            ::kubegen::catalog::Verb::Watch,
-        ],
+        verbs: &::kubegen::catalog::Verb::ALL,
     },
 ];
+/// Calls the caller's macro `$callback` with the Rust type of every entry of
+/// [`RESOURCES`], in the same order: `client_resource_types!(my_macro)` expands to
+/// `my_macro! { Type0, Type1, ... }`.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! client_resource_types {
+    ($callback:ident) => {
+        $callback ! { $crate::apis::samplecontroller::v1::Foo,
+        $crate::apis::samplecontroller::v1alpha1::Foo,
+        $crate::apis::samplecontroller::v1alpha1::Bar,
+        $crate::apis::samplecontroller::v1alpha1::Baz, $crate::apis::widgets::v1::Widget,
+        $crate::apis::widgets::v1::Gadget, $crate::apis::widgets::v2beta1::Widget,
+        $crate::apis::widgets::v2beta1::Sprocket, $crate::apis::widgets::v2beta1::Cactus,
+        $crate::apis::widgets::v2beta1::Cog }
+    };
+}

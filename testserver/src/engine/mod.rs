@@ -259,7 +259,7 @@ pub struct Engine {
 
 impl Engine {
     /// An engine with the built-in types, an empty store and `controllers` told about
-    /// every committed change. [`crate::apiserver::new_engine`] assembles the standard
+    /// every committed change. `crate::apiserver::new_engine` assembles the standard
     /// one (with the controllers and the system namespaces).
     pub fn with_controllers(
         config: EngineConfig,
@@ -500,7 +500,8 @@ fn placeholder_type(group: &str, version: &str, plural: &str) -> ResourceType {
         name_rule: crate::registry::NameRule::Subdomain,
         field_labels: Vec::new(),
         storage_version: version.into(),
-        strategy: crate::strategy::for_builtin("", ""),
+        strategy: crate::strategy::StrategyRef::new(crate::strategy::Generic::default()),
+        columns: &[],
         schema: None,
         read_defaults_through: 0,
     }

@@ -262,6 +262,7 @@ impl Descriptors {
     }
 
     /// A message by full name.
+    #[cfg(test)]
     pub fn by_name(&self, name: &str) -> Option<usize> {
         self.by_name.get(name).copied()
     }

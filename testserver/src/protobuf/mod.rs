@@ -161,6 +161,7 @@ pub fn watch_frame(event_type: &str, object: &Value) -> Result<Vec<u8>, ProtoErr
 
 /// Reads the frames of a protobuf watch stream back into `(type, object)` pairs (for tests
 /// and in-process clients).
+#[cfg(test)]
 pub fn read_watch_frames(mut buf: &[u8]) -> Result<Vec<(String, Value)>, ProtoError> {
     let mut out = Vec::new();
     while !buf.is_empty() {

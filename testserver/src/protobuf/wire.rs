@@ -26,8 +26,8 @@ pub enum Payload<'a> {
     Fixed64(u64),
     /// A length-delimited payload.
     Bytes(&'a [u8]),
-    /// A 32-bit value.
-    Fixed32(u32),
+    /// A 32-bit value (Kubernetes' messages have none; skipped).
+    Fixed32,
 }
 
 impl<'a> Reader<'a> {
@@ -82,10 +82,8 @@ impl<'a> Reader<'a> {
                 Payload::Bytes(self.take(n)?)
             }
             FIXED32 => {
-                let b = self.take(4)?;
-                let mut a = [0u8; 4];
-                a.copy_from_slice(b);
-                Payload::Fixed32(u32::from_le_bytes(a))
+                self.take(4)?;
+                Payload::Fixed32
             }
             other => return Err(ProtoError::WireType(other)),
         };

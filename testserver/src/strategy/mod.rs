@@ -1,22 +1,20 @@
 //! Per-resource strategies, kube-apiserver's `pkg/registry/*/strategy.go`: what a resource
 //! does on create and update beyond the generic rules (server-set fields, defaulting,
-//! validation, deletion holds). Table columns are not here: as kube-apiserver's
-//! `pkg/printers/internalversion/printers.go`, every built-in's printer lives in one
-//! table (`crate::endpoints::table`). Each registry entry
-//! ([`crate::registry::ResourceType::strategy`]) carries one; the engine calls it and knows
-//! no resource by name.
+//! validation, deletion holds). Each built-in's row (`crate::builtins`) names its
+//! strategy, and each registry entry ([`crate::registry::ResourceType::strategy`]) carries
+//! one; the engine calls it and knows no resource by name.
 //!
 //! The generic rules stay in the engine (`generic/registry/store.go`): names, uids,
 //! timestamps, generation, resourceVersion preconditions, the status subresource split,
 //! finalizers.
 
 mod allocator;
-mod apiextensions;
-mod apps;
-mod batch;
-mod core;
+pub(crate) mod apiextensions;
+pub(crate) mod apps;
+pub(crate) mod batch;
+pub(crate) mod core;
 pub mod defaults;
-mod services;
+pub(crate) mod services;
 
 use std::{fmt, sync::Arc};
 
@@ -165,34 +163,4 @@ pub fn custom_resource() -> StrategyRef {
     StrategyRef::new(Generic {
         returns_deleted_object: true,
     })
-}
-
-/// The strategy of the built-in `group`/`plural`.
-pub fn for_builtin(group: &str, plural: &str) -> StrategyRef {
-    match (group, plural) {
-        ("", "namespaces") => StrategyRef::new(core::Namespaces),
-        ("", "pods") => StrategyRef::new(core::Pods),
-        ("", "services") => StrategyRef::new(services::Services::default()),
-        ("", "secrets") => StrategyRef::new(core::Secrets),
-        ("", "persistentvolumeclaims") => StrategyRef::new(core::PersistentVolumeClaims),
-        ("", "replicationcontrollers") => StrategyRef::new(core::ReplicationControllers),
-        ("", "podtemplates") => StrategyRef::new(core::PodTemplates),
-        // serviceaccount/storage/storage.go and storageclass/storage/storage.go set
-        // `ReturnDeletedObject`.
-        ("", "serviceaccounts") | ("storage.k8s.io", "storageclasses") => {
-            StrategyRef::new(Generic {
-                returns_deleted_object: true,
-            })
-        }
-        ("apps", "deployments") => StrategyRef::new(apps::Deployments),
-        ("apps", "replicasets") => StrategyRef::new(apps::ReplicaSets),
-        ("apps", "statefulsets") => StrategyRef::new(apps::StatefulSets),
-        ("apps", "daemonsets") => StrategyRef::new(apps::DaemonSets),
-        ("batch", "jobs") => StrategyRef::new(batch::Jobs),
-        ("batch", "cronjobs") => StrategyRef::new(batch::CronJobs),
-        ("apiextensions.k8s.io", "customresourcedefinitions") => {
-            StrategyRef::new(apiextensions::CustomResourceDefinitions)
-        }
-        _ => StrategyRef::new(Generic::default()),
-    }
 }

@@ -13,16 +13,7 @@ pub const RESOURCES: &[::kubegen::catalog::ResourceInfo] = &[
         plural: "certificates",
         namespaced: true,
         status_subresource: true,
-        verbs: &[
-            ::kubegen::catalog::Verb::Create,
-            ::kubegen::catalog::Verb::Delete,
-            ::kubegen::catalog::Verb::DeleteCollection,
-            ::kubegen::catalog::Verb::Get,
-            ::kubegen::catalog::Verb::List,
-            ::kubegen::catalog::Verb::Patch,
-            ::kubegen::catalog::Verb::Update,
-            ::kubegen::catalog::Verb::Watch,
-        ],
+        verbs: &::kubegen::catalog::Verb::ALL,
     },
     ::kubegen::catalog::ResourceInfo {
         group: "gateway.networking.k8s.io",
@@ -31,16 +22,7 @@ pub const RESOURCES: &[::kubegen::catalog::ResourceInfo] = &[
         plural: "gateways",
         namespaced: true,
         status_subresource: true,
-        verbs: &[
-            ::kubegen::catalog::Verb::Create,
-            ::kubegen::catalog::Verb::Delete,
-            ::kubegen::catalog::Verb::DeleteCollection,
-            ::kubegen::catalog::Verb::Get,
-            ::kubegen::catalog::Verb::List,
-            ::kubegen::catalog::Verb::Patch,
-            ::kubegen::catalog::Verb::Update,
-            ::kubegen::catalog::Verb::Watch,
-        ],
+        verbs: &::kubegen::catalog::Verb::ALL,
     },
     ::kubegen::catalog::ResourceInfo {
         group: "monitoring.coreos.com",
@@ -49,16 +31,7 @@ pub const RESOURCES: &[::kubegen::catalog::ResourceInfo] = &[
         plural: "servicemonitors",
         namespaced: true,
         status_subresource: false,
-        verbs: &[
-            ::kubegen::catalog::Verb::Create,
-            ::kubegen::catalog::Verb::Delete,
-            ::kubegen::catalog::Verb::DeleteCollection,
-            ::kubegen::catalog::Verb::Get,
-            ::kubegen::catalog::Verb::List,
-            ::kubegen::catalog::Verb::Patch,
-            ::kubegen::catalog::Verb::Update,
-            ::kubegen::catalog::Verb::Watch,
-        ],
+        verbs: &::kubegen::catalog::Verb::ALL,
     },
     ::kubegen::catalog::ResourceInfo {
         group: "workloads.example.com",
@@ -67,15 +40,18 @@ pub const RESOURCES: &[::kubegen::catalog::ResourceInfo] = &[
         plural: "batchworkloads",
         namespaced: true,
         status_subresource: true,
-        verbs: &[
-            ::kubegen::catalog::Verb::Create,
-            ::kubegen::catalog::Verb::Delete,
-            ::kubegen::catalog::Verb::DeleteCollection,
-            ::kubegen::catalog::Verb::Get,
-            ::kubegen::catalog::Verb::List,
-            ::kubegen::catalog::Verb::Patch,
-            ::kubegen::catalog::Verb::Update,
-            ::kubegen::catalog::Verb::Watch,
-        ],
+        verbs: &::kubegen::catalog::Verb::ALL,
     },
 ];
+/// Calls the caller's macro `$callback` with the Rust type of every entry of
+/// [`RESOURCES`], in the same order: `client_resource_types!(my_macro)` expands to
+/// `my_macro! { Type0, Type1, ... }`.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! client_resource_types {
+    ($callback:ident) => {
+        $callback ! { $crate::apis::certmanager::v1::Certificate,
+        $crate::apis::gateway::v1::Gateway, $crate::apis::monitoring::v1::ServiceMonitor,
+        $crate::apis::workloads::v1::BatchWorkload }
+    };
+}

@@ -13,15 +13,16 @@ pub const RESOURCES: &[::kubegen::catalog::ResourceInfo] = &[
         plural: "foos",
         namespaced: true,
         status_subresource: true,
-        verbs: &[
-            ::kubegen::catalog::Verb::Create,
-            ::kubegen::catalog::Verb::Delete,
-            ::kubegen::catalog::Verb::DeleteCollection,
-            ::kubegen::catalog::Verb::Get,
-            ::kubegen::catalog::Verb::List,
-            ::kubegen::catalog::Verb::Patch,
-            ::kubegen::catalog::Verb::Update,
-            ::kubegen::catalog::Verb::Watch,
-        ],
+        verbs: &::kubegen::catalog::Verb::ALL,
     },
 ];
+/// Calls the caller's macro `$callback` with the Rust type of every entry of
+/// [`RESOURCES`], in the same order: `client_resource_types!(my_macro)` expands to
+/// `my_macro! { Type0, Type1, ... }`.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! client_resource_types {
+    ($callback:ident) => {
+        $callback ! { $crate::apis::samplecontroller::v1alpha1::Foo }
+    };
+}

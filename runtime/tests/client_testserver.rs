@@ -54,7 +54,13 @@ fn deployment(name: &str) -> Deployment {
 
 #[tokio::test]
 async fn typed_verbs_round_trip_through_the_test_server() {
-    let server = TestServer::start().await.unwrap();
+    // An API server alone: this test writes the Deployment's status itself, which the
+    // cluster's Deployment controller would overwrite.
+    let server = TestServer::builder()
+        .cluster(kubegen_testserver::ClusterConfig::none())
+        .start()
+        .await
+        .unwrap();
     let api: ResourceClient<Deployment> =
         ResourceClient::namespaced(server.client().unwrap(), "default");
 

@@ -22,6 +22,7 @@ pub(crate) mod apiserver;
 pub(crate) mod apply;
 mod builtins;
 pub(crate) mod chain;
+pub(crate) mod clock;
 pub(crate) mod controllers;
 pub(crate) mod crd;
 pub(crate) mod endpoints;
@@ -57,6 +58,7 @@ pub(crate) mod validation;
 
 use std::path::Path;
 
+pub use controllers::{ClusterConfig, Workload};
 pub use endpoints::request_info::RequestInfo;
 pub use engine::{Engine, EngineConfig};
 pub use errors::ApiError;

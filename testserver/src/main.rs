@@ -9,7 +9,7 @@
 use std::{net::SocketAddr, path::PathBuf, process::ExitCode, time::Duration};
 
 use clap::Parser;
-use kubegen_testserver::{EngineConfig, TestServer};
+use kubegen_testserver::{ClusterConfig, EngineConfig, TestServer};
 
 /// An in-memory Kubernetes API server for tests (loopback only unless --addr says otherwise).
 #[derive(Debug, Parser)]
@@ -36,6 +36,19 @@ struct Args {
     /// Seconds between watch bookmarks.
     #[arg(long, default_value_t = 5)]
     bookmark_seconds: u64,
+    /// Number of simulated nodes.
+    #[arg(long, default_value_t = 3)]
+    nodes: usize,
+    /// Run no workload controllers, scheduler or kubelets (an API server alone, with
+    /// `--nodes` nodes registered).
+    #[arg(long)]
+    no_controllers: bool,
+    /// Milliseconds a scheduled pod takes to start its containers.
+    #[arg(long, default_value_t = 100)]
+    pod_start_latency_ms: u64,
+    /// Milliseconds the containers of a run-to-completion pod (a Job's) run.
+    #[arg(long, default_value_t = 1000)]
+    pod_run_time_ms: u64,
 }
 
 #[tokio::main]
@@ -51,7 +64,14 @@ async fn main() -> ExitCode {
             .history_limit(args.history)
             .bookmark_interval(Duration::from_secs(args.bookmark_seconds.max(1))),
     );
-    builder = builder.tls(args.tls);
+    let mut cluster = ClusterConfig::default()
+        .nodes(args.nodes)
+        .pod_start_latency(Duration::from_millis(args.pod_start_latency_ms))
+        .pod_run_time(Duration::from_millis(args.pod_run_time_ms));
+    if args.no_controllers {
+        cluster.controllers.clear();
+    }
+    builder = builder.tls(args.tls).cluster(cluster);
     if let Some(t) = &args.token {
         builder = builder.token(t.clone());
     }

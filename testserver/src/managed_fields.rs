@@ -242,7 +242,7 @@ pub(crate) fn entry_value(
         "manager": manager,
         "operation": operation,
         "apiVersion": api_version,
-        "time": meta::now_rfc3339(),
+        "time": crate::clock::now_rfc3339(),
         "fieldsType": "FieldsV1",
         "fieldsV1": to_fields_v1(paths),
     });

@@ -1,6 +1,5 @@
 //! Object metadata helpers over `serde_json::Value`: names, timestamps, uids, validation.
 
-use rand::Rng;
 use serde_json::{Map, Value};
 
 pub use crate::validation::validate_labels;
@@ -115,38 +114,9 @@ pub fn owner_uids(obj: &Value) -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// Now, as an RFC 3339 timestamp with second precision (`metav1.Time`).
-pub fn now_rfc3339() -> String {
-    jiff::Timestamp::now()
-        .strftime("%Y-%m-%dT%H:%M:%SZ")
-        .to_string()
-}
-
-/// A fresh random uid (UUID v4).
-pub fn new_uid() -> String {
-    uuid::Uuid::new_v4().to_string()
-}
-
-/// The five random characters kube-apiserver appends to `generateName`.
-pub fn generate_suffix() -> String {
-    const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
-    let mut rng = rand::rng();
-    (0..5)
-        .map(|_| ALPHABET[rng.random_range(0..ALPHABET.len())] as char)
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::validation::is_dns1123_label;
-
-    #[test]
-    fn generate_suffix_is_five_safe_chars() {
-        let s = generate_suffix();
-        assert_eq!(s.len(), 5);
-        assert!(is_dns1123_label(&s));
-    }
 
     #[test]
     fn empty_metadata_collections_are_dropped_and_others_kept() {

@@ -16,7 +16,7 @@ use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
 use crate::{
-    chain,
+    ClusterConfig, Workload, chain,
     endpoints::reply::{self, Reply, ReplyBody},
     engine::{Engine, EngineConfig},
     shared::Shared,
@@ -39,6 +39,9 @@ pub enum ServerError {
         /// What went wrong.
         message: String,
     },
+    /// A paused clock was asked for on a runtime that cannot pause its clock.
+    #[error("a paused clock needs a current-thread tokio runtime (#[tokio::test])")]
+    PausedClock,
     /// A client configuration for the server could not be built.
     #[error("client config: {0}")]
     Config(String),
@@ -51,6 +54,8 @@ pub struct TestServerBuilder {
     token: Option<String>,
     tls: bool,
     engine: EngineConfig,
+    cluster: ClusterConfig,
+    paused_clock: bool,
 }
 
 impl Default for TestServerBuilder {
@@ -60,6 +65,8 @@ impl Default for TestServerBuilder {
             token: None,
             tls: false,
             engine: EngineConfig::default(),
+            cluster: ClusterConfig::default(),
+            paused_clock: false,
         }
     }
 }
@@ -89,9 +96,44 @@ impl TestServerBuilder {
         self
     }
 
+    /// What the cluster in a process runs (default: [`ClusterConfig::default`], three
+    /// nodes and every workload controller; [`ClusterConfig::none`] for an API server
+    /// alone).
+    pub fn cluster(mut self, cluster: ClusterConfig) -> Self {
+        self.cluster = cluster;
+        self
+    }
+
+    /// Runs the server on a paused clock (`tokio::time::pause`): time moves only when the
+    /// test advances it (`tokio::time::advance`) or when every task waits on a timer, so
+    /// a progress deadline or a pod's run time passes in no wall time; generated names
+    /// and uids are seeded (unless [`EngineConfig::seed`] says otherwise), so two runs
+    /// with the same inputs write the same objects in the same order. Pauses the calling
+    /// runtime's clock, which must be a current-thread runtime (`#[tokio::test]`'s);
+    /// [`TestServerBuilder::start`] fails with [`ServerError::PausedClock`] otherwise.
+    /// Drive such a server through the in-process front ([`TestServer::transport`]):
+    /// tokio advances a paused clock while a request waits on a socket.
+    pub fn paused_clock(mut self) -> Self {
+        self.paused_clock = true;
+        self
+    }
+
     /// Starts serving.
     pub async fn start(self) -> Result<TestServer, ServerError> {
-        let engine = crate::apiserver::new_engine(self.engine);
+        let mut config = self.engine;
+        if self.paused_clock {
+            if tokio::runtime::Handle::current().runtime_flavor()
+                != tokio::runtime::RuntimeFlavor::CurrentThread
+            {
+                return Err(ServerError::PausedClock);
+            }
+            if !clock_is_paused() {
+                tokio::time::pause();
+            }
+            config.seed = config.seed.or(Some(0));
+        }
+        config.graceful_deletion = self.cluster.runs(Workload::Kubelet);
+        let engine = crate::apiserver::new_engine(config);
         let shared = Shared::new(engine, self.token.clone());
         let listener = TcpListener::bind(self.addr).await?;
         let addr = listener.local_addr()?;
@@ -110,6 +152,7 @@ impl TestServerBuilder {
             connections.clone(),
             stop,
         ));
+        crate::controllers::start_cluster(&shared, self.cluster).await;
         tracing::info!(%addr, tls = self.tls, "kubegen-testserver listening");
         Ok(TestServer {
             addr,
@@ -119,6 +162,15 @@ impl TestServerBuilder {
             ca_pem: tls.map(|t| t.ca_pem),
         })
     }
+}
+
+/// Whether tokio's clock is paused already (a second server in one test, or
+/// `#[tokio::test(start_paused = true)]`): a paused clock does not move while the thread
+/// sleeps, and pausing twice panics.
+fn clock_is_paused() -> bool {
+    let before = tokio::time::Instant::now();
+    std::thread::sleep(std::time::Duration::from_millis(1));
+    tokio::time::Instant::now() == before
 }
 
 async fn accept_loop(
@@ -241,7 +293,8 @@ pub struct TestServer {
 }
 
 impl TestServer {
-    /// Starts a server on an ephemeral loopback port with default settings.
+    /// Starts a server on an ephemeral loopback port with default settings: a cluster in a
+    /// process, with three nodes and the workload controllers ([`ClusterConfig`]).
     pub async fn start() -> Result<TestServer, ServerError> {
         TestServerBuilder::default().start().await
     }

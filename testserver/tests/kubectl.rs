@@ -830,3 +830,175 @@ fn kubectl_sees_allocated_cluster_ips_node_ports_and_job_selectors() {
     );
     assert_eq!(labels, "once");
 }
+
+/// Polls `check` (every 200 ms, up to 60 s) until it holds.
+fn eventually(what: &str, mut check: impl FnMut() -> bool) {
+    for _ in 0..300 {
+        if check() {
+            return;
+        }
+        thread::sleep(Duration::from_millis(200));
+    }
+    panic!("timed out waiting for {what}");
+}
+
+/// The cluster in a process, as kubectl users drive a Deployment: `rollout status` waits
+/// for the real controllers (ReplicaSet, scheduler, kubelets), `history`, `undo`,
+/// `restart`, `pause` / `resume`, `scale` and `wait --for=condition` work as against a
+/// cluster (kubectl's `pkg/cmd/rollout`, `pkg/polymorphichelpers/rollout_status.go`).
+#[test]
+fn kubectl_rolls_out_a_deployment_on_the_cluster_in_a_process() {
+    require_kubectl();
+    let s = start("rollout");
+    let status = |s: &Server| {
+        let out = s.ok(&["rollout", "status", "deployment/web", "--timeout=60s"], None);
+        assert!(out.contains("successfully rolled out"), "{out}");
+    };
+    let revision = |s: &Server| {
+        s.ok(
+            &[
+                "get",
+                "deployment/web",
+                "-o",
+                "jsonpath={.metadata.annotations.deployment\\.kubernetes\\.io/revision}",
+            ],
+            None,
+        )
+    };
+    let image = |s: &Server| {
+        s.ok(
+            &[
+                "get",
+                "deployment/web",
+                "-o",
+                "jsonpath={.spec.template.spec.containers[0].image}",
+            ],
+            None,
+        )
+    };
+    s.ok(
+        &["create", "deployment", "web", "--image=nginx:1.27", "--replicas=3"],
+        None,
+    );
+    status(&s);
+    let pods = s.ok(&["get", "pods", "-l", "app=web", "--no-headers"], None);
+    assert_eq!(
+        pods.lines()
+            .filter(|l| l.contains("1/1") && l.contains("Running"))
+            .count(),
+        3,
+        "{pods}"
+    );
+    s.ok(
+        &["wait", "--for=condition=Available", "deployment/web", "--timeout=60s"],
+        None,
+    );
+
+    s.ok(&["set", "image", "deployment/web", "nginx=nginx:1.28"], None);
+    status(&s);
+    assert_eq!(revision(&s), "2");
+    let history = s.ok(&["rollout", "history", "deployment/web"], None);
+    let revisions: Vec<&str> = history
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|w| w.parse::<u32>().is_ok())
+        .collect();
+    assert_eq!(revisions, ["1", "2"], "{history}");
+
+    s.ok(&["rollout", "undo", "deployment/web"], None);
+    status(&s);
+    assert_eq!(image(&s), "nginx:1.27");
+    assert_eq!(revision(&s), "3", "the undone-to ReplicaSet becomes the newest revision");
+
+    s.ok(&["rollout", "restart", "deployment/web"], None);
+    status(&s);
+    assert_eq!(revision(&s), "4");
+
+    s.ok(&["rollout", "pause", "deployment/web"], None);
+    s.ok(&["set", "image", "deployment/web", "nginx=nginx:1.29"], None);
+    thread::sleep(Duration::from_secs(1));
+    assert_eq!(revision(&s), "4", "a paused deployment does not roll out");
+    let progressing = s.ok(
+        &[
+            "get",
+            "deployment/web",
+            "-o",
+            "jsonpath={.status.conditions[?(@.type==\"Progressing\")].reason}",
+        ],
+        None,
+    );
+    assert_eq!(progressing, "DeploymentPaused");
+    s.ok(&["rollout", "resume", "deployment/web"], None);
+    status(&s);
+    assert_eq!(revision(&s), "5");
+
+    s.ok(&["scale", "deployment/web", "--replicas=5"], None);
+    status(&s);
+    let ready = s.ok(
+        &["get", "deployment/web", "-o", "jsonpath={.status.readyReplicas}"],
+        None,
+    );
+    assert_eq!(ready, "5");
+}
+
+/// `kubectl delete --cascade=background|foreground|orphan` on a running Deployment: the
+/// garbage collector and the kubelets remove (or keep) the ReplicaSet and its pods as
+/// kube-controller-manager's collector does (`pkg/controller/garbagecollector`).
+#[test]
+fn kubectl_cascade_deletes_reach_running_pods() {
+    require_kubectl();
+    let s = start("cascade");
+    let count = |s: &Server, kind: &str, app: &str| {
+        s.ok(&["get", kind, "-l", &format!("app={app}"), "-o", "name"], None)
+            .lines()
+            .count()
+    };
+    for app in ["fg", "bg", "orphan"] {
+        s.ok(
+            &["create", "deployment", app, "--image=nginx", "--replicas=2"],
+            None,
+        );
+        let out = s.ok(
+            &["rollout", "status", &format!("deployment/{app}"), "--timeout=60s"],
+            None,
+        );
+        assert!(out.contains("successfully rolled out"), "{out}");
+    }
+    s.ok(
+        &["delete", "deployment", "fg", "--cascade=foreground"],
+        None,
+    );
+    assert_eq!(count(&s, "pods", "fg"), 0, "foreground deletion waits for the pods");
+    assert_eq!(count(&s, "replicasets", "fg"), 0);
+
+    s.ok(&["delete", "deployment", "bg"], None);
+    eventually("background deletion removes the pods", || {
+        count(&s, "pods", "bg") == 0 && count(&s, "replicasets", "bg") == 0
+    });
+
+    s.ok(
+        &["delete", "deployment", "orphan", "--cascade=orphan"],
+        None,
+    );
+    thread::sleep(Duration::from_secs(1));
+    assert_eq!(count(&s, "replicasets", "orphan"), 1);
+    assert_eq!(count(&s, "pods", "orphan"), 2);
+}
+
+/// `kubectl create job` + `kubectl wait --for=condition=complete`: the Job controller
+/// and the kubelets run the pod to completion (`pkg/controller/job`).
+#[test]
+fn kubectl_waits_for_a_job_to_complete() {
+    require_kubectl();
+    let s = start("job");
+    s.ok(&["create", "job", "once", "--image=busybox"], None);
+    s.ok(
+        &["wait", "--for=condition=complete", "job/once", "--timeout=60s"],
+        None,
+    );
+    let pods = s.ok(
+        &["get", "pods", "-l", "batch.kubernetes.io/job-name=once", "--no-headers"],
+        None,
+    );
+    assert!(pods.contains("Completed"), "{pods}");
+}

@@ -3,8 +3,9 @@
 //! someone else, delete the Foo. Each step waits (bounded) with
 //! [`kubegen::controllerutil::await_condition`] and prints what it saw.
 //!
-//! The embedded server runs no Deployment controller, so the demo plays its part: it writes
-//! the Deployment's `status.availableReplicas`.
+//! The embedded server is a cluster in a process: its Deployment and ReplicaSet
+//! controllers, scheduler and kubelets make the Deployment's pods run, so the Foo's
+//! `Ready` condition follows the Deployment's real `status.availableReplicas`.
 
 use std::time::Duration;
 
@@ -83,19 +84,6 @@ async fn event(
     Err(DemoError::NoEvent(reason.to_owned()))
 }
 
-/// Plays the Deployment controller: every desired replica is available.
-async fn mark_available(
-    deployments: &ResourceClient<Deployment>,
-    name: &str,
-    replicas: i32,
-) -> Result<(), DemoError> {
-    let status = json!({"status": {"replicas": replicas, "availableReplicas": replicas}});
-    deployments
-        .patch_status(name, &PatchParams::default(), &Patch::Merge(status))
-        .await?;
-    Ok(())
-}
-
 /// Runs the walk-through in `namespace`, printing progress with `say`.
 pub async fn run(
     client: Client,
@@ -142,7 +130,6 @@ pub async fn run(
     say(&format!(
         "   the operator added finalizer {FINALIZER} and created Deployment example-foo, controlled by the Foo"
     ));
-    mark_available(&deployments, "example-foo", 1).await?;
     let ready_1 = |f: Option<&Foo>| ready_is(f, true, 1);
     await_condition(foos.clone(), "example-foo", ready_1, STEP_TIMEOUT).await?;
     say("   Foo example-foo: Ready=True, availableReplicas 1");
@@ -156,7 +143,6 @@ pub async fn run(
     let progressing = |f: Option<&Foo>| ready_is(f, false, 1);
     await_condition(foos.clone(), "example-foo", progressing, STEP_TIMEOUT).await?;
     say("   the operator scaled Deployment example-foo to 3; Foo Ready=False (1 of 3 available)");
-    mark_available(&deployments, "example-foo", 3).await?;
     let ready_3 = |f: Option<&Foo>| ready_is(f, true, 3);
     await_condition(foos.clone(), "example-foo", ready_3, STEP_TIMEOUT).await?;
     say("   Foo example-foo: Ready=True, availableReplicas 3");

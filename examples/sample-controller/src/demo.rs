@@ -3,9 +3,9 @@
 //! garbage collection remove the Deployment. Each step waits (bounded) for the
 //! controller's effect and prints what it saw.
 //!
-//! The embedded server runs no Deployment controller, so the demo plays its part: it
-//! writes `status.availableReplicas` of the Deployment, and the sample controller copies
-//! it into the Foo's status.
+//! The embedded server is a cluster in a process: its Deployment and ReplicaSet
+//! controllers, scheduler and kubelets run the Deployment's pods, and the sample controller
+//! copies the Deployment's real `status.availableReplicas` into the Foo's status.
 
 use std::future::Future;
 use std::time::Duration;
@@ -77,22 +77,6 @@ async fn get_optional<K: kubegen::Object>(
     }
 }
 
-/// Plays the Deployment controller: available replicas = desired replicas.
-async fn mark_available(
-    deployments: &ResourceClient<Deployment>,
-    name: &str,
-    replicas: i32,
-) -> Result<(), DemoError> {
-    deployments
-        .patch_status(
-            name,
-            &PatchParams::default(),
-            &Patch::Merge(json!({"status": {"replicas": replicas, "availableReplicas": replicas}})),
-        )
-        .await?;
-    Ok(())
-}
-
 /// Runs the walk-through in `namespace`, printing progress with `say`.
 pub async fn run(
     client: Client,
@@ -131,7 +115,6 @@ pub async fn run(
         "   the controller created Deployment example-foo (replicas {}), controlled by Foo example-foo",
         deployment.spec.replicas.unwrap_or_default()
     ));
-    mark_available(&deployments, "example-foo", 1).await?;
     wait_for("Foo status.availableReplicas = 1", || async {
         Ok(foos
             .get("example-foo")
@@ -156,7 +139,6 @@ pub async fn run(
     })
     .await?;
     say("   the controller scaled Deployment example-foo to 3 replicas");
-    mark_available(&deployments, "example-foo", 3).await?;
     wait_for("Foo status.availableReplicas = 3", || async {
         Ok(foos
             .get("example-foo")

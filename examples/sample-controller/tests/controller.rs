@@ -90,15 +90,8 @@ async fn controller_creates_scales_reports_and_is_garbage_collected_with_its_foo
     .await
     .unwrap();
 
-    // The Deployment reports available replicas: the Foo's status follows.
-    deployments
-        .patch_status(
-            "web-deploy",
-            &PatchParams::default(),
-            &Patch::Merge(json!({"status": {"availableReplicas": 4}})),
-        )
-        .await
-        .unwrap();
+    // The test server's Deployment controller, scheduler and kubelets run the four pods:
+    // the Foo's status follows the Deployment's available replicas.
     wait_for("foo status", || async {
         Ok(foos
             .get("web")

@@ -112,7 +112,7 @@ fn job_duration(o: &Value) -> Value {
     };
     let b = end
         .parse::<jiff::Timestamp>()
-        .unwrap_or_else(|_| jiff::Timestamp::now());
+        .unwrap_or_else(|_| crate::clock::now());
     Value::String(human_duration(b.as_second() - a.as_second()))
 }
 

@@ -132,7 +132,7 @@ pub(crate) fn human_duration(secs: i64) -> String {
 /// printers.go `translateTimestampSince`: the age of an RFC 3339 timestamp.
 pub(crate) fn since(ts: &str) -> String {
     match ts.parse::<jiff::Timestamp>() {
-        Ok(t) => human_duration(jiff::Timestamp::now().as_second() - t.as_second()),
+        Ok(t) => human_duration(crate::clock::now().as_second() - t.as_second()),
         Err(_) => "<unknown>".into(),
     }
 }

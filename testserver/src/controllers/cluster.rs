@@ -35,15 +35,18 @@ pub enum Workload {
     ReplicaSet,
     /// kube-controller-manager's Deployment controller.
     Deployment,
+    /// kube-controller-manager's Job controller.
+    Job,
 }
 
 impl Workload {
     /// Every workload controller, in start order.
-    pub const ALL: [Workload; 4] = [
+    pub const ALL: [Workload; 5] = [
         Workload::Scheduler,
         Workload::Kubelet,
         Workload::ReplicaSet,
         Workload::Deployment,
+        Workload::Job,
     ];
 
     /// The controller's name, as kube-controller-manager's `--controllers` flag spells it
@@ -54,6 +57,7 @@ impl Workload {
             Workload::Kubelet => "kubelet",
             Workload::ReplicaSet => "replicaset",
             Workload::Deployment => "deployment",
+            Workload::Job => "job",
         }
     }
 }
@@ -186,6 +190,7 @@ async fn run(workload: Workload, cluster: Arc<Cluster>, stop: CancellationToken)
         Workload::Kubelet => super::kubelet::run(cluster, stop).await,
         Workload::ReplicaSet => super::replicaset::run(cluster, stop).await,
         Workload::Deployment => super::deployment::run(cluster, stop).await,
+        Workload::Job => super::job::run(cluster, stop).await,
     };
     if let Err(err) = result {
         tracing::error!(controller = workload.name(), %err, "controller stopped");

@@ -110,7 +110,7 @@ fn establish(engine: &Engine, crd: &Arc<Value>) {
     let Some(rt) = engine.registry().get(GROUP, "v1", PLURAL) else {
         return;
     };
-    let now = meta::now_rfc3339();
+    let now = crate::clock::now_rfc3339();
     let storage = crd
         .pointer("/spec/versions")
         .and_then(Value::as_array)

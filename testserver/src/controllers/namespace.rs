@@ -160,7 +160,7 @@ fn remaining_conditions(
     count: usize,
     finalizers: &[String],
 ) -> Value {
-    let now = meta::now_rfc3339();
+    let now = crate::clock::now_rfc3339();
     let resources: Vec<String> = remaining
         .iter()
         .map(|gr| {

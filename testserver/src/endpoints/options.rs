@@ -130,6 +130,14 @@ pub(crate) fn delete(
 ) -> ApiResult<DeleteOptions> {
     let mut opts = DeleteOptions {
         propagation: q.non_empty("propagationPolicy").cloned(),
+        grace_period_seconds: q
+            .non_empty("gracePeriodSeconds")
+            .map(|g| {
+                g.parse::<i64>().map_err(|_| {
+                    ApiError::bad_request(format!("invalid gracePeriodSeconds {g:?}"))
+                })
+            })
+            .transpose()?,
         dry_run: dry_run(q)?,
         ..DeleteOptions::default()
     };
@@ -148,6 +156,9 @@ pub(crate) fn delete(
         }
         if v.get("orphanDependents").and_then(Value::as_bool) == Some(true) {
             opts.propagation = Some("Orphan".into());
+        }
+        if let Some(g) = v.get("gracePeriodSeconds").and_then(Value::as_i64) {
+            opts.grace_period_seconds = Some(g);
         }
         if let Some(uid) = v.pointer("/preconditions/uid").and_then(Value::as_str) {
             opts.precondition_uid = Some(uid.to_string());

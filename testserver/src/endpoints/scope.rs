@@ -66,7 +66,12 @@ impl<'a> Scope<'a> {
         if let Some(sub) = &target.subresource {
             let known = (sub == "status" && rt.status_subresource)
                 || (sub == "scale" && rt.scale.is_some())
-                || rt.strategy.serves_subresource(sub);
+                || rt.strategy.serves_subresource(sub)
+                || (info.verb == kubegen::catalog::Verb::Create
+                    && rt
+                        .strategy
+                        .create_subresource(sub, &serde_json::Value::Null, &serde_json::Value::Null)
+                        .is_some());
             if !known {
                 return Err(ApiError::not_found(
                     &rt.group,

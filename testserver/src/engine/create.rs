@@ -15,6 +15,40 @@ use crate::{
 };
 
 impl Engine {
+    /// A POST to a subresource of an existing object (a pod's `binding`): the strategy
+    /// decides what the object becomes ([`crate::strategy::Strategy::create_subresource`]).
+    pub fn create_subresource(
+        &self,
+        target: &Target,
+        body: &Value,
+        opts: &WriteOptions,
+    ) -> ApiResult<Arc<Value>> {
+        let rt = target.rt.clone();
+        let sub = target.subresource.clone().unwrap_or_default();
+        let main = Target {
+            subresource: None,
+            ..target.clone()
+        };
+        let not_served = || {
+            ApiError::method_not_allowed("create is not supported on this subresource")
+        };
+        // Known before the object is read, so a missing subresource is a 405 for any name.
+        if rt
+            .strategy
+            .create_subresource(&sub, &Value::Null, &Value::Null)
+            .is_none()
+        {
+            return Err(not_served());
+        }
+        self.replace_with(&main, opts, |old| {
+            match rt.strategy.create_subresource(&sub, old, body) {
+                Some(Ok(new)) => Ok(Some((new, String::new()))),
+                Some(Err(err)) => Err(err),
+                None => Err(not_served()),
+            }
+        })
+    }
+
     /// Creates an object (201), or reports AlreadyExists / Invalid / BadRequest.
     pub fn create(
         &self,
@@ -49,7 +83,7 @@ impl Engine {
             if name.is_empty()
                 && let Some(base) = m.get("generateName").and_then(Value::as_str)
             {
-                let generated = format!("{base}{}", meta::generate_suffix());
+                let generated = format!("{base}{}", self.entropy.name_suffix());
                 m.insert("name".into(), Value::String(generated));
             }
         }
@@ -91,10 +125,10 @@ impl Engine {
                 root.remove("status");
             }
             let m = meta::meta_mut(&mut obj);
-            m.insert("uid".into(), Value::String(meta::new_uid()));
+            m.insert("uid".into(), Value::String(self.entropy.uid()));
             m.insert(
                 "creationTimestamp".into(),
-                Value::String(meta::now_rfc3339()),
+                Value::String(crate::clock::now_rfc3339()),
             );
             m.remove("deletionTimestamp");
             m.remove("deletionGracePeriodSeconds");

@@ -78,7 +78,17 @@ impl Engine {
                 }
                 _ => {}
             }
-            if finalizers.is_empty() && !rt.strategy.holds_deletion(old) {
+            // A graceful deletion (a running pod's) keeps the object until the period ends
+            // or its kubelet deletes it with period 0 (registry/rest/delete.go
+            // `BeforeDelete`).
+            let grace = if self.config.graceful_deletion {
+                rt.strategy
+                    .grace_period(old, opts.grace_period_seconds)
+                    .filter(|g| *g > 0)
+            } else {
+                None
+            };
+            if finalizers.is_empty() && !rt.strategy.holds_deletion(old) && grace.is_none() {
                 return Ok(Write::Delete);
             }
             let mut new = (**old).clone();
@@ -90,12 +100,27 @@ impl Engine {
                     Value::Array(finalizers.into_iter().map(Value::String).collect()),
                 );
             }
-            if starting {
+            let current_grace = m.get("deletionGracePeriodSeconds").and_then(Value::as_i64);
+            if let Some(period) = grace
+                && (starting || current_grace.is_some_and(|c| period < c))
+            {
+                // A later DELETE may shorten the period, never lengthen it.
+                let deadline = crate::clock::now()
+                    .checked_add(jiff::SignedDuration::from_secs(period))
+                    .unwrap_or_else(|_| crate::clock::now());
                 m.insert(
                     "deletionTimestamp".into(),
-                    Value::String(meta::now_rfc3339()),
+                    Value::String(crate::clock::rfc3339(deadline)),
+                );
+                m.insert("deletionGracePeriodSeconds".into(), json!(period));
+            } else if starting {
+                m.insert(
+                    "deletionTimestamp".into(),
+                    Value::String(crate::clock::now_rfc3339()),
                 );
                 m.insert("deletionGracePeriodSeconds".into(), json!(0));
+            }
+            if starting {
                 if let Some(g) = m.get("generation").and_then(Value::as_i64) {
                     m.insert("generation".into(), json!(g + 1));
                 }

@@ -24,6 +24,7 @@ use std::{sync::Arc, time::Duration};
 use serde_json::{Map, Value};
 
 use crate::{
+    clock::Entropy,
     errors::{ApiError, ApiResult},
     meta,
     registry::{GroupResource, Registry, ResourceType},
@@ -46,6 +47,15 @@ pub struct EngineConfig {
     /// pruning, defaulting, OpenAPI value validation and CEL rules. Off is the old
     /// permissive mode: objects are stored as sent. CRDs are validated either way.
     pub schema_validation: bool,
+    /// Seed generated names and uids (`None`: random), so that two runs with the same
+    /// inputs write the same objects (see `crate::clock`).
+    pub seed: Option<u64>,
+    /// Delete gracefully what a kubelet must finish (a scheduled, running pod keeps its
+    /// deletionTimestamp until its kubelet deletes it with grace period 0), as
+    /// kube-apiserver does. On when the cluster runs kubelets
+    /// (`crate::controllers::ClusterConfig`); with none, nothing would finish such a
+    /// deletion, so objects are deleted at once.
+    pub graceful_deletion: bool,
 }
 
 impl Default for EngineConfig {
@@ -55,6 +65,8 @@ impl Default for EngineConfig {
             bookmark_interval: Duration::from_secs(5),
             auto_create_namespaces: false,
             schema_validation: true,
+            seed: None,
+            graceful_deletion: false,
         }
     }
 }
@@ -75,6 +87,12 @@ impl EngineConfig {
     /// Turns schema enforcement on (the default) or off (see the field).
     pub fn schema_validation(mut self, on: bool) -> Self {
         self.schema_validation = on;
+        self
+    }
+
+    /// Seeds generated names and uids (see the field).
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.seed = Some(seed);
         self
     }
 
@@ -183,6 +201,8 @@ pub struct WriteOptions {
 pub struct DeleteOptions {
     /// `Background`, `Foreground` or `Orphan`.
     pub propagation: Option<String>,
+    /// `gracePeriodSeconds`: how long a graceful deletion (a scheduled pod's) may take.
+    pub grace_period_seconds: Option<i64>,
     /// `preconditions.uid`.
     pub precondition_uid: Option<String>,
     /// `preconditions.resourceVersion`.
@@ -255,6 +275,7 @@ pub struct Engine {
     store: Store,
     config: EngineConfig,
     controllers: Vec<Arc<dyn Controller>>,
+    entropy: Entropy,
 }
 
 impl Engine {
@@ -265,7 +286,9 @@ impl Engine {
         config: EngineConfig,
         controllers: Vec<Arc<dyn Controller>>,
     ) -> Arc<Self> {
+        crate::clock::init();
         Arc::new(Engine {
+            entropy: config.seed.map(Entropy::seeded).unwrap_or_default(),
             registry: Registry::with_builtins(),
             store: Store::new(config.history_limit),
             config,

@@ -113,9 +113,99 @@ impl Strategy for Pods {
         meta::ensure_object(obj).insert("status".into(), json!({"phase": "Pending"}));
     }
 
+    /// `CheckGracefulDelete`: the requested period, else the pod's
+    /// `terminationGracePeriodSeconds`; 0 for a pod no node runs (unscheduled) or one that
+    /// has finished; a negative period becomes 1.
+    fn grace_period(&self, obj: &Value, requested: Option<i64>) -> Option<i64> {
+        let mut period = requested
+            .or_else(|| {
+                obj.pointer("/spec/terminationGracePeriodSeconds")
+                    .and_then(Value::as_i64)
+            })
+            .unwrap_or(0);
+        let scheduled = obj
+            .pointer("/spec/nodeName")
+            .and_then(Value::as_str)
+            .is_some_and(|n| !n.is_empty());
+        let finished = matches!(
+            obj.pointer("/status/phase").and_then(Value::as_str),
+            Some("Succeeded" | "Failed")
+        );
+        if !scheduled || finished {
+            period = 0;
+        }
+        Some(if period < 0 { 1 } else { period })
+    }
+
+    /// `binding` (pkg/registry/core/pod/storage/storage.go `BindingREST`, `assignPod`):
+    /// the scheduler's assignment of the pod to `target.name`, once; the pod gets
+    /// `spec.nodeName` and `PodScheduled=True`.
+    fn create_subresource(
+        &self,
+        name: &str,
+        old: &Value,
+        body: &Value,
+    ) -> Option<crate::errors::ApiResult<Value>> {
+        (name == "binding").then(|| bind(old, body))
+    }
+
     fn returns_deleted_object(&self) -> bool {
         true
     }
+}
+
+fn bind(old: &Value, body: &Value) -> crate::errors::ApiResult<Value> {
+    use crate::errors::{ApiError, Cause};
+    let pod = meta::name(old).to_string();
+    let Some(node) = body
+        .pointer("/target/name")
+        .and_then(Value::as_str)
+        .filter(|n| !n.is_empty())
+    else {
+        return Err(ApiError::invalid(
+            "",
+            "Binding",
+            &pod,
+            vec![Cause::required("target.name")],
+        ));
+    };
+    let refuse = |why: String| Err(ApiError::conflict("", "pods/binding", &pod, &why));
+    if meta::is_deleting(old) {
+        return refuse(format!(
+            "pod {pod} is being deleted, cannot be assigned to a host"
+        ));
+    }
+    if let Some(current) = old
+        .pointer("/spec/nodeName")
+        .and_then(Value::as_str)
+        .filter(|n| !n.is_empty())
+    {
+        return refuse(format!(
+            "pod {pod} is already assigned to node {current:?}"
+        ));
+    }
+    let mut new = old.clone();
+    if let Some(spec) = new.get_mut("spec").and_then(Value::as_object_mut) {
+        spec.insert("nodeName".into(), Value::String(node.to_string()));
+    }
+    let status = meta::ensure_object(&mut new)
+        .entry("status")
+        .or_insert_with(|| json!({}));
+    if let Some(status) = status.as_object_mut() {
+        let conditions = status
+            .entry("conditions")
+            .or_insert_with(|| json!([]));
+        if let Some(list) = conditions.as_array_mut() {
+            list.retain(|c| c.get("type").and_then(Value::as_str) != Some("PodScheduled"));
+            list.push(json!({
+                "type": "PodScheduled",
+                "status": "True",
+                "lastProbeTime": null,
+                "lastTransitionTime": crate::clock::now_rfc3339(),
+            }));
+        }
+    }
+    Ok(new)
 }
 
 /// Secrets: `SetDefaults_Secret`.

@@ -85,9 +85,28 @@ pub trait Strategy: Send + Sync + 'static {
         old.clone()
     }
 
+    /// A POST to the subresource `name` of `old` (a pod's `binding`): the object `old`
+    /// becomes, or why it is refused; `None` when `name` takes no POST.
+    fn create_subresource(
+        &self,
+        _name: &str,
+        _old: &Value,
+        _body: &Value,
+    ) -> Option<crate::errors::ApiResult<Value>> {
+        None
+    }
+
     /// Called when a DELETE starts a graceful deletion (the object gets a
     /// deletionTimestamp): e.g. a namespace's phase becomes `Terminating`.
     fn begin_delete(&self, _obj: &mut Value) {}
+
+    /// `CheckGracefulDelete`: the grace period (seconds) a DELETE of `obj` with the
+    /// requested `gracePeriodSeconds` gets; `None` for a resource deleted at once. A
+    /// positive period keeps the object, with `deletionTimestamp` that far ahead, until a
+    /// DELETE with period 0 (its kubelet's).
+    fn grace_period(&self, _obj: &Value, _requested: Option<i64>) -> Option<i64> {
+        None
+    }
 
     /// Whether the object must stay although its `metadata.finalizers` are empty (a
     /// namespace waits for its `spec.finalizers`).

@@ -13,6 +13,9 @@ use crate::errors::ApiResult;
 
 /// Decodes the body, admits it, creates it and encodes the stored object (201).
 pub(crate) fn create(scope: &Scope<'_>, cx: &mut RequestContext) -> ApiResult<Reply> {
+    if scope.target.subresource.is_some() {
+        return create_subresource(scope, cx);
+    }
     if scope.target.name.is_some() {
         return Err(Scope::method_not_allowed());
     }
@@ -32,6 +35,32 @@ pub(crate) fn create(scope: &Scope<'_>, cx: &mut RequestContext) -> ApiResult<Re
     Ok(reply::with_warnings(
         scope.encode(201, &obj)?,
         &opts.fields.warnings,
+    ))
+}
+
+/// A POST to a subresource (a pod's `binding`): answered with a `Status` of `Success`
+/// (201), as kube-apiserver's `BindingREST` answers.
+fn create_subresource(scope: &Scope<'_>, cx: &mut RequestContext) -> ApiResult<Reply> {
+    let mut opts = options::write(
+        scope.engine(),
+        &scope.query,
+        "CreateOptions",
+        &cx.parts.headers,
+        false,
+    )?;
+    cx.trail.enter("decode")?;
+    let value = decode::object(&cx.parts.headers, &cx.body, true, &mut opts)?;
+    admit(scope, cx, opts.dry_run, None)?;
+    cx.trail.enter("registry")?;
+    scope
+        .engine()
+        .create_subresource(&scope.target, &value, &opts)?;
+    cx.trail.enter("encode")?;
+    Ok(reply::json(
+        201,
+        &serde_json::json!({
+            "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201,
+        }),
     ))
 }
 

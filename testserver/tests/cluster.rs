@@ -504,3 +504,55 @@ async fn a_replicaset_keeps_its_replicas_and_adopts_orphans() {
     })
     .await;
 }
+
+/// A Service's EndpointSlice lists the pods it selects with their readiness
+/// (`pkg/controller/endpointslice`), and follows them as they come and go.
+#[tokio::test]
+async fn a_service_gets_an_endpointslice_of_its_ready_pods() {
+    use k8s_openapi::api::{core::v1::Service, discovery::v1::EndpointSlice};
+    let (_server, client) = cluster(ClusterConfig::default()).await;
+    let rs: ReplicaSet = serde_json::from_value(json!({
+        "metadata": {"name": "cache"},
+        "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "cache"}},
+                 "template": {"metadata": {"labels": {"app": "cache"}},
+                              "spec": {"containers": [{"name": "c", "image": "redis",
+                                       "ports": [{"name": "redis", "containerPort": 6379}]}]}}},
+    }))
+    .unwrap();
+    let rss = ResourceClient::<ReplicaSet>::namespaced(client.clone(), "default");
+    rss.create(&PostParams::default(), &rs).await.unwrap();
+    let service: Service = serde_json::from_value(json!({
+        "metadata": {"name": "cache"},
+        "spec": {"selector": {"app": "cache"}, "ports": [{"name": "redis", "port": 6379, "targetPort": "redis"}]},
+    }))
+    .unwrap();
+    ResourceClient::<Service>::namespaced(client.clone(), "default")
+        .create(&PostParams::default(), &service)
+        .await
+        .unwrap();
+    let slices = ResourceClient::<EndpointSlice>::namespaced(client.clone(), "default");
+    let ready_endpoints = |n: usize| {
+        let slices = slices.clone();
+        async move {
+            let list = slices
+                .list(&ListParams::default().labels("kubernetes.io/service-name=cache"))
+                .await
+                .ok()?;
+            let slice = list.items.into_iter().next()?;
+            let endpoints = slice.endpoints.clone().unwrap_or_default();
+            let ready = endpoints
+                .iter()
+                .filter(|e| e.conditions.as_ref().and_then(|c| c.ready) == Some(true))
+                .count();
+            (endpoints.len() == n && ready == n).then_some(slice)
+        }
+    };
+    let slice = eventually("2 ready endpoints", || ready_endpoints(2)).await;
+    assert_eq!(slice.address_type, "IPv4");
+    let port = &slice.ports.unwrap()[0];
+    assert_eq!((port.name.as_deref(), port.port), (Some("redis"), Some(6379)));
+    rss.patch("cache", &PatchParams::default(), &Patch::Merge(json!({"spec": {"replicas": 3}})))
+        .await
+        .unwrap();
+    eventually("3 ready endpoints", || ready_endpoints(3)).await;
+}

@@ -37,16 +37,19 @@ pub enum Workload {
     Deployment,
     /// kube-controller-manager's Job controller.
     Job,
+    /// kube-controller-manager's EndpointSlice controller.
+    EndpointSlice,
 }
 
 impl Workload {
     /// Every workload controller, in start order.
-    pub const ALL: [Workload; 5] = [
+    pub const ALL: [Workload; 6] = [
         Workload::Scheduler,
         Workload::Kubelet,
         Workload::ReplicaSet,
         Workload::Deployment,
         Workload::Job,
+        Workload::EndpointSlice,
     ];
 
     /// The controller's name, as kube-controller-manager's `--controllers` flag spells it
@@ -58,6 +61,7 @@ impl Workload {
             Workload::ReplicaSet => "replicaset",
             Workload::Deployment => "deployment",
             Workload::Job => "job",
+            Workload::EndpointSlice => "endpointslice",
         }
     }
 }
@@ -191,6 +195,7 @@ async fn run(workload: Workload, cluster: Arc<Cluster>, stop: CancellationToken)
         Workload::ReplicaSet => super::replicaset::run(cluster, stop).await,
         Workload::Deployment => super::deployment::run(cluster, stop).await,
         Workload::Job => super::job::run(cluster, stop).await,
+        Workload::EndpointSlice => super::endpointslice::run(cluster, stop).await,
     };
     if let Err(err) = result {
         tracing::error!(controller = workload.name(), %err, "controller stopped");

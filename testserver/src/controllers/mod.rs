@@ -9,10 +9,11 @@
 //!   own file, running as tasks on kubegen's informers and work queues over an in-process
 //!   front.
 
-mod apps;
 mod cluster;
+mod compat;
 mod crd;
 mod deployment;
+mod endpointslice;
 mod gc;
 mod job;
 mod kubelet;

@@ -42,7 +42,7 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use super::{
-    apps::{self, Condition},
+    compat::{self, Condition},
     cluster::Cluster,
     pods,
 };
@@ -96,7 +96,7 @@ async fn reconcile(rs: Arc<ReplicaSet>, cx: Arc<Context>) -> Result<Action, Erro
     }
     let namespace = rs.metadata.namespace.clone().unwrap_or_default();
     let uid = rs.metadata.uid.clone().unwrap_or_default();
-    let spec = apps::rs_spec(&rs).cloned().unwrap_or_default();
+    let spec = compat::rs_spec(&rs).cloned().unwrap_or_default();
     // 3.
     let mut owned = Vec::new();
     for pod in cx
@@ -231,7 +231,7 @@ async fn manage(
     active: &[Arc<Pod>],
 ) -> Result<Option<String>, Error> {
     let want = usize::try_from(
-        apps::rs_spec(rs)
+        compat::rs_spec(rs)
             .and_then(|s| s.replicas)
             .unwrap_or(1),
     )
@@ -306,7 +306,7 @@ fn delete_rank(pod: &Pod) -> impl Ord + use<> {
 
 /// A new pod of `rs` (`GetPodFromTemplate`).
 fn pod_from_template(rs: &ReplicaSet) -> Pod {
-    let template = apps::rs_spec(rs)
+    let template = compat::rs_spec(rs)
         .and_then(|s| s.template.clone())
         .unwrap_or_default();
     let template_meta = template.metadata.unwrap_or_default();
@@ -332,7 +332,7 @@ fn calculate_status(
     failure: Option<String>,
     now: jiff::Timestamp,
 ) -> ReplicaSetStatus {
-    let spec = apps::rs_spec(rs).cloned().unwrap_or_default();
+    let spec = compat::rs_spec(rs).cloned().unwrap_or_default();
     let template_labels = spec
         .template
         .as_ref()

@@ -1,14 +1,17 @@
-//! The apps/v1 shapes that differ between Kubernetes versions, read and written in one
-//! place so the controllers compile with whichever k8s-openapi version feature the user's
-//! build picks (this library picks none): from 1.37, k8s-openapi's `Deployment.spec` and
-//! `ReplicaSet.spec` are required and their conditions' `type` and `status` optional;
-//! before, the other way round. Everything else the controllers read is the same in every
-//! version they support.
+//! The shapes that differ between Kubernetes versions, read and written in one place so
+//! the controllers compile with whichever k8s-openapi version feature the user's build
+//! picks (this library picks none): from 1.37, k8s-openapi's `Deployment.spec` and
+//! `ReplicaSet.spec` are required, their conditions' `type` and `status` optional, and an
+//! EndpointSlice's `endpoints` optional; before, the other way round. Everything else the
+//! controllers read is the same in every version they support.
 
 use k8s_openapi::{
-    api::apps::v1::{
-        Deployment, DeploymentCondition, DeploymentSpec, ReplicaSet, ReplicaSetCondition,
-        ReplicaSetSpec,
+    api::{
+        apps::v1::{
+            Deployment, DeploymentCondition, DeploymentSpec, ReplicaSet, ReplicaSetCondition,
+            ReplicaSetSpec,
+        },
+        discovery::v1::{Endpoint, EndpointSlice},
     },
     apimachinery::pkg::apis::meta::v1::Time,
 };
@@ -31,6 +34,16 @@ pub(crate) struct Condition {
 }
 
 k8s_openapi::k8s_if_ge_1_37! {
+    /// The slice's endpoints.
+    pub(crate) fn slice_endpoints(slice: &EndpointSlice) -> &[Endpoint] {
+        slice.endpoints.as_deref().unwrap_or_default()
+    }
+
+    /// Sets the slice's endpoints.
+    pub(crate) fn set_slice_endpoints(slice: &mut EndpointSlice, endpoints: Vec<Endpoint>) {
+        slice.endpoints = Some(endpoints);
+    }
+
     /// The ReplicaSet's spec.
     pub(crate) fn rs_spec(rs: &ReplicaSet) -> Option<&ReplicaSetSpec> {
         Some(&rs.spec)
@@ -104,6 +117,16 @@ k8s_openapi::k8s_if_ge_1_37! {
 }
 
 k8s_openapi::k8s_if_le_1_36! {
+    /// The slice's endpoints.
+    pub(crate) fn slice_endpoints(slice: &EndpointSlice) -> &[Endpoint] {
+        &slice.endpoints
+    }
+
+    /// Sets the slice's endpoints.
+    pub(crate) fn set_slice_endpoints(slice: &mut EndpointSlice, endpoints: Vec<Endpoint>) {
+        slice.endpoints = endpoints;
+    }
+
     /// The ReplicaSet's spec.
     pub(crate) fn rs_spec(rs: &ReplicaSet) -> Option<&ReplicaSetSpec> {
         rs.spec.as_ref()

@@ -110,7 +110,11 @@ mod tests {
         init();
         let before = now();
         std::thread::sleep(Duration::from_millis(20));
-        assert_eq!(now(), before, "wall time passing does not move a paused clock");
+        assert_eq!(
+            now(),
+            before,
+            "wall time passing does not move a paused clock"
+        );
         tokio::time::sleep(Duration::from_secs(600)).await;
         let after = now();
         assert_eq!(after.duration_since(before).as_secs(), 600);

@@ -8,11 +8,11 @@
 use std::{future::Future, time::Duration};
 
 use futures::{StreamExt, TryStreamExt};
-use kube_core::WatchEvent;
 use k8s_openapi::api::{
     apps::v1::{Deployment, ReplicaSet},
     core::v1::{Node, Pod},
 };
+use kube_core::WatchEvent;
 use kubegen::client::{
     Client, ResourceClient,
     params::{DeleteParams, ListParams, Patch, PatchParams, PostParams, WatchParams},
@@ -108,13 +108,29 @@ async fn pods_of(client: &Client, app: &str) -> Vec<Pod> {
 #[tokio::test]
 async fn three_ready_nodes_are_registered_at_start() {
     let (_server, client) = cluster(ClusterConfig::default()).await;
-    let nodes = ResourceClient::<Node>::cluster(client).list(&ListParams::default()).await.unwrap();
-    let names: Vec<_> = nodes.items.iter().filter_map(|n| n.metadata.name.clone()).collect();
+    let nodes = ResourceClient::<Node>::cluster(client)
+        .list(&ListParams::default())
+        .await
+        .unwrap();
+    let names: Vec<_> = nodes
+        .items
+        .iter()
+        .filter_map(|n| n.metadata.name.clone())
+        .collect();
     assert_eq!(names, ["node-1", "node-2", "node-3"]);
     for node in &nodes.items {
         let status = node.status.as_ref().unwrap();
-        let ready = status.conditions.as_deref().unwrap().iter().find(|c| c.type_ == "Ready").unwrap();
-        assert_eq!((ready.status.as_str(), ready.reason.as_deref()), ("True", Some("KubeletReady")));
+        let ready = status
+            .conditions
+            .as_deref()
+            .unwrap()
+            .iter()
+            .find(|c| c.type_ == "Ready")
+            .unwrap();
+        assert_eq!(
+            (ready.status.as_str(), ready.reason.as_deref()),
+            ("True", Some("KubeletReady"))
+        );
         assert_eq!(status.allocatable.as_ref().unwrap()["pods"].0, "110");
         assert!(node.spec.as_ref().unwrap().pod_cidr.is_some());
     }
@@ -134,7 +150,10 @@ async fn a_deployment_becomes_available_with_pods_spread_over_the_nodes() {
         deployments.get("web").await.ok().filter(rolled_out)
     })
     .await;
-    assert_eq!(condition(&d, "Available"), Some(("True", "MinimumReplicasAvailable")));
+    assert_eq!(
+        condition(&d, "Available"),
+        Some(("True", "MinimumReplicasAvailable"))
+    );
     let rss = ResourceClient::<ReplicaSet>::namespaced(client.clone(), "default")
         .list(&ListParams::default())
         .await
@@ -143,7 +162,10 @@ async fn a_deployment_becomes_available_with_pods_spread_over_the_nodes() {
     assert_eq!(rss.len(), 1);
     let rs = &rss[0];
     let hash = &rs.metadata.labels.as_ref().unwrap()["pod-template-hash"];
-    assert_eq!(rs.metadata.name.as_deref(), Some(format!("web-{hash}").as_str()));
+    assert_eq!(
+        rs.metadata.name.as_deref(),
+        Some(format!("web-{hash}").as_str())
+    );
     assert_eq!(
         rs.metadata.annotations.as_ref().unwrap()["deployment.kubernetes.io/revision"],
         "1"
@@ -155,7 +177,11 @@ async fn a_deployment_becomes_available_with_pods_spread_over_the_nodes() {
         .map(|p| p.spec.as_ref().unwrap().node_name.clone().unwrap())
         .collect();
     nodes.sort();
-    assert_eq!(nodes, ["node-1", "node-2", "node-3"], "least-allocated spreads pods");
+    assert_eq!(
+        nodes,
+        ["node-1", "node-2", "node-3"],
+        "least-allocated spreads pods"
+    );
     for pod in &pods {
         let status = pod.status.as_ref().unwrap();
         assert_eq!(status.phase.as_deref(), Some("Running"));
@@ -163,7 +189,10 @@ async fn a_deployment_becomes_available_with_pods_spread_over_the_nodes() {
         let c = &status.container_statuses.as_ref().unwrap()[0];
         assert!(c.ready);
         assert_eq!(c.image, "docker.io/library/nginx:1.27");
-        assert_eq!(pod.metadata.labels.as_ref().unwrap()["pod-template-hash"], *hash);
+        assert_eq!(
+            pod.metadata.labels.as_ref().unwrap()["pod-template-hash"],
+            *hash
+        );
     }
 }
 
@@ -177,7 +206,10 @@ async fn a_template_change_rolls_out_a_second_revision() {
         .create(&PostParams::default(), &deployment("web", 4, "nginx:1.27"))
         .await
         .unwrap();
-    eventually("revision 1", || async { deployments.get("web").await.ok().filter(rolled_out) }).await;
+    eventually("revision 1", || async {
+        deployments.get("web").await.ok().filter(rolled_out)
+    })
+    .await;
     deployments
         .patch(
             "web",
@@ -190,10 +222,17 @@ async fn a_template_change_rolls_out_a_second_revision() {
     // ready, never more than replicas + maxSurge (5) pods.
     let d = eventually("revision 2", || async {
         let pods = pods_of(&client, "web").await;
-        assert!(pods.len() <= 5, "maxSurge 25% of 4 rounds up to 1: {} pods", pods.len());
+        assert!(
+            pods.len() <= 5,
+            "maxSurge 25% of 4 rounds up to 1: {} pods",
+            pods.len()
+        );
         deployments.get("web").await.ok().filter(|d| {
             rolled_out(d)
-                && d.metadata.annotations.as_ref().is_some_and(|a| a["deployment.kubernetes.io/revision"] == "2")
+                && d.metadata
+                    .annotations
+                    .as_ref()
+                    .is_some_and(|a| a["deployment.kubernetes.io/revision"] == "2")
         })
     })
     .await;
@@ -208,7 +247,8 @@ async fn a_template_change_rolls_out_a_second_revision() {
         .iter()
         .map(|rs| {
             (
-                rs.metadata.annotations.as_ref().unwrap()["deployment.kubernetes.io/revision"].clone(),
+                rs.metadata.annotations.as_ref().unwrap()["deployment.kubernetes.io/revision"]
+                    .clone(),
                 rs.spec.replicas,
             )
         })
@@ -217,7 +257,10 @@ async fn a_template_change_rolls_out_a_second_revision() {
     assert!(replicas.contains(&("2".into(), Some(4))), "{replicas:?}");
     let pods = pods_of(&client, "web").await;
     assert_eq!(pods.len(), 4);
-    assert!(pods.iter().all(|p| p.spec.as_ref().unwrap().containers[0].image.as_deref() == Some("nginx:1.28")));
+    assert!(
+        pods.iter()
+            .all(|p| p.spec.as_ref().unwrap().containers[0].image.as_deref() == Some("nginx:1.28"))
+    );
 }
 
 /// A ReplicaSet replaces a pod that was deleted (`pkg/controller/replicaset/replica_set.go`
@@ -231,7 +274,10 @@ async fn a_deleted_pod_is_replaced_and_its_kubelet_finishes_the_deletion() {
         .create(&PostParams::default(), &deployment("web", 2, "nginx"))
         .await
         .unwrap();
-    eventually("rolled out", || async { deployments.get("web").await.ok().filter(rolled_out) }).await;
+    eventually("rolled out", || async {
+        deployments.get("web").await.ok().filter(rolled_out)
+    })
+    .await;
     let victim = pods_of(&client, "web").await.remove(0);
     let name = victim.metadata.name.clone().unwrap();
     let pods = ResourceClient::<Pod>::namespaced(client.clone(), "default");
@@ -243,10 +289,17 @@ async fn a_deleted_pod_is_replaced_and_its_kubelet_finishes_the_deletion() {
     assert_eq!(kept.metadata.deletion_grace_period_seconds, Some(30));
     eventually("the deleted pod gone and replaced", || async {
         let now = pods_of(&client, "web").await;
-        (now.len() == 2 && now.iter().all(|p| p.metadata.name.as_deref() != Some(&name))).then_some(())
+        (now.len() == 2
+            && now
+                .iter()
+                .all(|p| p.metadata.name.as_deref() != Some(&name)))
+        .then_some(())
     })
     .await;
-    eventually("available again", || async { deployments.get("web").await.ok().filter(rolled_out) }).await;
+    eventually("available again", || async {
+        deployments.get("web").await.ok().filter(rolled_out)
+    })
+    .await;
 }
 
 /// A pod no node fits stays Pending with `PodScheduled=False`, reason `Unschedulable`
@@ -263,7 +316,11 @@ async fn an_unschedulable_pod_waits_with_kube_schedulers_reason() {
     pods.create(&PostParams::default(), &pod).await.unwrap();
     let message = eventually("PodScheduled=False", || async {
         let p = pods.get("picky").await.ok()?;
-        let c = p.status?.conditions?.into_iter().find(|c| c.type_ == "PodScheduled")?;
+        let c = p
+            .status?
+            .conditions?
+            .into_iter()
+            .find(|c| c.type_ == "PodScheduled")?;
         (c.status == "False" && c.reason.as_deref() == Some("Unschedulable")).then_some(c.message)
     })
     .await;
@@ -272,13 +329,18 @@ async fn an_unschedulable_pod_waits_with_kube_schedulers_reason() {
         Some("0/3 nodes are available: 3 node(s) didn't match Pod's node affinity/selector.")
     );
     ResourceClient::<Node>::cluster(client.clone())
-        .patch("node-2", &PatchParams::default(), &Patch::Merge(json!({"metadata": {"labels": {"disk": "ssd"}}})))
+        .patch(
+            "node-2",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"labels": {"disk": "ssd"}}})),
+        )
         .await
         .unwrap();
     let p = eventually("running on node-2", || async {
-        pods.get("picky").await.ok().filter(|p| {
-            p.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Running")
-        })
+        pods.get("picky")
+            .await
+            .ok()
+            .filter(|p| p.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Running"))
     })
     .await;
     assert_eq!(p.spec.unwrap().node_name.as_deref(), Some("node-2"));
@@ -314,7 +376,10 @@ async fn run_to_completion_pods_succeed_and_deadlines_fail_pods() {
         eventually("bounded finished", || phase("bounded")).await,
         ("Failed".into(), Some("DeadlineExceeded".into()))
     );
-    assert_eq!(eventually("once finished", || phase("once")).await, ("Succeeded".into(), None));
+    assert_eq!(
+        eventually("once finished", || phase("once")).await,
+        ("Succeeded".into(), None)
+    );
 }
 
 /// Turning the workload controllers off gives an API server alone: a Deployment gets no
@@ -333,7 +398,10 @@ async fn a_cluster_without_controllers_leaves_workloads_alone() {
         .await
         .unwrap();
     assert!(rss.items.is_empty());
-    let nodes = ResourceClient::<Node>::cluster(client).list(&ListParams::default()).await.unwrap();
+    let nodes = ResourceClient::<Node>::cluster(client)
+        .list(&ListParams::default())
+        .await
+        .unwrap();
     assert!(nodes.items.is_empty());
 }
 
@@ -341,8 +409,7 @@ async fn a_cluster_without_controllers_leaves_workloads_alone() {
 /// controller still makes the ReplicaSet, and nothing makes pods.
 #[tokio::test]
 async fn one_controller_can_be_turned_off() {
-    let (_server, client) =
-        cluster(ClusterConfig::default().without(Workload::ReplicaSet)).await;
+    let (_server, client) = cluster(ClusterConfig::default().without(Workload::ReplicaSet)).await;
     let deployments = ResourceClient::<Deployment>::namespaced(client.clone(), "default");
     deployments
         .create(&PostParams::default(), &deployment("web", 2, "nginx"))
@@ -375,14 +442,19 @@ fn two_runs_on_a_paused_clock_write_the_same_events() {
             .create(&PostParams::default(), &deployment("web", 3, "nginx"))
             .await
             .unwrap();
-        eventually("rolled out", || async { deployments.get("web").await.ok().filter(rolled_out) }).await;
+        eventually("rolled out", || async {
+            deployments.get("web").await.ok().filter(rolled_out)
+        })
+        .await;
         pods.delete_collection(&DeleteParams::default(), &ListParams::default())
             .await
             .unwrap();
         eventually("replaced", || async {
-            deployments.get("web").await.ok().filter(|d| {
-                rolled_out(d) && d.status.as_ref().unwrap().ready_replicas == Some(3)
-            })
+            deployments
+                .get("web")
+                .await
+                .ok()
+                .filter(|d| rolled_out(d) && d.status.as_ref().unwrap().ready_replicas == Some(3))
         })
         .await;
         tokio::time::sleep(Duration::from_secs(5)).await;
@@ -441,14 +513,25 @@ async fn a_job_completes_once_its_pods_succeed() {
     jobs.create(&PostParams::default(), &job).await.unwrap();
     let done = eventually("Complete", || async {
         let j = jobs.get("pi").await.ok()?;
-        let complete = j.status.as_ref()?.conditions.as_deref()?.iter().any(|c| c.type_ == "Complete" && c.status == "True");
+        let complete = j
+            .status
+            .as_ref()?
+            .conditions
+            .as_deref()?
+            .iter()
+            .any(|c| c.type_ == "Complete" && c.status == "True");
         complete.then_some(j)
     })
     .await;
     let status = done.status.unwrap();
     assert_eq!((status.succeeded, status.active), (Some(3), Some(0)));
     assert!(status.completion_time.is_some() && status.start_time.is_some());
-    let types: Vec<_> = status.conditions.unwrap().into_iter().map(|c| c.type_).collect();
+    let types: Vec<_> = status
+        .conditions
+        .unwrap()
+        .into_iter()
+        .map(|c| c.type_)
+        .collect();
     assert_eq!(types, ["SuccessCriteriaMet", "Complete"]);
     let pods = ResourceClient::<Pod>::namespaced(client, "default")
         .list(&ListParams::default().labels("batch.kubernetes.io/job-name=pi"))
@@ -456,7 +539,10 @@ async fn a_job_completes_once_its_pods_succeed() {
         .unwrap()
         .items;
     assert_eq!(pods.len(), 3);
-    assert!(pods.iter().all(|p| p.status.as_ref().unwrap().phase.as_deref() == Some("Succeeded")));
+    assert!(
+        pods.iter()
+            .all(|p| p.status.as_ref().unwrap().phase.as_deref() == Some("Succeeded"))
+    );
 }
 
 /// A ReplicaSet keeps `replicas` pods and reports them (`pkg/controller/replicaset`):
@@ -493,11 +579,22 @@ async fn a_replicaset_keeps_its_replicas_and_adopts_orphans() {
     eventually("3 available", || available(3)).await;
     let adopted = pods.get("orphan").await.unwrap();
     let owner = &adopted.metadata.owner_references.unwrap()[0];
-    assert_eq!((owner.kind.as_str(), owner.controller), ("ReplicaSet", Some(true)));
-    assert_eq!(pods_of(&client, "cache").await.len(), 3, "the orphan counts as one of three");
-    rss.patch("cache", &PatchParams::default(), &Patch::Merge(json!({"spec": {"replicas": 1}})))
-        .await
-        .unwrap();
+    assert_eq!(
+        (owner.kind.as_str(), owner.controller),
+        ("ReplicaSet", Some(true))
+    );
+    assert_eq!(
+        pods_of(&client, "cache").await.len(),
+        3,
+        "the orphan counts as one of three"
+    );
+    rss.patch(
+        "cache",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"spec": {"replicas": 1}})),
+    )
+    .await
+    .unwrap();
     eventually("1 available", || available(1)).await;
     eventually("2 pods gone", || async {
         (pods_of(&client, "cache").await.len() == 1).then_some(())
@@ -550,9 +647,16 @@ async fn a_service_gets_an_endpointslice_of_its_ready_pods() {
     let slice = eventually("2 ready endpoints", || ready_endpoints(2)).await;
     assert_eq!(slice.address_type, "IPv4");
     let port = &slice.ports.unwrap()[0];
-    assert_eq!((port.name.as_deref(), port.port), (Some("redis"), Some(6379)));
-    rss.patch("cache", &PatchParams::default(), &Patch::Merge(json!({"spec": {"replicas": 3}})))
-        .await
-        .unwrap();
+    assert_eq!(
+        (port.name.as_deref(), port.port),
+        (Some("redis"), Some(6379))
+    );
+    rss.patch(
+        "cache",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"spec": {"replicas": 3}})),
+    )
+    .await
+    .unwrap();
     eventually("3 ready endpoints", || ready_endpoints(3)).await;
 }

@@ -851,7 +851,10 @@ fn kubectl_rolls_out_a_deployment_on_the_cluster_in_a_process() {
     require_kubectl();
     let s = start("rollout");
     let status = |s: &Server| {
-        let out = s.ok(&["rollout", "status", "deployment/web", "--timeout=60s"], None);
+        let out = s.ok(
+            &["rollout", "status", "deployment/web", "--timeout=60s"],
+            None,
+        );
         assert!(out.contains("successfully rolled out"), "{out}");
     };
     let revision = |s: &Server| {
@@ -877,7 +880,13 @@ fn kubectl_rolls_out_a_deployment_on_the_cluster_in_a_process() {
         )
     };
     s.ok(
-        &["create", "deployment", "web", "--image=nginx:1.27", "--replicas=3"],
+        &[
+            "create",
+            "deployment",
+            "web",
+            "--image=nginx:1.27",
+            "--replicas=3",
+        ],
         None,
     );
     status(&s);
@@ -890,11 +899,19 @@ fn kubectl_rolls_out_a_deployment_on_the_cluster_in_a_process() {
         "{pods}"
     );
     s.ok(
-        &["wait", "--for=condition=Available", "deployment/web", "--timeout=60s"],
+        &[
+            "wait",
+            "--for=condition=Available",
+            "deployment/web",
+            "--timeout=60s",
+        ],
         None,
     );
 
-    s.ok(&["set", "image", "deployment/web", "nginx=nginx:1.28"], None);
+    s.ok(
+        &["set", "image", "deployment/web", "nginx=nginx:1.28"],
+        None,
+    );
     status(&s);
     assert_eq!(revision(&s), "2");
     let history = s.ok(&["rollout", "history", "deployment/web"], None);
@@ -908,14 +925,21 @@ fn kubectl_rolls_out_a_deployment_on_the_cluster_in_a_process() {
     s.ok(&["rollout", "undo", "deployment/web"], None);
     status(&s);
     assert_eq!(image(&s), "nginx:1.27");
-    assert_eq!(revision(&s), "3", "the undone-to ReplicaSet becomes the newest revision");
+    assert_eq!(
+        revision(&s),
+        "3",
+        "the undone-to ReplicaSet becomes the newest revision"
+    );
 
     s.ok(&["rollout", "restart", "deployment/web"], None);
     status(&s);
     assert_eq!(revision(&s), "4");
 
     s.ok(&["rollout", "pause", "deployment/web"], None);
-    s.ok(&["set", "image", "deployment/web", "nginx=nginx:1.29"], None);
+    s.ok(
+        &["set", "image", "deployment/web", "nginx=nginx:1.29"],
+        None,
+    );
     thread::sleep(Duration::from_secs(1));
     assert_eq!(revision(&s), "4", "a paused deployment does not roll out");
     let progressing = s.ok(
@@ -935,10 +959,32 @@ fn kubectl_rolls_out_a_deployment_on_the_cluster_in_a_process() {
     s.ok(&["scale", "deployment/web", "--replicas=5"], None);
     status(&s);
     let ready = s.ok(
-        &["get", "deployment/web", "-o", "jsonpath={.status.readyReplicas}"],
+        &[
+            "get",
+            "deployment/web",
+            "-o",
+            "jsonpath={.status.readyReplicas}",
+        ],
         None,
     );
     assert_eq!(ready, "5");
+
+    // `kubectl expose`: the Service's EndpointSlice lists the five ready pods.
+    s.ok(&["expose", "deployment/web", "--port=80"], None);
+    eventually("five endpoints for the Service", || {
+        let addresses = s.ok(
+            &[
+                "get",
+                "endpointslices",
+                "-l",
+                "kubernetes.io/service-name=web",
+                "-o",
+                "jsonpath={.items[*].endpoints[*].addresses[0]}",
+            ],
+            None,
+        );
+        addresses.split_whitespace().count() == 5
+    });
 }
 
 /// `kubectl delete --cascade=background|foreground|orphan` on a running Deployment: the
@@ -949,9 +995,12 @@ fn kubectl_cascade_deletes_reach_running_pods() {
     require_kubectl();
     let s = start("cascade");
     let count = |s: &Server, kind: &str, app: &str| {
-        s.ok(&["get", kind, "-l", &format!("app={app}"), "-o", "name"], None)
-            .lines()
-            .count()
+        s.ok(
+            &["get", kind, "-l", &format!("app={app}"), "-o", "name"],
+            None,
+        )
+        .lines()
+        .count()
     };
     for app in ["fg", "bg", "orphan"] {
         s.ok(
@@ -959,7 +1008,12 @@ fn kubectl_cascade_deletes_reach_running_pods() {
             None,
         );
         let out = s.ok(
-            &["rollout", "status", &format!("deployment/{app}"), "--timeout=60s"],
+            &[
+                "rollout",
+                "status",
+                &format!("deployment/{app}"),
+                "--timeout=60s",
+            ],
             None,
         );
         assert!(out.contains("successfully rolled out"), "{out}");
@@ -968,7 +1022,11 @@ fn kubectl_cascade_deletes_reach_running_pods() {
         &["delete", "deployment", "fg", "--cascade=foreground"],
         None,
     );
-    assert_eq!(count(&s, "pods", "fg"), 0, "foreground deletion waits for the pods");
+    assert_eq!(
+        count(&s, "pods", "fg"),
+        0,
+        "foreground deletion waits for the pods"
+    );
     assert_eq!(count(&s, "replicasets", "fg"), 0);
 
     s.ok(&["delete", "deployment", "bg"], None);
@@ -993,11 +1051,22 @@ fn kubectl_waits_for_a_job_to_complete() {
     let s = start("job");
     s.ok(&["create", "job", "once", "--image=busybox"], None);
     s.ok(
-        &["wait", "--for=condition=complete", "job/once", "--timeout=60s"],
+        &[
+            "wait",
+            "--for=condition=complete",
+            "job/once",
+            "--timeout=60s",
+        ],
         None,
     );
     let pods = s.ok(
-        &["get", "pods", "-l", "batch.kubernetes.io/job-name=once", "--no-headers"],
+        &[
+            "get",
+            "pods",
+            "-l",
+            "batch.kubernetes.io/job-name=once",
+            "--no-headers",
+        ],
         None,
     );
     assert!(pods.contains("Completed"), "{pods}");

@@ -31,10 +31,7 @@ use k8s_openapi::apimachinery::pkg::{
 };
 use kubegen::{
     cache::Lister,
-    client::{
-        Error,
-        params::PostParams,
-    },
+    client::{Error, params::PostParams},
     controller::{Action, CachedClient, Controller, ControllerError, Request},
 };
 use tokio_util::sync::CancellationToken;
@@ -152,7 +149,12 @@ async fn reconcile(service: Arc<Service>, cx: Arc<Context>) -> Result<Action, Er
         .namespaced(&namespace)
         .list(&kube_core::Selector::default())
         .into_iter()
-        .find(|s| pods::is_controlled_by(&s.metadata, service.metadata.uid.as_deref().unwrap_or_default()));
+        .find(|s| {
+            pods::is_controlled_by(
+                &s.metadata,
+                service.metadata.uid.as_deref().unwrap_or_default(),
+            )
+        });
     match existing {
         Some(slice) => {
             if compat::slice_endpoints(&slice) == endpoints.as_slice()
@@ -284,9 +286,18 @@ mod tests {
             let c = endpoint(p).conditions.unwrap_or_default();
             (c.ready, c.serving, c.terminating)
         };
-        assert_eq!(conditions(&pod("a", true, false)), (Some(true), Some(true), Some(false)));
-        assert_eq!(conditions(&pod("b", false, false)), (Some(false), Some(false), Some(false)));
-        assert_eq!(conditions(&pod("c", true, true)), (Some(false), Some(true), Some(true)));
+        assert_eq!(
+            conditions(&pod("a", true, false)),
+            (Some(true), Some(true), Some(false))
+        );
+        assert_eq!(
+            conditions(&pod("b", false, false)),
+            (Some(false), Some(false), Some(false))
+        );
+        assert_eq!(
+            conditions(&pod("c", true, true)),
+            (Some(false), Some(true), Some(true))
+        );
         let e = endpoint(&pod("a", true, false));
         assert_eq!(e.addresses, ["10.244.1.9"]);
         assert_eq!(e.node_name.as_deref(), Some("node-1"));
@@ -297,8 +308,14 @@ mod tests {
         let pods = [pod("a", true, false)];
         let named = IntOrString::String("http".into());
         assert_eq!(resolve_target_port(Some(&named), 80, &pods), Some(8080));
-        assert_eq!(resolve_target_port(Some(&IntOrString::Int(9000)), 80, &pods), Some(9000));
+        assert_eq!(
+            resolve_target_port(Some(&IntOrString::Int(9000)), 80, &pods),
+            Some(9000)
+        );
         assert_eq!(resolve_target_port(None, 80, &pods), Some(80));
-        assert_eq!(resolve_target_port(Some(&IntOrString::String("grpc".into())), 80, &pods), None);
+        assert_eq!(
+            resolve_target_port(Some(&IntOrString::String("grpc".into())), 80, &pods),
+            None
+        );
     }
 }

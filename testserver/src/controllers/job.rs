@@ -34,12 +34,12 @@ use k8s_openapi::{
     apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference, Time},
 };
 use kubegen::{
+    cache::Lister,
     client::{
         Error, ResourceClient,
         params::{DeleteParams, PostParams},
     },
     controller::{Action, CachedClient, Controller, ControllerError},
-    cache::Lister,
 };
 use tokio_util::sync::CancellationToken;
 
@@ -65,12 +65,12 @@ pub(crate) async fn run(
     cluster: Arc<Cluster>,
     stop: CancellationToken,
 ) -> Result<(), ControllerError> {
-    let pods = CachedClient::<Pod>::new(cluster.client.clone(), &cluster.factory).map_err(
-        |e| ControllerError::Informer {
+    let pods = CachedClient::<Pod>::new(cluster.client.clone(), &cluster.factory).map_err(|e| {
+        ControllerError::Informer {
             controller: "job".into(),
             source: e,
-        },
-    )?;
+        }
+    })?;
     let pod_lister = cluster.factory.lister_for::<Pod>();
     let controller = Controller::<Job>::builder(&cluster.factory)
         .named("job")
@@ -145,7 +145,13 @@ fn has_condition(job: &Job, type_: &str) -> bool {
 }
 
 /// Adds the condition `type_` (True) unless present.
-fn add_condition(status: &mut JobStatus, type_: &str, reason: &str, message: &str, now: jiff::Timestamp) {
+fn add_condition(
+    status: &mut JobStatus,
+    type_: &str,
+    reason: &str,
+    message: &str,
+    now: jiff::Timestamp,
+) {
     let conditions = status.conditions.get_or_insert_with(Vec::new);
     if conditions.iter().any(|c| c.type_ == type_) {
         return;
@@ -163,7 +169,9 @@ fn add_condition(status: &mut JobStatus, type_: &str, reason: &str, message: &st
 /// The pod backoff after `failed` failures (step 6).
 fn pod_backoff(failed: i32) -> Duration {
     let doublings = u32::try_from(failed.saturating_sub(1)).unwrap_or(0).min(16);
-    POD_BACKOFF.saturating_mul(1 << doublings).min(MAX_POD_BACKOFF)
+    POD_BACKOFF
+        .saturating_mul(1 << doublings)
+        .min(MAX_POD_BACKOFF)
 }
 
 /// What one sync decided: the status to write, the pods to create or delete, and when to
@@ -180,10 +188,7 @@ struct Plan {
 fn plan(job: &Job, counts: &Counts, now: jiff::Timestamp) -> Plan {
     let spec = job.spec.clone().unwrap_or_default();
     let mut status = job.status.clone().unwrap_or_default();
-    let start = status
-        .start_time
-        .clone()
-        .map_or(now, |Time(t)| t);
+    let start = status.start_time.clone().map_or(now, |Time(t)| t);
     status.start_time = Some(Time(start));
     status.active = Some(i32::try_from(counts.active.len()).unwrap_or(i32::MAX));
     status.ready = Some(counts.ready);
@@ -199,10 +204,22 @@ fn plan(job: &Job, counts: &Counts, now: jiff::Timestamp) -> Plan {
     let failure = if has_condition(job, "FailureTarget") {
         Some(())
     } else if counts.failed > backoff_limit {
-        add_condition(&mut status, "FailureTarget", "BackoffLimitExceeded", "Job has reached the specified backoff limit", now);
+        add_condition(
+            &mut status,
+            "FailureTarget",
+            "BackoffLimitExceeded",
+            "Job has reached the specified backoff limit",
+            now,
+        );
         Some(())
     } else if deadline.is_some_and(|d| d <= now) {
-        add_condition(&mut status, "FailureTarget", "DeadlineExceeded", "Job was active longer than specified deadline", now);
+        add_condition(
+            &mut status,
+            "FailureTarget",
+            "DeadlineExceeded",
+            "Job was active longer than specified deadline",
+            now,
+        );
         Some(())
     } else {
         None
@@ -215,7 +232,12 @@ fn plan(job: &Job, counts: &Counts, now: jiff::Timestamp) -> Plan {
                 .unwrap_or_default()
                 .iter()
                 .find(|c| c.type_ == "FailureTarget")
-                .map(|c| (c.reason.clone().unwrap_or_default(), c.message.clone().unwrap_or_default()));
+                .map(|c| {
+                    (
+                        c.reason.clone().unwrap_or_default(),
+                        c.message.clone().unwrap_or_default(),
+                    )
+                });
             if let Some((reason, message)) = target {
                 add_condition(&mut status, "Failed", &reason, &message, now);
             }
@@ -232,9 +254,21 @@ fn plan(job: &Job, counts: &Counts, now: jiff::Timestamp) -> Plan {
         None => counts.succeeded > 0 && counts.active.is_empty(),
     };
     if done || has_condition(job, "SuccessCriteriaMet") {
-        add_condition(&mut status, "SuccessCriteriaMet", "CompletionsReached", "Reached expected number of succeeded pods", now);
+        add_condition(
+            &mut status,
+            "SuccessCriteriaMet",
+            "CompletionsReached",
+            "Reached expected number of succeeded pods",
+            now,
+        );
         if counts.active.is_empty() && counts.terminating == 0 {
-            add_condition(&mut status, "Complete", "CompletionsReached", "Reached expected number of succeeded pods", now);
+            add_condition(
+                &mut status,
+                "Complete",
+                "CompletionsReached",
+                "Reached expected number of succeeded pods",
+                now,
+            );
             status.completion_time = Some(Time(now));
         } else {
             plan.delete = counts.active.clone();
@@ -296,7 +330,11 @@ async fn reconcile(job: Arc<Job>, cx: Arc<Context>) -> Result<Action, Error> {
     let counts = count(&job, &in_namespace);
     let plan = plan(&job, &counts, crate::clock::now());
     for _ in 0..plan.create {
-        match cx.pods.create(&PostParams::default(), &pod_from_template(&job)).await {
+        match cx
+            .pods
+            .create(&PostParams::default(), &pod_from_template(&job))
+            .await
+        {
             Ok(_) => {}
             Err(e) if e.is_not_found() => return Ok(Action::done()),
             Err(e) => return Err(e),
@@ -331,7 +369,9 @@ async fn reconcile(job: Arc<Job>, cx: Arc<Context>) -> Result<Action, Error> {
             Err(e) => return Err(e),
         }
     }
-    Ok(plan.requeue.map_or_else(Action::done, Action::requeue_after))
+    Ok(plan
+        .requeue
+        .map_or_else(Action::done, Action::requeue_after))
 }
 
 /// A new pod of `job`: the template (whose labels the Job strategy filled with
@@ -346,7 +386,10 @@ fn pod_from_template(job: &Job) -> Pod {
     let meta = template.metadata.unwrap_or_default();
     Pod {
         metadata: ObjectMeta {
-            generate_name: Some(format!("{}-", job.metadata.name.as_deref().unwrap_or_default())),
+            generate_name: Some(format!(
+                "{}-",
+                job.metadata.name.as_deref().unwrap_or_default()
+            )),
             namespace: job.metadata.namespace.clone(),
             labels: meta.labels,
             annotations: meta.annotations,
@@ -373,8 +416,11 @@ mod tests {
     use super::*;
 
     fn job(spec: serde_json::Value) -> Job {
-        serde_json::from_value(json!({"metadata": {"name": "pi", "namespace": "default", "uid": "j"},
-            "spec": spec})).unwrap_or_default()
+        serde_json::from_value(
+            json!({"metadata": {"name": "pi", "namespace": "default", "uid": "j"},
+            "spec": spec}),
+        )
+        .unwrap_or_default()
     }
 
     fn pod(name: &str, phase: &str) -> Arc<Pod> {
@@ -386,7 +432,12 @@ mod tests {
     }
 
     fn conditions(plan: &Plan) -> Vec<String> {
-        plan.status.conditions.iter().flatten().map(|c| c.type_.clone()).collect()
+        plan.status
+            .conditions
+            .iter()
+            .flatten()
+            .map(|c| c.type_.clone())
+            .collect()
     }
 
     #[test]
@@ -395,9 +446,31 @@ mod tests {
         let j = job(json!({"completions": 3, "parallelism": 2, "template": {}}));
         let p = plan(&j, &count(&j, &[]), now);
         assert_eq!(p.create, 2);
-        let p = plan(&j, &count(&j, &[pod("a", "Succeeded"), pod("b", "Succeeded"), pod("c", "Running")]), now);
+        let p = plan(
+            &j,
+            &count(
+                &j,
+                &[
+                    pod("a", "Succeeded"),
+                    pod("b", "Succeeded"),
+                    pod("c", "Running"),
+                ],
+            ),
+            now,
+        );
         assert_eq!((p.create, p.delete.len()), (0, 0), "one left to finish");
-        let p = plan(&j, &count(&j, &[pod("a", "Succeeded"), pod("b", "Succeeded"), pod("c", "Succeeded")]), now);
+        let p = plan(
+            &j,
+            &count(
+                &j,
+                &[
+                    pod("a", "Succeeded"),
+                    pod("b", "Succeeded"),
+                    pod("c", "Succeeded"),
+                ],
+            ),
+            now,
+        );
         assert_eq!(conditions(&p), ["SuccessCriteriaMet", "Complete"]);
         assert_eq!(p.status.succeeded, Some(3));
         assert!(p.status.completion_time.is_some());
@@ -410,17 +483,34 @@ mod tests {
         let mut failed = (*pod("a", "Failed")).clone();
         failed.status = serde_json::from_value(json!({"phase": "Failed", "containerStatuses": [
             {"name": "c", "image": "x", "imageID": "", "ready": false, "restartCount": 0,
-             "state": {"terminated": {"exitCode": 1, "finishedAt": crate::clock::rfc3339(now)}}}]})).ok();
+             "state": {"terminated": {"exitCode": 1, "finishedAt": crate::clock::rfc3339(now)}}}]}))
+        .ok();
         let p = plan(&j, &count(&j, &[Arc::new(failed.clone())]), now);
         assert_eq!(p.create, 0, "the replacement waits for the pod backoff");
         // finishedAt has second precision: the backoff is due within the next 10 s.
         let left = p.requeue.unwrap_or_default();
-        assert!(left <= POD_BACKOFF && left > POD_BACKOFF - Duration::from_secs(1), "{left:?}");
+        assert!(
+            left <= POD_BACKOFF && left > POD_BACKOFF - Duration::from_secs(1),
+            "{left:?}"
+        );
         let later = now.checked_add(POD_BACKOFF).unwrap_or(now);
-        assert_eq!(plan(&j, &count(&j, &[Arc::new(failed.clone())]), later).create, 1);
-        let p = plan(&j, &count(&j, &[Arc::new(failed), pod("b", "Failed")]), later);
+        assert_eq!(
+            plan(&j, &count(&j, &[Arc::new(failed.clone())]), later).create,
+            1
+        );
+        let p = plan(
+            &j,
+            &count(&j, &[Arc::new(failed), pod("b", "Failed")]),
+            later,
+        );
         assert_eq!(conditions(&p), ["FailureTarget", "Failed"]);
-        let reason = p.status.conditions.iter().flatten().find(|c| c.type_ == "Failed").and_then(|c| c.reason.clone());
+        let reason = p
+            .status
+            .conditions
+            .iter()
+            .flatten()
+            .find(|c| c.type_ == "Failed")
+            .and_then(|c| c.reason.clone());
         assert_eq!(reason.as_deref(), Some("BackoffLimitExceeded"));
         assert_eq!(pod_backoff(3), Duration::from_secs(40));
         assert_eq!(pod_backoff(30), MAX_POD_BACKOFF);
@@ -430,8 +520,13 @@ mod tests {
     fn a_deadline_fails_the_job_after_its_pods_are_gone() {
         let now = crate::clock::now();
         let mut j = job(json!({"activeDeadlineSeconds": 5, "template": {}}));
-        j.status = Some(JobStatus { start_time: Some(Time(now)), ..JobStatus::default() });
-        let later = now.checked_add(jiff::SignedDuration::from_secs(6)).unwrap_or(now);
+        j.status = Some(JobStatus {
+            start_time: Some(Time(now)),
+            ..JobStatus::default()
+        });
+        let later = now
+            .checked_add(jiff::SignedDuration::from_secs(6))
+            .unwrap_or(now);
         let p = plan(&j, &count(&j, &[pod("a", "Running")]), later);
         assert_eq!(conditions(&p), ["FailureTarget"]);
         assert_eq!(p.delete.len(), 1);

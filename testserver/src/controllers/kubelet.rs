@@ -43,12 +43,12 @@ use k8s_openapi::{
     apimachinery::pkg::apis::meta::v1::Time,
 };
 use kubegen::{
+    cache::Lister,
     client::{
         Error, ResourceClient,
         params::{DeleteParams, PostParams, Preconditions},
     },
     controller::{Action, Controller, ControllerError, Request},
-    cache::Lister,
 };
 use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
@@ -294,7 +294,13 @@ fn admit(
     let conditions = status.conditions.get_or_insert_with(Vec::new);
     pods::set_condition(conditions, "PodReadyToStartContainers", "True", None, None);
     pods::set_condition(conditions, "Initialized", "True", None, None);
-    pods::set_condition(conditions, "Ready", "False", Some("ContainersNotReady"), Some(&unready));
+    pods::set_condition(
+        conditions,
+        "Ready",
+        "False",
+        Some("ContainersNotReady"),
+        Some(&unready),
+    );
     pods::set_condition(
         conditions,
         "ContainersReady",
@@ -354,7 +360,13 @@ fn complete(status: &mut PodStatus, now: jiff::Timestamp) {
     let conditions = status.conditions.get_or_insert_with(Vec::new);
     pods::set_condition(conditions, "PodReadyToStartContainers", "False", None, None);
     pods::set_condition(conditions, "Ready", "False", Some("PodCompleted"), None);
-    pods::set_condition(conditions, "ContainersReady", "False", Some("PodCompleted"), None);
+    pods::set_condition(
+        conditions,
+        "ContainersReady",
+        "False",
+        Some("PodCompleted"),
+        None,
+    );
 }
 
 /// Step 6: the pod outlived `activeDeadlineSeconds`.
@@ -426,19 +438,23 @@ fn qos_class(pod: &Pod) -> &'static str {
         };
         let limits = r.limits.clone().unwrap_or_default();
         let requests = r.requests.clone().unwrap_or_else(|| limits.clone());
-        ["cpu", "memory"].iter().all(|k| {
-            limits.get(*k).is_some() && limits.get(*k) == requests.get(*k)
-        })
+        ["cpu", "memory"]
+            .iter()
+            .all(|k| limits.get(*k).is_some() && limits.get(*k) == requests.get(*k))
     });
-    if guaranteed { "Guaranteed" } else { "Burstable" }
+    if guaranteed {
+        "Guaranteed"
+    } else {
+        "Burstable"
+    }
 }
 
 /// An image reference as the container runtime reports it: `nginx` is
 /// `docker.io/library/nginx:latest`.
 fn normalize_image(image: &str) -> String {
     let first = image.split('/').next().unwrap_or_default();
-    let has_registry = image.contains('/')
-        && (first.contains('.') || first.contains(':') || first == "localhost");
+    let has_registry =
+        image.contains('/') && (first.contains('.') || first.contains(':') || first == "localhost");
     let full = if has_registry {
         image.to_string()
     } else if image.contains('/') {
@@ -482,8 +498,14 @@ mod tests {
     #[test]
     fn images_are_reported_as_the_runtime_names_them() {
         assert_eq!(normalize_image("nginx"), "docker.io/library/nginx:latest");
-        assert_eq!(normalize_image("nginx:1.27"), "docker.io/library/nginx:1.27");
-        assert_eq!(normalize_image("bitnami/redis"), "docker.io/bitnami/redis:latest");
+        assert_eq!(
+            normalize_image("nginx:1.27"),
+            "docker.io/library/nginx:1.27"
+        );
+        assert_eq!(
+            normalize_image("bitnami/redis"),
+            "docker.io/bitnami/redis:latest"
+        );
         assert_eq!(
             normalize_image("registry.k8s.io/pause:3.10"),
             "registry.k8s.io/pause:3.10"
@@ -555,7 +577,10 @@ mod tests {
         assert_eq!(status.phase.as_deref(), Some("Succeeded"));
         let c = &status.container_statuses.clone().unwrap_or_default()[0];
         let terminated = c.state.as_ref().and_then(|s| s.terminated.clone());
-        assert_eq!(terminated.map(|t| (t.exit_code, t.reason)), Some((0, Some("Completed".into()))));
+        assert_eq!(
+            terminated.map(|t| (t.exit_code, t.reason)),
+            Some((0, Some("Completed".into())))
+        );
     }
 
     #[test]

@@ -75,8 +75,10 @@ pub(crate) fn is_available(pod: &Pod, min_ready_seconds: i32, now: jiff::Timesta
         return true;
     }
     ready.last_transition_time.as_ref().is_some_and(|Time(t)| {
-        t.checked_add(jiff::SignedDuration::from_secs(i64::from(min_ready_seconds)))
-            .is_ok_and(|available_at| available_at <= now)
+        t.checked_add(jiff::SignedDuration::from_secs(i64::from(
+            min_ready_seconds,
+        )))
+        .is_ok_and(|available_at| available_at <= now)
     })
 }
 
@@ -90,7 +92,9 @@ pub(crate) fn available_in(
     let ready = condition(pod, "Ready").filter(|c| c.status == "True")?;
     let Time(since) = ready.last_transition_time.as_ref()?;
     let at = since
-        .checked_add(jiff::SignedDuration::from_secs(i64::from(min_ready_seconds)))
+        .checked_add(jiff::SignedDuration::from_secs(i64::from(
+            min_ready_seconds,
+        )))
         .ok()?;
     (at > now).then(|| std::time::Duration::try_from(at.duration_since(now)).ok())?
 }

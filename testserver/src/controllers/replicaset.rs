@@ -31,19 +31,19 @@ use k8s_openapi::{
     apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference, Time},
 };
 use kubegen::{
+    cache::Lister,
     client::{
         Error, ResourceClient,
         params::{DeleteParams, Patch, PatchParams, PostParams},
     },
     controller::{Action, CachedClient, Controller, ControllerError},
-    cache::Lister,
 };
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use super::{
-    compat::{self, Condition},
     cluster::Cluster,
+    compat::{self, Condition},
     pods,
 };
 
@@ -64,11 +64,12 @@ pub(crate) async fn run(
     cluster: Arc<Cluster>,
     stop: CancellationToken,
 ) -> Result<(), ControllerError> {
-    let pods = CachedClient::<Pod>::new(cluster.client.clone(), &cluster.factory)
-        .map_err(|e| ControllerError::Informer {
+    let pods = CachedClient::<Pod>::new(cluster.client.clone(), &cluster.factory).map_err(|e| {
+        ControllerError::Informer {
             controller: "replicaset".into(),
             source: e,
-        })?;
+        }
+    })?;
     let pod_lister = cluster.factory.lister_for::<Pod>();
     let controller = Controller::<ReplicaSet>::builder(&cluster.factory)
         .named("replicaset")
@@ -121,7 +122,11 @@ async fn reconcile(rs: Arc<ReplicaSet>, cx: Arc<Context>) -> Result<Action, Erro
             _ => {}
         }
     }
-    let active: Vec<Arc<Pod>> = owned.iter().filter(|p| pods::is_active(p)).cloned().collect();
+    let active: Vec<Arc<Pod>> = owned
+        .iter()
+        .filter(|p| pods::is_active(p))
+        .cloned()
+        .collect();
     // 4.
     let failure = manage(&cx, &rs, &active).await?;
     // 5.
@@ -154,7 +159,10 @@ trait SelectorIsEmpty {
 
 impl SelectorIsEmpty for k8s_openapi::api::apps::v1::ReplicaSetSpec {
     fn selector_is_empty(&self) -> bool {
-        self.selector.match_labels.as_ref().is_none_or(|m| m.is_empty())
+        self.selector
+            .match_labels
+            .as_ref()
+            .is_none_or(|m| m.is_empty())
             && self
                 .selector
                 .match_expressions
@@ -230,16 +238,16 @@ async fn manage(
     rs: &ReplicaSet,
     active: &[Arc<Pod>],
 ) -> Result<Option<String>, Error> {
-    let want = usize::try_from(
-        compat::rs_spec(rs)
-            .and_then(|s| s.replicas)
-            .unwrap_or(1),
-    )
-    .unwrap_or(0);
+    let want =
+        usize::try_from(compat::rs_spec(rs).and_then(|s| s.replicas).unwrap_or(1)).unwrap_or(0);
     if active.len() < want {
         let missing = (want - active.len()).min(BURST_REPLICAS);
         for _ in 0..missing {
-            match cx.pods.create(&PostParams::default(), &pod_from_template(rs)).await {
+            match cx
+                .pods
+                .create(&PostParams::default(), &pod_from_template(rs))
+                .await
+            {
                 Ok(_) => {}
                 Err(e) if e.is_not_found() => return Ok(None),
                 Err(Error::Api(status)) => return Ok(Some(status.message.clone())),
@@ -249,7 +257,10 @@ async fn manage(
     } else if active.len() > want {
         let mut ranked: Vec<&Arc<Pod>> = active.iter().collect();
         ranked.sort_by_key(|p| delete_rank(p));
-        for pod in ranked.into_iter().take((active.len() - want).min(BURST_REPLICAS)) {
+        for pod in ranked
+            .into_iter()
+            .take((active.len() - want).min(BURST_REPLICAS))
+        {
             match cx
                 .pods
                 .delete(
@@ -312,7 +323,10 @@ fn pod_from_template(rs: &ReplicaSet) -> Pod {
     let template_meta = template.metadata.unwrap_or_default();
     Pod {
         metadata: ObjectMeta {
-            generate_name: Some(format!("{}-", rs.metadata.name.as_deref().unwrap_or_default())),
+            generate_name: Some(format!(
+                "{}-",
+                rs.metadata.name.as_deref().unwrap_or_default()
+            )),
             namespace: rs.metadata.namespace.clone(),
             labels: template_meta.labels,
             annotations: template_meta.annotations,
@@ -366,13 +380,17 @@ fn calculate_status(
         }
         None => conditions.retain(|c| c.type_ != "ReplicaFailure"),
     }
-    let conditions: Vec<ReplicaSetCondition> =
-        conditions.into_iter().map(ReplicaSetCondition::from).collect();
+    let conditions: Vec<ReplicaSetCondition> = conditions
+        .into_iter()
+        .map(ReplicaSetCondition::from)
+        .collect();
     ReplicaSetStatus {
         replicas: count(&|_| true),
         fully_labeled_replicas: Some(count(&|p| {
             let labels = p.metadata.labels.clone().unwrap_or_default();
-            template_labels.iter().all(|(k, v)| labels.get(k) == Some(v))
+            template_labels
+                .iter()
+                .all(|(k, v)| labels.get(k) == Some(v))
         })),
         ready_replicas: Some(count(&pods::is_ready)),
         available_replicas: Some(count(&|p| pods::is_available(p, min_ready, now))),
@@ -407,7 +425,10 @@ mod tests {
         ];
         all.sort_by_key(delete_rank);
         let names: Vec<_> = all.iter().filter_map(|p| p.metadata.name.clone()).collect();
-        assert_eq!(names, ["unscheduled", "pending", "running-unready", "running-ready"]);
+        assert_eq!(
+            names,
+            ["unscheduled", "pending", "running-unready", "running-ready"]
+        );
     }
 
     #[test]
@@ -419,7 +440,13 @@ mod tests {
         }))
         .unwrap_or_default();
         let mut labelled = pod("a", Some("n"), "Running", true);
-        labelled.metadata.labels = Some([("app".into(), "web".into()), ("tier".into(), "front".into())].into());
+        labelled.metadata.labels = Some(
+            [
+                ("app".into(), "web".into()),
+                ("tier".into(), "front".into()),
+            ]
+            .into(),
+        );
         let active: Vec<Arc<Pod>> = vec![
             Arc::new(labelled),
             Arc::new(pod("b", Some("n"), "Running", false)),
@@ -427,12 +454,26 @@ mod tests {
         let at = |s: &str| s.parse::<jiff::Timestamp>().unwrap_or_default();
         let early = calculate_status(&rs, &active, None, at("2026-01-01T00:00:30Z"));
         assert_eq!(
-            (early.replicas, early.ready_replicas, early.available_replicas, early.fully_labeled_replicas, early.observed_generation),
+            (
+                early.replicas,
+                early.ready_replicas,
+                early.available_replicas,
+                early.fully_labeled_replicas,
+                early.observed_generation
+            ),
             (2, Some(1), Some(0), Some(1), Some(3))
         );
-        let late = calculate_status(&rs, &active, Some("quota".into()), at("2026-01-01T00:01:30Z"));
+        let late = calculate_status(
+            &rs,
+            &active,
+            Some("quota".into()),
+            at("2026-01-01T00:01:30Z"),
+        );
         assert_eq!(late.available_replicas, Some(1));
         let failure = late.conditions.unwrap_or_default();
-        assert_eq!(Condition::from(&failure[0]).reason.as_deref(), Some("FailedCreate"));
+        assert_eq!(
+            Condition::from(&failure[0]).reason.as_deref(),
+            Some("FailedCreate")
+        );
     }
 }

@@ -24,10 +24,11 @@ use std::{collections::BTreeMap, sync::Arc};
 
 use k8s_openapi::api::core::v1::{Node, NodeSelectorRequirement, Pod, Taint, Toleration};
 use kubegen::{
+    cache::Lister,
     client::{Error, ResourceClient, params::PostParams},
     controller::{Action, Controller, ControllerError, Request},
-    cache::Lister,
 };
+use parking_lot::Mutex;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
@@ -40,6 +41,9 @@ struct Context {
     cluster: Arc<Cluster>,
     nodes: Lister<Node>,
     pods: Lister<Pod>,
+    /// Pods bound whose binding the pod cache may not show yet (kube-scheduler's
+    /// "assumed" pods): counted on their node, so pods bound back to back spread.
+    assumed: Mutex<BTreeMap<String, String>>,
 }
 
 /// Runs the scheduler until `stop`.
@@ -69,6 +73,7 @@ pub(crate) async fn run(
         cluster,
         nodes,
         pods,
+        assumed: Mutex::new(BTreeMap::new()),
     });
     controller.run(reconcile, cx, stop).await?;
     Ok(())
@@ -91,7 +96,7 @@ async fn reconcile(pod: Arc<Pod>, cx: Arc<Context>) -> Result<Action, Error> {
     let namespace = pod.metadata.namespace.clone().unwrap_or_default();
     let name = pod.metadata.name.clone().unwrap_or_default();
     let nodes = cx.nodes.list(&kube_core::Selector::default());
-    let bound = cx.pods.list(&kube_core::Selector::default());
+    let bound = with_assumed(&cx, cx.pods.list(&kube_core::Selector::default()));
     match choose(&pod, &nodes, &bound) {
         Ok(node) => {
             let binding = json!({
@@ -102,18 +107,24 @@ async fn reconcile(pod: Arc<Pod>, cx: Arc<Context>) -> Result<Action, Error> {
             });
             let request = kube_core::Request::new(format!("/api/v1/namespaces/{namespace}/pods"))
                 .create_subresource(
-                    "binding",
-                    &name,
-                    &PostParams::default(),
-                    serde_json::to_vec(&binding).map_err(Error::Encode)?,
-                )?;
+                "binding",
+                &name,
+                &PostParams::default(),
+                serde_json::to_vec(&binding).map_err(Error::Encode)?,
+            )?;
             match cx
                 .cluster
                 .client
                 .request::<serde_json::Value>(request)
                 .await
             {
-                Ok(_) => Ok(Action::done()),
+                Ok(_) => {
+                    let key = Request::for_object(pod.as_ref()).map(|r| r.cache_key());
+                    if let Some(key) = key {
+                        cx.assumed.lock().insert(key, node);
+                    }
+                    Ok(Action::done())
+                }
                 // Bound meanwhile, or gone: the next event tells.
                 Err(e) if e.is_conflict() || e.is_not_found() => Ok(Action::done()),
                 Err(e) => Err(e),
@@ -141,6 +152,41 @@ async fn reconcile(pod: Arc<Pod>, cx: Arc<Context>) -> Result<Action, Error> {
             Ok(Action::done())
         }
     }
+}
+
+/// The cached pods with the assumed bindings applied; assumptions the cache confirms (or
+/// whose pod is gone) are forgotten.
+fn with_assumed(cx: &Context, cached: Vec<Arc<Pod>>) -> Vec<Arc<Pod>> {
+    let mut assumed = cx.assumed.lock();
+    if assumed.is_empty() {
+        return cached;
+    }
+    let mut seen = BTreeMap::new();
+    let pods = cached
+        .into_iter()
+        .map(|p| {
+            let key = Request::for_object(p.as_ref()).map(|r| r.cache_key());
+            let Some(node) = key.as_ref().and_then(|k| assumed.get(k)) else {
+                return p;
+            };
+            let bound = p
+                .spec
+                .as_ref()
+                .and_then(|s| s.node_name.as_deref())
+                .is_some_and(|n| !n.is_empty());
+            seen.insert(key.clone().unwrap_or_default(), bound);
+            if bound {
+                return p;
+            }
+            let mut assumed_pod = (*p).clone();
+            if let Some(spec) = assumed_pod.spec.as_mut() {
+                spec.node_name = Some(node.clone());
+            }
+            Arc::new(assumed_pod)
+        })
+        .collect();
+    assumed.retain(|key, _| seen.get(key) == Some(&false));
+    pods
 }
 
 /// Why a node does not fit, as kube-scheduler's filter plugins word it in the
@@ -254,7 +300,10 @@ fn fits(
     let required = pod_spec
         .and_then(|s| s.affinity.as_ref())
         .and_then(|a| a.node_affinity.as_ref())
-        .and_then(|a| a.required_during_scheduling_ignored_during_execution.as_ref());
+        .and_then(|a| {
+            a.required_during_scheduling_ignored_during_execution
+                .as_ref()
+        });
     if let Some(required) = required
         && !required.node_selector_terms.iter().any(|term| {
             term.match_expressions
@@ -319,8 +368,12 @@ fn requirement_matches(r: &NodeSelectorRequirement, labels: &BTreeMap<String, St
         "NotIn" => value.is_none_or(|v| !values.contains(v)),
         "Exists" => value.is_some(),
         "DoesNotExist" => value.is_none(),
-        "Gt" => matches!((value.and_then(|v| number(v)), values.first().and_then(|v| number(v))), (Some(a), Some(b)) if a > b),
-        "Lt" => matches!((value.and_then(|v| number(v)), values.first().and_then(|v| number(v))), (Some(a), Some(b)) if a < b),
+        "Gt" => {
+            matches!((value.and_then(|v| number(v)), values.first().and_then(|v| number(v))), (Some(a), Some(b)) if a > b)
+        }
+        "Lt" => {
+            matches!((value.and_then(|v| number(v)), values.first().and_then(|v| number(v))), (Some(a), Some(b)) if a < b)
+        }
         _ => false,
     }
 }
@@ -363,9 +416,15 @@ mod tests {
     #[test]
     fn unschedulable_pods_get_kube_schedulers_summary() {
         let nodes = [
-            node("a", json!({"spec": {"taints": [{"key": "gpu", "effect": "NoSchedule"}]}})),
+            node(
+                "a",
+                json!({"spec": {"taints": [{"key": "gpu", "effect": "NoSchedule"}]}}),
+            ),
             node("b", json!({})),
-            node("c", json!({"status": {"conditions": [{"type": "Ready", "status": "False"}]}})),
+            node(
+                "c",
+                json!({"status": {"conditions": [{"type": "Ready", "status": "False"}]}}),
+            ),
         ];
         let wants_ssd = pod(json!({"nodeSelector": {"disk": "ssd"}}));
         assert_eq!(
@@ -394,8 +453,10 @@ mod tests {
             node("a", json!({"metadata": {"labels": {"zone": "x"}}})),
             node("b", json!({"metadata": {"labels": {"zone": "y"}}})),
         ];
-        let p = pod(json!({"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
-            "nodeSelectorTerms": [{"matchExpressions": [{"key": "zone", "operator": "In", "values": ["y"]}]}]}}}}));
+        let p = pod(
+            json!({"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+            "nodeSelectorTerms": [{"matchExpressions": [{"key": "zone", "operator": "In", "values": ["y"]}]}]}}}}),
+        );
         assert_eq!(choose(&p, &nodes, &[]), Ok("b".into()));
     }
 }

@@ -133,9 +133,8 @@ pub(crate) fn delete(
         grace_period_seconds: q
             .non_empty("gracePeriodSeconds")
             .map(|g| {
-                g.parse::<i64>().map_err(|_| {
-                    ApiError::bad_request(format!("invalid gracePeriodSeconds {g:?}"))
-                })
+                g.parse::<i64>()
+                    .map_err(|_| ApiError::bad_request(format!("invalid gracePeriodSeconds {g:?}")))
             })
             .transpose()?,
         dry_run: dry_run(q)?,

@@ -29,9 +29,8 @@ impl Engine {
             subresource: None,
             ..target.clone()
         };
-        let not_served = || {
-            ApiError::method_not_allowed("create is not supported on this subresource")
-        };
+        let not_served =
+            || ApiError::method_not_allowed("create is not supported on this subresource");
         // Known before the object is read, so a missing subresource is a 405 for any name.
         if rt
             .strategy

@@ -180,9 +180,7 @@ fn bind(old: &Value, body: &Value) -> crate::errors::ApiResult<Value> {
         .and_then(Value::as_str)
         .filter(|n| !n.is_empty())
     {
-        return refuse(format!(
-            "pod {pod} is already assigned to node {current:?}"
-        ));
+        return refuse(format!("pod {pod} is already assigned to node {current:?}"));
     }
     let mut new = old.clone();
     if let Some(spec) = new.get_mut("spec").and_then(Value::as_object_mut) {
@@ -192,9 +190,7 @@ fn bind(old: &Value, body: &Value) -> crate::errors::ApiResult<Value> {
         .entry("status")
         .or_insert_with(|| json!({}));
     if let Some(status) = status.as_object_mut() {
-        let conditions = status
-            .entry("conditions")
-            .or_insert_with(|| json!([]));
+        let conditions = status.entry("conditions").or_insert_with(|| json!([]));
         if let Some(list) = conditions.as_array_mut() {
             list.retain(|c| c.get("type").and_then(Value::as_str) != Some("PodScheduled"));
             list.push(json!({

@@ -824,7 +824,7 @@ async fn await_condition_times_out_with_a_typed_error() {
         Duration::from_millis(300),
     )
     .await
-    .expect_err("never available here");
+    .expect_err("never available on a server without controllers");
     assert!(
         matches!(&err, WaitError::Timeout { name, timeout } if name == "slow" && *timeout == Duration::from_millis(300)),
         "{err}"

@@ -10,7 +10,14 @@ use tokio_util::sync::CancellationToken;
 
 /// A running test server and a client for it.
 pub async fn server_and_client() -> (TestServer, Client) {
-    let server = TestServer::start().await.unwrap();
+    // An API server alone: these tests play the controllers themselves (they write
+    // Deployment status, count every event), which the cluster's own controllers would
+    // race (`testserver/tests/cluster.rs` tests those).
+    let server = TestServer::builder()
+        .cluster(kubegen_testserver::ClusterConfig::none())
+        .start()
+        .await
+        .unwrap();
     let client = server.client().unwrap();
     (server, client)
 }

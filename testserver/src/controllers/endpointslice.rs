@@ -36,7 +36,11 @@ use kubegen::{
 };
 use tokio_util::sync::CancellationToken;
 
-use super::{cluster::Cluster, compat, pods};
+use super::{
+    cluster::Cluster,
+    compat::{self, Opt},
+    pods,
+};
 
 /// The label naming a slice's Service.
 pub(crate) const SERVICE_NAME_LABEL: &str = "kubernetes.io/service-name";
@@ -157,22 +161,23 @@ async fn reconcile(service: Arc<Service>, cx: Arc<Context>) -> Result<Action, Er
         });
     match existing {
         Some(slice) => {
-            if compat::slice_endpoints(&slice) == endpoints.as_slice()
+            if slice.endpoints.opt().map(Vec::as_slice).unwrap_or_default() == endpoints.as_slice()
                 && slice.ports.as_deref() == Some(ports.as_slice())
             {
                 return Ok(Action::done());
             }
             let mut updated = (*slice).clone();
-            compat::set_slice_endpoints(&mut updated, endpoints);
+            *updated.endpoints.opt_mut() = endpoints;
             updated.ports = Some(ports);
             match cx.slices.update(&PostParams::default(), &updated).await {
                 Ok(_) => Ok(Action::done()),
-                Err(e) if e.is_not_found() => Ok(Action::done()),
+                // Gone, or changed meanwhile: the newer slice's event brings it back.
+                Err(e) if e.is_not_found() || e.is_conflict() => Ok(Action::done()),
                 Err(e) => Err(e),
             }
         }
         None => {
-            let mut slice = EndpointSlice {
+            let slice = EndpointSlice {
                 metadata: ObjectMeta {
                     generate_name: Some(format!("{name}-")),
                     namespace: Some(namespace),
@@ -195,9 +200,8 @@ async fn reconcile(service: Arc<Service>, cx: Arc<Context>) -> Result<Action, Er
                 },
                 address_type: "IPv4".into(),
                 ports: Some(ports),
-                ..EndpointSlice::default()
+                endpoints: compat::field(endpoints),
             };
-            compat::set_slice_endpoints(&mut slice, endpoints);
             match cx.slices.create(&PostParams::default(), &slice).await {
                 Ok(_) => Ok(Action::done()),
                 Err(e) if e.is_not_found() => Ok(Action::done()),

@@ -365,7 +365,8 @@ async fn reconcile(job: Arc<Job>, cx: Arc<Context>) -> Result<Action, Error> {
         );
         match client.update_status(&PostParams::default(), &updated).await {
             Ok(_) => {}
-            Err(e) if e.is_not_found() => return Ok(Action::done()),
+            // Gone, or changed meanwhile: the newer object's event brings it back.
+            Err(e) if e.is_not_found() || e.is_conflict() => return Ok(Action::done()),
             Err(e) => return Err(e),
         }
     }

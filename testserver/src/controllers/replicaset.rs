@@ -43,7 +43,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::{
     cluster::Cluster,
-    compat::{self, Condition},
+    compat::{self, Opt},
     pods,
 };
 
@@ -97,7 +97,7 @@ async fn reconcile(rs: Arc<ReplicaSet>, cx: Arc<Context>) -> Result<Action, Erro
     }
     let namespace = rs.metadata.namespace.clone().unwrap_or_default();
     let uid = rs.metadata.uid.clone().unwrap_or_default();
-    let spec = compat::rs_spec(&rs).cloned().unwrap_or_default();
+    let spec = rs.spec.opt().cloned().unwrap_or_default();
     // 3.
     let mut owned = Vec::new();
     for pod in cx
@@ -140,7 +140,8 @@ async fn reconcile(rs: Arc<ReplicaSet>, cx: Arc<Context>) -> Result<Action, Erro
             ResourceClient::namespaced(cx.cluster.client.clone(), &namespace);
         match client.update_status(&PostParams::default(), &updated).await {
             Ok(_) => {}
-            Err(e) if e.is_not_found() => return Ok(Action::done()),
+            // Gone, or changed meanwhile: the newer object's event brings it back.
+            Err(e) if e.is_not_found() || e.is_conflict() => return Ok(Action::done()),
             Err(e) => return Err(e),
         }
     }
@@ -238,8 +239,7 @@ async fn manage(
     rs: &ReplicaSet,
     active: &[Arc<Pod>],
 ) -> Result<Option<String>, Error> {
-    let want =
-        usize::try_from(compat::rs_spec(rs).and_then(|s| s.replicas).unwrap_or(1)).unwrap_or(0);
+    let want = usize::try_from(rs.spec.opt().and_then(|s| s.replicas).unwrap_or(1)).unwrap_or(0);
     if active.len() < want {
         let missing = (want - active.len()).min(BURST_REPLICAS);
         for _ in 0..missing {
@@ -317,7 +317,9 @@ fn delete_rank(pod: &Pod) -> impl Ord + use<> {
 
 /// A new pod of `rs` (`GetPodFromTemplate`).
 fn pod_from_template(rs: &ReplicaSet) -> Pod {
-    let template = compat::rs_spec(rs)
+    let template = rs
+        .spec
+        .opt()
         .and_then(|s| s.template.clone())
         .unwrap_or_default();
     let template_meta = template.metadata.unwrap_or_default();
@@ -346,7 +348,7 @@ fn calculate_status(
     failure: Option<String>,
     now: jiff::Timestamp,
 ) -> ReplicaSetStatus {
-    let spec = compat::rs_spec(rs).cloned().unwrap_or_default();
+    let spec = rs.spec.opt().cloned().unwrap_or_default();
     let template_labels = spec
         .template
         .as_ref()
@@ -357,33 +359,28 @@ fn calculate_status(
         i32::try_from(active.iter().filter(|p| f(p)).count()).unwrap_or(i32::MAX)
     };
     let min_ready = spec.min_ready_seconds.unwrap_or(0);
-    let mut conditions: Vec<Condition> = rs
+    let mut conditions: Vec<ReplicaSetCondition> = rs
         .status
         .as_ref()
-        .and_then(|s| s.conditions.as_deref())
-        .unwrap_or_default()
-        .iter()
-        .map(Condition::from)
-        .collect();
+        .and_then(|s| s.conditions.clone())
+        .unwrap_or_default();
     match failure {
         Some(message) => {
-            if !conditions.iter().any(|c| c.type_ == "ReplicaFailure") {
-                conditions.push(Condition {
-                    type_: "ReplicaFailure".into(),
-                    status: "True".into(),
+            if !conditions
+                .iter()
+                .any(|c| compat::text(&c.type_) == "ReplicaFailure")
+            {
+                conditions.push(ReplicaSetCondition {
+                    type_: compat::field("ReplicaFailure".to_string()),
+                    status: compat::field("True".to_string()),
                     reason: Some("FailedCreate".into()),
                     message: Some(message),
                     last_transition_time: Some(Time(now)),
-                    last_update_time: None,
                 });
             }
         }
-        None => conditions.retain(|c| c.type_ != "ReplicaFailure"),
+        None => conditions.retain(|c| compat::text(&c.type_) != "ReplicaFailure"),
     }
-    let conditions: Vec<ReplicaSetCondition> = conditions
-        .into_iter()
-        .map(ReplicaSetCondition::from)
-        .collect();
     ReplicaSetStatus {
         replicas: count(&|_| true),
         fully_labeled_replicas: Some(count(&|p| {
@@ -471,9 +468,6 @@ mod tests {
         );
         assert_eq!(late.available_replicas, Some(1));
         let failure = late.conditions.unwrap_or_default();
-        assert_eq!(
-            Condition::from(&failure[0]).reason.as_deref(),
-            Some("FailedCreate")
-        );
+        assert_eq!(failure[0].reason.as_deref(), Some("FailedCreate"));
     }
 }

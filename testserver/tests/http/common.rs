@@ -19,7 +19,11 @@ pub async fn server() -> (TestServer, Api) {
 }
 
 pub async fn server_with(config: EngineConfig) -> (TestServer, Api) {
+    // The API server alone: these tests pin kube-apiserver's own semantics (every watch
+    // event, every status write), as its integration tests run without
+    // kube-controller-manager; `tests/cluster.rs` covers the controllers.
     let server = TestServer::builder()
+        .cluster(kubegen_testserver::ClusterConfig::none())
         .engine_config(config)
         .start()
         .await

@@ -23,7 +23,8 @@ use k8s_openapi::{
     apimachinery::pkg::apis::meta::v1::LabelSelector,
 };
 
-use super::{compat::Opt, replicasets as rs};
+use super::replicasets as rs;
+use crate::controllers::compat::Opt;
 
 /// What to do with one ReplicaSet.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -107,7 +108,7 @@ mod tests {
     };
 
     use super::*;
-    use crate::controllers::deployment::compat;
+    use crate::controllers::compat;
 
     fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
         pairs

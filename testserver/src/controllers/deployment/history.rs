@@ -56,7 +56,7 @@ mod tests {
     };
 
     use super::*;
-    use crate::controllers::deployment::compat;
+    use crate::controllers::compat;
 
     fn old(revision: &str, spec: i32, status: i32) -> ReplicaSet {
         ReplicaSet {

@@ -51,7 +51,6 @@
 //! parameter.
 
 mod claim;
-mod compat;
 mod error;
 mod hash;
 mod history;
@@ -79,8 +78,9 @@ use kubegen::{
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use self::{claim::Claim, compat::Opt, error::DeploymentError, sync::Plan};
+use self::{claim::Claim, error::DeploymentError, sync::Plan};
 use super::cluster::Cluster;
+use crate::controllers::compat::Opt;
 
 /// The controller's name (kube-controller-manager's `--controllers` spelling).
 const NAME: &str = "deployment";
@@ -166,10 +166,22 @@ async fn reconcile(d: Arc<Deployment>, ctx: Arc<Context>) -> Result<Action, Depl
         );
         return Ok(Action::requeue_after(STALE_RETRY));
     }
-    let owned = claim_replica_sets(&d, &ctx).await?;
-    let now = status::now();
-    let plan = sync::plan(&d, owned, now)?;
-    execute(&d, plan, &ctx).await
+    let synced = async {
+        let owned = claim_replica_sets(&d, &ctx).await?;
+        let now = status::now();
+        let plan = sync::plan(&d, owned, now)?;
+        execute(&d, plan, &ctx).await
+    };
+    match synced.await {
+        // A write met a newer object: the cache is behind, and the newer object's own
+        // event brings this Deployment back (as kube-controller-manager, which logs
+        // conflicts only at high verbosity).
+        Err(DeploymentError::Api { source, .. }) if source.is_conflict() => {
+            tracing::debug!(deployment = ?d.metadata.name, %source, "conflict; waiting for the newer object");
+            Ok(Action::done())
+        }
+        other => other,
+    }
 }
 
 /// `namespace` and `name` of an object's metadata ("" when missing).

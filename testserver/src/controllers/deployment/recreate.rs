@@ -41,7 +41,7 @@ mod tests {
     use k8s_openapi::api::apps::v1::{ReplicaSetSpec, ReplicaSetStatus};
 
     use super::*;
-    use crate::controllers::deployment::compat;
+    use crate::controllers::compat;
 
     fn set(spec: i32, status: i32) -> ReplicaSet {
         ReplicaSet {

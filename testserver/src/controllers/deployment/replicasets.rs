@@ -30,10 +30,8 @@ use k8s_openapi::{
 };
 use serde_json::Value;
 
-use super::{
-    compat::{self, Opt},
-    spec,
-};
+use super::spec;
+use crate::controllers::compat::{self, Opt};
 
 /// The label that keeps the pods of two revisions apart.
 pub(crate) const HASH_LABEL: &str = "pod-template-hash";

@@ -194,7 +194,7 @@ pub(crate) fn clamp_i32(n: i64) -> i32 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::controllers::deployment::compat;
+    use crate::controllers::compat;
 
     fn pct(s: &str) -> IntOrString {
         IntOrString::String(s.to_owned())

@@ -209,7 +209,7 @@ mod tests {
     };
 
     use super::*;
-    use crate::controllers::deployment::compat;
+    use crate::controllers::compat;
 
     fn deployment(replicas: i32, status_replicas: i32) -> Deployment {
         Deployment {

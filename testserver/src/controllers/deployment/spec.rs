@@ -12,7 +12,7 @@
 //! | `revisionHistoryLimit` | 10 |
 //! | `minReadySeconds` | 0 |
 
-use super::compat::Opt;
+use crate::controllers::compat::Opt;
 use k8s_openapi::{
     api::apps::v1::{Deployment, DeploymentStatus},
     apimachinery::pkg::util::intstr::IntOrString,
@@ -114,7 +114,7 @@ mod tests {
     use k8s_openapi::api::apps::v1::{DeploymentSpec, DeploymentStrategy};
 
     use super::*;
-    use crate::controllers::deployment::compat;
+    use crate::controllers::compat;
 
     fn with_spec(spec: DeploymentSpec) -> Deployment {
         Deployment {

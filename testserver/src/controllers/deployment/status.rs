@@ -28,7 +28,8 @@ use k8s_openapi::{
     apimachinery::pkg::apis::meta::v1::Time,
 };
 
-use super::{compat, replicasets as rs, rolling, spec};
+use super::{replicasets as rs, rolling, spec};
+use crate::controllers::compat;
 
 /// The `Available` condition type.
 pub(crate) const AVAILABLE: &str = "Available";
@@ -386,7 +387,7 @@ mod tests {
     };
 
     use super::*;
-    use crate::controllers::deployment::compat::Opt;
+    use crate::controllers::compat::Opt;
 
     fn at(seconds: i64) -> Timestamp {
         Timestamp::from_second(1_700_000_000 + seconds).unwrap_or_default()

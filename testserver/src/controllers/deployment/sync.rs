@@ -24,15 +24,14 @@ use jiff::Timestamp;
 use k8s_openapi::api::apps::v1::{Deployment, DeploymentStatus, ReplicaSet};
 
 use super::{
-    claim,
-    compat::Opt,
-    hash, history, recreate,
+    claim, hash, history, recreate,
     replicasets::{self as rs},
     rolling::{self, Counts, InvalidIntOrPercent},
     scale,
     spec::{self, Strategy},
     status::{self, PROGRESSING},
 };
+use crate::controllers::compat::Opt;
 
 /// A Deployment the controller cannot sync as it stands (the server's validation rejects
 /// these; a test can still build one).
@@ -498,7 +497,7 @@ mod tests {
     };
 
     use super::*;
-    use crate::controllers::deployment::compat;
+    use crate::controllers::compat;
 
     fn at(seconds: i64) -> Timestamp {
         Timestamp::from_second(1_700_000_000 + seconds).unwrap_or_default()

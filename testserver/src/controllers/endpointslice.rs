@@ -98,7 +98,7 @@ pub(crate) async fn run(
 /// The Service's selector as a label selector (`None`: no selector, endpoints by hand).
 fn selector(service: &Service) -> Option<LabelSelector> {
     let labels = service.spec.as_ref()?.selector.clone()?;
-    (!labels.is_empty()).then(|| LabelSelector {
+    (!labels.is_empty()).then_some(LabelSelector {
         match_labels: Some(labels),
         match_expressions: None,
     })

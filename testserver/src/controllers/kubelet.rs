@@ -440,7 +440,7 @@ fn qos_class(pod: &Pod) -> &'static str {
         let requests = r.requests.clone().unwrap_or_else(|| limits.clone());
         ["cpu", "memory"]
             .iter()
-            .all(|k| limits.get(*k).is_some() && limits.get(*k) == requests.get(*k))
+            .all(|k| limits.contains_key(*k) && limits.get(*k) == requests.get(*k))
     });
     if guaranteed {
         "Guaranteed"

@@ -173,7 +173,7 @@ pub(crate) fn millicores(q: &str) -> Option<i64> {
     }
     let cores: f64 = q.parse().ok()?;
     let milli = (cores * 1000.0).ceil();
-    (milli.is_finite() && milli >= 0.0 && milli < 9.0e15).then_some(milli as i64)
+    (milli.is_finite() && (0.0..9.0e15).contains(&milli)).then_some(milli as i64)
 }
 
 /// A memory quantity (`128Mi`, `1G`, `1000`, `1e3`) in bytes; `None` when it does not
@@ -200,7 +200,7 @@ pub(crate) fn bytes(q: &str) -> Option<i64> {
         .find_map(|(s, f)| q.strip_suffix(s).map(|n| (n, *f)))
         .unwrap_or((q, 1.0));
     let value = number.parse::<f64>().ok()? * factor;
-    (value.is_finite() && value >= 0.0 && value < 9.0e18).then_some(value.ceil() as i64)
+    (value.is_finite() && (0.0..9.0e18).contains(&value)).then_some(value.ceil() as i64)
 }
 
 #[cfg(test)]

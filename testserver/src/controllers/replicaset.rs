@@ -115,7 +115,8 @@ async fn reconcile(rs: Arc<ReplicaSet>, cx: Arc<Context>) -> Result<Action, Erro
                 }
             }
             None if matches && pods::is_active(&pod) && !spec.selector_is_empty() => {
-                if adopt(&cx, &rs, &pod).await? {
+                let adopted = adopt(&cx, &rs, &pod).await?;
+                if adopted {
                     owned.push(pod);
                 }
             }

@@ -37,8 +37,8 @@ use kubegen::{
 use tokio_util::sync::CancellationToken;
 
 use super::{
-    cluster::Cluster,
     compat::{self, Opt},
+    config::Cluster,
     pods,
 };
 

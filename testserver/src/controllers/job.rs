@@ -43,7 +43,7 @@ use kubegen::{
 };
 use tokio_util::sync::CancellationToken;
 
-use super::{cluster::Cluster, pods};
+use super::{config::Cluster, pods};
 
 /// How long a sync waits for the pod cache to show the controller's own writes.
 const CONSISTENCY_WAIT: Duration = Duration::from_secs(5);

@@ -53,7 +53,7 @@ use kubegen::{
 use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
 
-use super::{cluster::Cluster, pods};
+use super::{config::Cluster, pods};
 
 /// The `providerID` prefix of the nodes the cluster simulates.
 pub(crate) const PROVIDER_PREFIX: &str = "kubegen://";
@@ -193,7 +193,7 @@ fn step(
     status: &mut PodStatus,
     node: &Node,
     now: jiff::Timestamp,
-    config: &super::ClusterConfig,
+    config: &super::config::ClusterConfig,
     next_ip: &Mutex<BTreeMap<String, u32>>,
 ) -> Step {
     let spec = pod.spec.clone().unwrap_or_default();
@@ -545,7 +545,7 @@ mod tests {
 
     #[test]
     fn a_pod_is_admitted_started_and_a_job_pod_completes() {
-        let config = super::super::ClusterConfig::default()
+        let config = super::super::config::ClusterConfig::default()
             .pod_start_latency(Duration::from_secs(1))
             .pod_run_time(Duration::from_secs(5));
         let ips = Mutex::new(BTreeMap::new());
@@ -585,7 +585,8 @@ mod tests {
 
     #[test]
     fn a_server_pod_runs_until_deleted_and_a_deadline_fails_it() {
-        let config = super::super::ClusterConfig::default().pod_start_latency(Duration::ZERO);
+        let config =
+            super::super::config::ClusterConfig::default().pod_start_latency(Duration::ZERO);
         let ips = Mutex::new(BTreeMap::new());
         let mut status = PodStatus::default();
         let t0 = crate::clock::now();

@@ -11,6 +11,7 @@
 
 mod cluster;
 mod compat;
+mod config;
 mod crd;
 mod deployment;
 mod endpointslice;
@@ -26,7 +27,7 @@ mod scheduler;
 use std::sync::Arc;
 
 pub(crate) use cluster::start as start_cluster;
-pub use cluster::{ClusterConfig, Workload};
+pub use config::{ClusterConfig, Workload};
 pub use crd::CrdController;
 pub use gc::GarbageCollector;
 pub use namespace::NamespaceController;

@@ -42,8 +42,8 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use super::{
-    cluster::Cluster,
     compat::{self, Opt},
+    config::Cluster,
     pods,
 };
 

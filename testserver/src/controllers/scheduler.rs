@@ -32,7 +32,7 @@ use parking_lot::Mutex;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use super::{cluster::Cluster, pods};
+use super::{config::Cluster, pods};
 
 /// The scheduler name pods get by default.
 pub(crate) const DEFAULT_SCHEDULER: &str = "default-scheduler";

@@ -79,7 +79,7 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use self::{claim::Claim, error::DeploymentError, sync::Plan};
-use super::cluster::Cluster;
+use super::config::Cluster;
 use crate::controllers::compat::Opt;
 
 /// The controller's name (kube-controller-manager's `--controllers` spelling).
@@ -487,7 +487,7 @@ mod tests {
     use kubegen::{client::params::ListParams, informers::SharedInformerFactory};
 
     use super::*;
-    use crate::{InProcess, controllers::cluster::ClusterConfig};
+    use crate::{InProcess, controllers::config::ClusterConfig};
 
     /// Plays the ReplicaSet controller: every ReplicaSet's pods exist and are available
     /// at once.

@@ -1,0 +1,147 @@
+//! What the cluster in a process runs ([`ClusterConfig`], [`Workload`]) and what its
+//! workload controllers share ([`Cluster`]): the configuration side of `cluster.rs`, which
+//! starts them. Every controller depends on this file and none on `cluster.rs`.
+
+use std::{collections::BTreeSet, time::Duration};
+
+use kubegen::{client::Client, informers::SharedInformerFactory};
+
+/// One of the workload controllers a [`ClusterConfig`] can turn off.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[non_exhaustive]
+pub enum Workload {
+    /// kube-scheduler: assigns pods to nodes.
+    Scheduler,
+    /// The kubelets of the simulated nodes: run the pods assigned to them.
+    Kubelet,
+    /// kube-controller-manager's ReplicaSet controller.
+    ReplicaSet,
+    /// kube-controller-manager's Deployment controller.
+    Deployment,
+    /// kube-controller-manager's Job controller.
+    Job,
+    /// kube-controller-manager's EndpointSlice controller.
+    EndpointSlice,
+}
+
+impl Workload {
+    /// Every workload controller, in start order.
+    pub const ALL: [Workload; 6] = [
+        Workload::Scheduler,
+        Workload::Kubelet,
+        Workload::ReplicaSet,
+        Workload::Deployment,
+        Workload::Job,
+        Workload::EndpointSlice,
+    ];
+
+    /// The controller's name, as kube-controller-manager's `--controllers` flag spells it
+    /// (`scheduler` and `kubelet` for the two that are not controllers there).
+    pub fn name(self) -> &'static str {
+        match self {
+            Workload::Scheduler => "scheduler",
+            Workload::Kubelet => "kubelet",
+            Workload::ReplicaSet => "replicaset",
+            Workload::Deployment => "deployment",
+            Workload::Job => "job",
+            Workload::EndpointSlice => "endpointslice",
+        }
+    }
+}
+
+/// What the cluster in a process runs: its nodes, its workload controllers and how fast
+/// its simulated containers start. [`ClusterConfig::default`] is a cluster (3 ready nodes,
+/// every controller); [`ClusterConfig::none`] is a bare API server (the fake clientsets'
+/// client-go semantics: nothing happens to a Deployment unless the test does it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClusterConfig {
+    /// How many Nodes are registered at start (`node-1`, `node-2`, ...).
+    pub nodes: usize,
+    /// The controllers that run.
+    pub controllers: BTreeSet<Workload>,
+    /// How long a scheduled pod stays `ContainerCreating` before its containers run.
+    pub pod_start_latency: Duration,
+    /// How long the containers of a pod that runs to completion (`restartPolicy` `Never`
+    /// or `OnFailure`, as a Job's pods) run before they exit 0.
+    pub pod_run_time: Duration,
+}
+
+impl Default for ClusterConfig {
+    fn default() -> Self {
+        ClusterConfig {
+            nodes: 3,
+            controllers: Workload::ALL.into_iter().collect(),
+            pod_start_latency: Duration::from_millis(100),
+            pod_run_time: Duration::from_secs(1),
+        }
+    }
+}
+
+impl ClusterConfig {
+    /// No nodes and no workload controllers: an API server alone.
+    pub fn none() -> Self {
+        ClusterConfig {
+            nodes: 0,
+            controllers: BTreeSet::new(),
+            ..ClusterConfig::default()
+        }
+    }
+
+    /// Sets the number of nodes.
+    #[must_use]
+    pub fn nodes(mut self, n: usize) -> Self {
+        self.nodes = n;
+        self
+    }
+
+    /// Turns `controller` off (a test that owns Pods itself turns off the ReplicaSet
+    /// controller, for instance).
+    #[must_use]
+    pub fn without(mut self, controller: Workload) -> Self {
+        self.controllers.remove(&controller);
+        self
+    }
+
+    /// Turns `controller` on.
+    #[must_use]
+    pub fn with(mut self, controller: Workload) -> Self {
+        self.controllers.insert(controller);
+        self
+    }
+
+    /// Sets the pod start latency (0 allowed: pods run as soon as they are scheduled).
+    #[must_use]
+    pub fn pod_start_latency(mut self, latency: Duration) -> Self {
+        self.pod_start_latency = latency;
+        self
+    }
+
+    /// Sets how long a run-to-completion pod runs.
+    #[must_use]
+    pub fn pod_run_time(mut self, run_time: Duration) -> Self {
+        self.pod_run_time = run_time;
+        self
+    }
+
+    /// Whether `controller` runs.
+    pub fn runs(&self, controller: Workload) -> bool {
+        self.controllers.contains(&controller)
+    }
+
+    /// Whether anything at all runs (nodes or controllers).
+    pub fn is_empty(&self) -> bool {
+        self.nodes == 0 && self.controllers.is_empty()
+    }
+}
+
+/// What every workload controller shares: a client and an informer factory over an
+/// in-process front of the server (so every cache is shared, one watch per type), and the
+/// configuration.
+pub(crate) struct Cluster {
+    /// A client whose requests the server serves in-process.
+    pub client: Client,
+    /// The informers every controller reads from.
+    pub factory: SharedInformerFactory,
+    /// What runs, and how fast.
+    pub config: ClusterConfig,
+}

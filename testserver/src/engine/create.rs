@@ -16,7 +16,7 @@ use crate::{
 
 impl Engine {
     /// A POST to a subresource of an existing object (a pod's `binding`): the strategy
-    /// decides what the object becomes ([`crate::strategy::Strategy::create_subresource`]).
+    /// decides what the object becomes (`Strategy::create_subresource`).
     pub fn create_subresource(
         &self,
         target: &Target,

@@ -35,7 +35,8 @@
 //!    conditional on the cached resourceVersion), deletes (preconditioned on uid and
 //!    resourceVersion), the Deployment's `deployment.kubernetes.io/revision` annotation (a
 //!    merge patch), and last the status (`update_status`, conditional too). A conflict
-//!    fails the reconcile, and the controller's backoff retries it from fresh caches.
+//!    ends the reconcile quietly: the newer object's own event brings the Deployment back
+//!    to a fresher cache (kube-controller-manager logs conflicts only at high verbosity).
 //! 5. **Requeues** after `lastUpdateTime + progressDeadlineSeconds` (plus a second) while a
 //!    rollout is under way, so a stuck rollout turns `ProgressDeadlineExceeded` without
 //!    any event. `minReadySeconds` needs no requeue here: the ReplicaSet controller

@@ -61,9 +61,9 @@ pub(crate) const RESUMED: &str = "DeploymentResumed";
 
 /// The current time, to the second (what a `metav1.Time` keeps).
 ///
-/// `crate::clock` (the server's clock, tokio's) did not exist when this was written; this
-/// reads the system clock. The sync loop calls it once per reconcile and passes the value
-/// down, so everything else here is pure.
+/// The server's clock (`crate::clock`, tokio's, so a paused test clock moves progress
+/// deadlines), to the second as `metav1.Time` keeps it. The sync loop calls it once per
+/// reconcile and passes the value down, so everything else here is pure.
 pub(crate) fn now() -> Timestamp {
     truncate(crate::clock::now())
 }

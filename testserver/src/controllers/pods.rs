@@ -33,6 +33,19 @@ pub(crate) fn selects(selector: &LabelSelector, labels: Option<&BTreeMap<String,
     selector.matches(labels.unwrap_or(&empty))
 }
 
+/// Whether `selector` has no requirement at all: it selects everything, so a controller
+/// adopts nothing with it (kube-controller-manager refuses to).
+pub(crate) fn selector_is_empty(selector: &LabelSelector) -> bool {
+    selector
+        .match_labels
+        .as_ref()
+        .is_none_or(BTreeMap::is_empty)
+        && selector
+            .match_expressions
+            .as_ref()
+            .is_none_or(Vec::is_empty)
+}
+
 /// Whether the pod has finished (`Succeeded` or `Failed`).
 pub(crate) fn is_terminal(pod: &Pod) -> bool {
     matches!(phase(pod), "Succeeded" | "Failed")

@@ -114,7 +114,10 @@ async fn reconcile(rs: Arc<ReplicaSet>, cx: Arc<Context>) -> Result<Action, Erro
                     release(&cx, &pod, &uid).await?;
                 }
             }
-            None if matches && pods::is_active(&pod) && !spec.selector_is_empty() => {
+            None if matches
+                && pods::is_active(&pod)
+                && !pods::selector_is_empty(&spec.selector) =>
+            {
                 let adopted = adopt(&cx, &rs, &pod).await?;
                 if adopted {
                     owned.push(pod);
@@ -151,26 +154,6 @@ async fn reconcile(rs: Arc<ReplicaSet>, cx: Arc<Context>) -> Result<Action, Erro
         .filter_map(|p| pods::available_in(p, min_ready, now))
         .min();
     Ok(later.map_or_else(Action::done, Action::requeue_after))
-}
-
-/// Whether the selector is the empty one (which selects everything, so adopts nothing:
-/// kube-controller-manager refuses to adopt with an empty selector).
-trait SelectorIsEmpty {
-    fn selector_is_empty(&self) -> bool;
-}
-
-impl SelectorIsEmpty for k8s_openapi::api::apps::v1::ReplicaSetSpec {
-    fn selector_is_empty(&self) -> bool {
-        self.selector
-            .match_labels
-            .as_ref()
-            .is_none_or(|m| m.is_empty())
-            && self
-                .selector
-                .match_expressions
-                .as_ref()
-                .is_none_or(|e| e.is_empty())
-    }
 }
 
 /// The controller owner reference pods of `rs` carry.

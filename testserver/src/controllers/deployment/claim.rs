@@ -40,16 +40,7 @@ pub(crate) enum Claim {
 }
 
 /// Whether `selector` has no requirement at all (it would select everything).
-pub(crate) fn is_empty(selector: &LabelSelector) -> bool {
-    selector
-        .match_labels
-        .as_ref()
-        .is_none_or(BTreeMap::is_empty)
-        && selector
-            .match_expressions
-            .as_ref()
-            .is_none_or(Vec::is_empty)
-}
+pub(crate) use crate::controllers::pods::selector_is_empty as is_empty;
 
 /// Whether `labels` satisfy every requirement of `selector` (an empty selector matches
 /// everything, an invalid one nothing).

@@ -5,7 +5,7 @@
 
 #![allow(clippy::unwrap_used)] // tests: a failed call is a failed test
 
-use std::{future::Future, time::Duration};
+use std::time::Duration;
 
 use futures::{StreamExt, TryStreamExt};
 use k8s_openapi::api::{
@@ -17,41 +17,12 @@ use kubegen::client::{
     Client, ResourceClient,
     params::{DeleteParams, ListParams, Patch, PatchParams, PostParams, WatchParams},
 };
-use kubegen_testserver::{ClusterConfig, TestServer, Workload};
+use kubegen_testserver::{ClusterConfig, Workload};
 use serde_json::json;
 
-/// A cluster on a paused clock and a client over its in-process front.
-async fn cluster(config: ClusterConfig) -> (TestServer, Client) {
-    // `RUST_LOG=kubegen_testserver=debug` shows what the controllers did.
-    let _ = tracing_subscriber::fmt()
-        .with_test_writer()
-        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
-        .try_init();
-    let server = TestServer::builder()
-        .cluster(config)
-        .paused_clock()
-        .start()
-        .await
-        .unwrap();
-    let client = Client::new(server.transport());
-    (server, client)
-}
+mod common;
 
-/// Polls `check` on the server's (paused) clock until it yields `Some`; virtual time
-/// moves while every task waits, so a long timeout costs no wall time.
-async fn eventually<T, F, Fut>(what: &str, mut check: F) -> T
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = Option<T>>,
-{
-    for _ in 0..6000 {
-        if let Some(v) = check().await {
-            return v;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    panic!("timed out waiting for {what}");
-}
+use common::{cluster, eventually};
 
 fn deployment(name: &str, replicas: i32, image: &str) -> Deployment {
     serde_json::from_value(json!({

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use kubegen_testserver::{
-    EngineConfig, TestServer,
+    ClusterConfig, EngineConfig, TestServer,
     bench::{Target, WriteOptions},
 };
 use serde_json::{Value, json};
@@ -62,7 +62,9 @@ async fn main() {
     } else {
         (100_000, 50_000, 4)
     };
+    // The API server alone: the cluster's controllers are measured by `benches/cluster.rs`.
     let server = TestServer::builder()
+        .cluster(ClusterConfig::none())
         .engine_config(
             EngineConfig::default()
                 .history_limit(200_000)

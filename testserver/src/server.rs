@@ -45,6 +45,13 @@ pub enum ServerError {
     /// A client configuration for the server could not be built.
     #[error("client config: {0}")]
     Config(String),
+    /// A cluster operation was asked of a server that runs no cluster
+    /// ([`ClusterConfig::none`]).
+    #[error("the server runs no cluster")]
+    NoCluster,
+    /// A cluster operation's request to the server failed.
+    #[error("cluster: {0}")]
+    Cluster(#[from] kubegen::client::Error),
 }
 
 /// Builder for a [`TestServer`].
@@ -152,7 +159,7 @@ impl TestServerBuilder {
             connections.clone(),
             stop,
         ));
-        crate::controllers::start_cluster(&shared, self.cluster).await;
+        let cluster = crate::controllers::start_cluster(&shared, self.cluster, addr).await;
         tracing::info!(%addr, tls = self.tls, "kubegen-testserver listening");
         Ok(TestServer {
             addr,
@@ -160,6 +167,7 @@ impl TestServerBuilder {
             connections,
             token: self.token,
             ca_pem: tls.map(|t| t.ca_pem),
+            cluster,
         })
     }
 }
@@ -290,6 +298,7 @@ pub struct TestServer {
     connections: Arc<Mutex<CancellationToken>>,
     token: Option<String>,
     ca_pem: Option<String>,
+    cluster: Option<Arc<crate::controllers::Cluster>>,
 }
 
 impl TestServer {
@@ -361,6 +370,26 @@ impl TestServer {
     /// Shared state (faults, engine) — also what the in-process transport wraps.
     pub fn shared(&self) -> &Arc<Shared> {
         &self.shared
+    }
+
+    /// Stops the kubelet of `node`, as a crashed or partitioned node: it renews no Lease
+    /// and syncs no pod. After the node monitor grace period (50 s on the server's clock)
+    /// the node lifecycle controller marks the node `NotReady` (`Ready=Unknown`), taints it
+    /// `node.kubernetes.io/unreachable` and marks its pods not ready; the taint eviction
+    /// controller deletes its pods once their toleration (300 s by default) runs out, and
+    /// their controllers replace them on other nodes. The deleted pods stay `Terminating`
+    /// until the kubelet starts again, as on a real cluster.
+    pub async fn stop_kubelet(&self, node: &str) -> Result<(), ServerError> {
+        let cluster = self.cluster.as_ref().ok_or(ServerError::NoCluster)?;
+        Ok(crate::controllers::set_kubelet(cluster, node, false).await?)
+    }
+
+    /// Starts the kubelet of `node` again: it posts a Ready status and renews its Lease at
+    /// once, the node lifecycle controller lifts its taints, and its pods are synced
+    /// (ready again, or their deletion finished).
+    pub async fn start_kubelet(&self, node: &str) -> Result<(), ServerError> {
+        let cluster = self.cluster.as_ref().ok_or(ServerError::NoCluster)?;
+        Ok(crate::controllers::set_kubelet(cluster, node, true).await?)
     }
 
     /// Fault injection: the next requests `rule` matches fail (see [`crate::FailRule`]).

@@ -4,11 +4,12 @@
 //! [`mutating::admit`] then [`validating::validate`] between decoding a write and handing
 //! it to the registry.
 //!
-//! Both are pass-through placeholders with their real place and signature: no plugin,
-//! webhook or policy is modelled yet. The schema admission of custom resources (prune,
+//! Of kube-apiserver's built-in plugins, `DefaultTolerationSeconds` is modelled (the
+//! cluster's taint-based eviction relies on it); no webhook or policy is yet. The schema admission of custom resources (prune,
 //! default, validate, CEL) is not here: as in kube-apiserver it is the resource's
 //! strategy, run by the registry (`crate::engine`).
 
+mod default_toleration_seconds;
 pub(crate) mod mutating;
 pub(crate) mod validating;
 

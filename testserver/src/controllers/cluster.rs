@@ -16,7 +16,7 @@
 //! (`TestServer::builder().paused_clock()`) sees a 10-minute deadline pass in
 //! milliseconds, and the same inputs give the same events in the same order.
 
-use std::{sync::Arc, time::Duration};
+use std::{net::SocketAddr, sync::Arc, time::Duration};
 
 use kubegen::{client::Client, informers::SharedInformerFactory};
 use tokio_util::sync::CancellationToken;
@@ -24,29 +24,55 @@ use tokio_util::sync::CancellationToken;
 use super::config::{Cluster, ClusterConfig, Workload};
 use crate::{inprocess::InProcess, shared::Shared};
 
-/// Starts the cluster over `shared`: registers the nodes (before returning, so a test sees
-/// them at once), then spawns each controller `config` turns on. Everything stops with the
-/// server (`shared.shutdown`).
-pub(crate) async fn start(shared: &Arc<Shared>, config: ClusterConfig) {
+/// Starts the cluster over `shared`, a server listening on `addr`: writes the `kubernetes`
+/// Service and registers the nodes (before returning, so a test sees them at once), then
+/// spawns each controller `config` turns on. Everything stops with the server
+/// (`shared.shutdown`).
+pub(crate) async fn start(
+    shared: &Arc<Shared>,
+    config: ClusterConfig,
+    addr: SocketAddr,
+) -> Option<Arc<Cluster>> {
     if config.is_empty() {
-        return;
+        return None;
     }
     let client = Client::new(InProcess::from_shared(shared.clone()));
+    if let Err(err) = super::kubernetes_service::register(&client, addr).await {
+        tracing::error!(%err, "writing the kubernetes Service");
+    }
     if let Err(err) = super::nodes::register(&client, config.nodes).await {
         tracing::error!(%err, "registering the cluster's nodes");
     }
     let factory = SharedInformerFactory::new(client.clone(), Duration::ZERO);
-    let cluster = Arc::new(Cluster {
-        client,
-        factory,
-        config,
-    });
+    super::pods::add_indexes(&factory);
+    let cluster = Arc::new(Cluster::new(client, factory, config));
     let stop = shared.shutdown.child_token();
     for workload in Workload::ALL {
         if cluster.config.runs(workload) {
             tokio::spawn(run(workload, cluster.clone(), stop.clone()));
         }
     }
+    if cluster.config.runs(Workload::Kubelet) {
+        tokio::spawn(super::node_lease::run(cluster.clone(), stop));
+    }
+    Some(cluster)
+}
+
+/// Stops the kubelet of `node` (`start: false`: it renews no Lease and syncs no pod, as a
+/// crashed or partitioned node), or starts it again (it posts a Ready status and renews
+/// its Lease at once, as a restarted kubelet does).
+pub(crate) async fn set_kubelet(
+    cluster: &Cluster,
+    node: &str,
+    start: bool,
+) -> Result<(), kubegen::client::Error> {
+    if !start {
+        cluster.stopped_kubelets.lock().insert(node.to_string());
+        return Ok(());
+    }
+    cluster.stopped_kubelets.lock().remove(node);
+    super::nodes::post_ready(&cluster.client, node).await?;
+    super::node_lease::renew(cluster, node).await
 }
 
 async fn run(workload: Workload, cluster: Arc<Cluster>, stop: CancellationToken) {
@@ -57,6 +83,8 @@ async fn run(workload: Workload, cluster: Arc<Cluster>, stop: CancellationToken)
         Workload::Deployment => super::deployment::run(cluster, stop).await,
         Workload::Job => super::job::run(cluster, stop).await,
         Workload::EndpointSlice => super::endpointslice::run(cluster, stop).await,
+        Workload::NodeLifecycle => super::node_lifecycle::run(cluster, stop).await,
+        Workload::TaintEviction => super::taint_eviction::run(cluster, stop).await,
     };
     if let Err(err) = result {
         tracing::error!(controller = workload.name(), %err, "controller stopped");

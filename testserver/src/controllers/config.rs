@@ -4,6 +4,8 @@
 
 use std::{collections::BTreeSet, time::Duration};
 
+use parking_lot::Mutex;
+
 use kubegen::{client::Client, informers::SharedInformerFactory};
 
 /// One of the workload controllers a [`ClusterConfig`] can turn off.
@@ -22,17 +24,25 @@ pub enum Workload {
     Job,
     /// kube-controller-manager's EndpointSlice controller.
     EndpointSlice,
+    /// kube-controller-manager's node lifecycle controller: marks silent nodes unknown
+    /// and taints them.
+    NodeLifecycle,
+    /// kube-controller-manager's taint eviction controller: deletes pods from nodes with
+    /// `NoExecute` taints they do not tolerate.
+    TaintEviction,
 }
 
 impl Workload {
     /// Every workload controller, in start order.
-    pub const ALL: [Workload; 6] = [
+    pub const ALL: [Workload; 8] = [
         Workload::Scheduler,
         Workload::Kubelet,
         Workload::ReplicaSet,
         Workload::Deployment,
         Workload::Job,
         Workload::EndpointSlice,
+        Workload::NodeLifecycle,
+        Workload::TaintEviction,
     ];
 
     /// The controller's name, as kube-controller-manager's `--controllers` flag spells it
@@ -45,6 +55,8 @@ impl Workload {
             Workload::Deployment => "deployment",
             Workload::Job => "job",
             Workload::EndpointSlice => "endpointslice",
+            Workload::NodeLifecycle => "nodelifecycle",
+            Workload::TaintEviction => "taint-eviction-controller",
         }
     }
 }
@@ -144,4 +156,30 @@ pub(crate) struct Cluster {
     pub factory: SharedInformerFactory,
     /// What runs, and how fast.
     pub config: ClusterConfig,
+    /// The nodes whose kubelet the test stopped (`TestServer::stop_kubelet`): they renew
+    /// no Lease and sync no pod.
+    pub stopped_kubelets: Mutex<BTreeSet<String>>,
+}
+
+impl Cluster {
+    /// The shared context of a cluster reading through `factory` and writing through
+    /// `client`.
+    pub fn new(client: Client, factory: SharedInformerFactory, config: ClusterConfig) -> Self {
+        Cluster {
+            client,
+            factory,
+            config,
+            stopped_kubelets: Mutex::new(BTreeSet::new()),
+        }
+    }
+
+    /// A recorder of events written as `component`.
+    pub fn recorder(&self, component: &'static str) -> super::events::Recorder {
+        super::events::Recorder::new(self.client.clone(), component)
+    }
+
+    /// Whether the kubelet of `node` is stopped.
+    pub fn kubelet_stopped(&self, node: &str) -> bool {
+        self.stopped_kubelets.lock().contains(node)
+    }
 }

@@ -20,6 +20,8 @@
 //! 4. Start latency elapsed: containers running (`startedAt`, `imageID`,
 //!    `containerID`, `started`, `ready`), `Ready` and `ContainersReady` True, phase
 //!    `Running`.
+//!    A running pod found not ready (the node lifecycle controller marks the pods of a
+//!    silent node so) is ready again.
 //! 5. A run-to-completion pod whose run time has elapsed: containers terminated with exit
 //!    code 0 (`Completed`), `Ready=False` (`PodCompleted`), phase `Succeeded`.
 //! 6. `activeDeadlineSeconds` passed since `startTime`: phase `Failed`, reason
@@ -116,7 +118,8 @@ async fn reconcile(pod: Arc<Pod>, cx: Arc<Context>) -> Result<Action, Error> {
         .as_ref()
         .and_then(|s| s.provider_id.as_deref())
         .is_some_and(|p| p.starts_with(PROVIDER_PREFIX));
-    if !ours {
+    // A stopped kubelet does nothing; its start brings the node's pods back.
+    if !ours || cx.cluster.kubelet_stopped(node_name(&pod)) {
         return Ok(Action::done());
     }
     let namespace = pod.metadata.namespace.clone().unwrap_or_default();
@@ -221,6 +224,14 @@ fn step(
         } else {
             wait = Some(left);
         }
+    }
+    // Running, but marked not ready while this kubelet was away (the node lifecycle
+    // controller's `MarkPodsNotReady`): its containers are ready, so the pod is again.
+    if !pending && !pods::is_ready(pod) && status.phase.as_deref() == Some("Running") {
+        let conditions = status.conditions.get_or_insert_with(Vec::new);
+        pods::set_condition(conditions, "Ready", "True", None, None);
+        pods::set_condition(conditions, "ContainersReady", "True", None, None);
+        changed = true;
     }
     if wait.is_none() && runs_to_completion {
         let started = status

@@ -15,18 +15,24 @@ mod config;
 mod crd;
 mod deployment;
 mod endpointslice;
+mod events;
 mod gc;
 mod job;
 mod kubelet;
+mod kubernetes_service;
 mod namespace;
+mod node_lease;
+mod node_lifecycle;
 mod nodes;
 mod pods;
 mod replicaset;
 mod scheduler;
+mod taint_eviction;
 
 use std::sync::Arc;
 
-pub(crate) use cluster::start as start_cluster;
+pub(crate) use cluster::{set_kubelet, start as start_cluster};
+pub(crate) use config::Cluster;
 pub use config::{ClusterConfig, Workload};
 pub use crd::CrdController;
 pub use gc::GarbageCollector;

@@ -86,6 +86,25 @@ pub(crate) fn status(i: usize) -> Value {
     })
 }
 
+/// Posts a Ready status for `node` (a restarted kubelet's first status: every condition
+/// healthy, heartbeats now). A node that is not one of the cluster's gets the same
+/// conditions.
+pub(crate) async fn post_ready(client: &Client, node: &str) -> Result<(), Error> {
+    let i = node
+        .strip_prefix("node-")
+        .and_then(|i| i.parse::<usize>().ok())
+        .unwrap_or(1);
+    let conditions = status(i)["conditions"].clone();
+    ResourceClient::<Node>::cluster(client.clone())
+        .patch_status(
+            node,
+            &PatchParams::default(),
+            &Patch::Merge(json!({"status": {"conditions": conditions}})),
+        )
+        .await
+        .map(drop)
+}
+
 /// Registers nodes 1 to `count` (a node that already exists keeps its spec and gets a
 /// fresh status, as a restarted kubelet's).
 pub(crate) async fn register(client: &Client, count: usize) -> Result<(), Error> {

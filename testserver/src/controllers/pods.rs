@@ -1,13 +1,82 @@
 //! What the workload controllers ask of a pod and of a selector, spelled once
 //! (kube-controller-manager's `pkg/api/v1/pod/util.go` and `pkg/controller/controller_utils.go`).
 
-use std::collections::BTreeMap;
+use std::{collections::BTreeMap, sync::Arc};
 
 use k8s_openapi::{
     api::core::v1::{Pod, PodCondition},
     apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta, OwnerReference, Time},
 };
 use kube_core::{Selector, SelectorExt};
+use kubegen::{
+    cache::{IndexFunc, Indexers, Lister},
+    informers::SharedInformerFactory,
+};
+
+/// The pod cache's index of pods by the node they are bound to (kube-scheduler's and the
+/// kubelet's view: "the pods of this node").
+const BY_NODE: &str = "spec.nodeName";
+
+/// The pod cache's index of pods by their controller's uid (how a workload controller
+/// finds its pods without reading every pod of the namespace).
+const BY_CONTROLLER: &str = "controller-uid";
+
+/// Adds the cluster's pod indexes ([`on_node`], [`controlled_by`]) to the shared pod
+/// informer, before it starts.
+pub(crate) fn add_indexes(factory: &SharedInformerFactory) {
+    let by_node: IndexFunc<Pod> = Arc::new(|pod: &Pod| {
+        let node = pod.spec.as_ref().and_then(|s| s.node_name.clone());
+        Ok(node.filter(|n| !n.is_empty()).into_iter().collect())
+    });
+    let by_controller: IndexFunc<Pod> = Arc::new(|pod: &Pod| {
+        Ok(controller_of(&pod.metadata)
+            .map(|r| r.uid.clone())
+            .into_iter()
+            .collect())
+    });
+    let indexers = Indexers::from([
+        (BY_NODE.to_owned(), by_node),
+        (BY_CONTROLLER.to_owned(), by_controller),
+    ]);
+    if let Err(err) = factory.informer_for::<Pod>().add_indexers(indexers) {
+        tracing::error!(%err, "adding the pod cache's indexes");
+    }
+}
+
+/// The cached pods bound to `node`, in key order.
+pub(crate) fn on_node(pods: &Lister<Pod>, node: &str) -> Vec<Arc<Pod>> {
+    by_index(pods, BY_NODE, node, |p| {
+        p.spec.as_ref().and_then(|s| s.node_name.as_deref()) == Some(node)
+    })
+}
+
+/// The cached pods whose controller is the object with `uid`, in key order.
+pub(crate) fn controlled_by(pods: &Lister<Pod>, uid: &str) -> Vec<Arc<Pod>> {
+    by_index(pods, BY_CONTROLLER, uid, |p| is_controlled_by(&p.metadata, uid))
+}
+
+/// The pods of `index` at `value`, sorted by key; when the index is missing (a cache
+/// built without [`add_indexes`]), every pod `keep` keeps.
+fn by_index(
+    pods: &Lister<Pod>,
+    index: &str,
+    value: &str,
+    keep: impl Fn(&Pod) -> bool,
+) -> Vec<Arc<Pod>> {
+    let mut found = match pods.indexer().by_index(index, value) {
+        Ok(found) => found,
+        Err(_) => pods
+            .list(&Selector::default())
+            .into_iter()
+            .filter(|p| keep(p))
+            .collect(),
+    };
+    found.sort_by(|a, b| {
+        (a.metadata.namespace.as_deref(), a.metadata.name.as_deref())
+            .cmp(&(b.metadata.namespace.as_deref(), b.metadata.name.as_deref()))
+    });
+    found
+}
 
 /// The controller owner reference of an object (`metav1.GetControllerOf`).
 pub(crate) fn controller_of(meta: &ObjectMeta) -> Option<&OwnerReference> {

@@ -44,6 +44,7 @@ use tokio_util::sync::CancellationToken;
 use super::{
     compat::{self, Opt},
     config::Cluster,
+    events::{EventType, Recorder},
     pods,
 };
 
@@ -55,6 +56,7 @@ const CONSISTENCY_WAIT: Duration = Duration::from_secs(5);
 
 struct Context {
     cluster: Arc<Cluster>,
+    recorder: Recorder,
     pods: CachedClient<Pod>,
     pod_lister: Lister<Pod>,
 }
@@ -76,6 +78,7 @@ pub(crate) async fn run(
         .owns::<Pod>()
         .build();
     let cx = Arc::new(Context {
+        recorder: cluster.recorder("replicaset-controller"),
         cluster,
         pods,
         pod_lister,
@@ -99,12 +102,21 @@ async fn reconcile(rs: Arc<ReplicaSet>, cx: Arc<Context>) -> Result<Action, Erro
     let uid = rs.metadata.uid.clone().unwrap_or_default();
     let spec = rs.spec.opt().cloned().unwrap_or_default();
     // 3.
+    // The candidates: the pods it controls (the pod cache's controller index) and those
+    // its selector matches (a selector that does not parse matches nothing).
+    let selector = kube_core::Selector::try_from(spec.selector.clone()).ok();
+    let mut candidates: std::collections::BTreeMap<(String, String), Arc<Pod>> =
+        pods::controlled_by(&cx.pod_lister, &uid)
+            .into_iter()
+            .map(|p| (pod_key(&p), p))
+            .collect();
+    if let Some(selector) = &selector {
+        for pod in cx.pod_lister.namespaced(&namespace).list(selector) {
+            candidates.insert(pod_key(&pod), pod);
+        }
+    }
     let mut owned = Vec::new();
-    for pod in cx
-        .pod_lister
-        .namespaced(&namespace)
-        .list(&kube_core::Selector::default())
-    {
+    for pod in candidates.into_values() {
         let matches = pods::selects(&spec.selector, pod.metadata.labels.as_ref());
         match pods::controller_of(&pod.metadata) {
             Some(r) if r.uid == uid => {
@@ -217,6 +229,14 @@ async fn release(cx: &Context, pod: &Pod, uid: &str) -> Result<(), Error> {
     }
 }
 
+/// A pod's namespace and name, its order among the candidates.
+fn pod_key(pod: &Pod) -> (String, String) {
+    (
+        pod.metadata.namespace.clone().unwrap_or_default(),
+        pod.metadata.name.clone().unwrap_or_default(),
+    )
+}
+
 /// Step 4: creates or deletes pods; returns the message of a failed create.
 async fn manage(
     cx: &Context,
@@ -232,9 +252,24 @@ async fn manage(
                 .create(&PostParams::default(), &pod_from_template(rs))
                 .await
             {
-                Ok(_) => {}
+                Ok(pod) => {
+                    let name = pod.metadata.name.unwrap_or_default();
+                    cx.recorder
+                        .record(rs, EventType::Normal, "SuccessfulCreate", format!("Created pod: {name}"))
+                        .await;
+                }
                 Err(e) if e.is_not_found() => return Ok(None),
-                Err(Error::Api(status)) => return Ok(Some(status.message.clone())),
+                Err(Error::Api(status)) => {
+                    cx.recorder
+                        .record(
+                            rs,
+                            EventType::Warning,
+                            "FailedCreate",
+                            format!("Error creating: {}", status.message),
+                        )
+                        .await;
+                    return Ok(Some(status.message.clone()));
+                }
                 Err(e) => return Err(e),
             }
         }
@@ -254,7 +289,12 @@ async fn manage(
                 )
                 .await
             {
-                Ok(_) => {}
+                Ok(_) => {
+                    let name = pod.metadata.name.as_deref().unwrap_or_default();
+                    cx.recorder
+                        .record(rs, EventType::Normal, "SuccessfulDelete", format!("Deleted pod: {name}"))
+                        .await;
+                }
                 Err(e) if e.is_not_found() => {}
                 Err(e) => return Err(e),
             }

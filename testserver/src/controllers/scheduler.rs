@@ -32,13 +32,18 @@ use parking_lot::Mutex;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use super::{config::Cluster, pods};
+use super::{
+    config::Cluster,
+    events::{EventType, Recorder},
+    pods,
+};
 
 /// The scheduler name pods get by default.
 pub(crate) const DEFAULT_SCHEDULER: &str = "default-scheduler";
 
 struct Context {
     cluster: Arc<Cluster>,
+    recorder: Recorder,
     nodes: Lister<Node>,
     pods: Lister<Pod>,
     /// Pods bound whose binding the pod cache may not show yet (kube-scheduler's
@@ -70,6 +75,7 @@ pub(crate) async fn run(
         })
         .build();
     let cx = Arc::new(Context {
+        recorder: cluster.recorder("default-scheduler"),
         cluster,
         nodes,
         pods,
@@ -119,10 +125,14 @@ async fn reconcile(pod: Arc<Pod>, cx: Arc<Context>) -> Result<Action, Error> {
                 .await
             {
                 Ok(_) => {
+                    let message = format!("Successfully assigned {namespace}/{name} to {node}");
                     let key = Request::for_object(pod.as_ref()).map(|r| r.cache_key());
                     if let Some(key) = key {
                         cx.assumed.lock().insert(key, node);
                     }
+                    cx.recorder
+                        .record(pod.as_ref(), EventType::Normal, "Scheduled", message)
+                        .await;
                     Ok(Action::done())
                 }
                 // Bound meanwhile, or gone: the next event tells.
@@ -148,6 +158,9 @@ async fn reconcile(pod: Arc<Pod>, cx: Arc<Context>) -> Result<Action, Error> {
                     Err(e) if e.is_conflict() || e.is_not_found() => {}
                     Err(e) => return Err(e),
                 }
+                cx.recorder
+                    .record(pod.as_ref(), EventType::Warning, "FailedScheduling", message)
+                    .await;
             }
             Ok(Action::done())
         }
@@ -344,7 +357,7 @@ fn fits(
 }
 
 /// `v1helper.TolerationsTolerateTaint` for one toleration.
-fn tolerates(toleration: &Toleration, taint: &Taint) -> bool {
+pub(crate) fn tolerates(toleration: &Toleration, taint: &Taint) -> bool {
     if let Some(effect) = toleration.effect.as_deref()
         && !effect.is_empty()
         && effect != taint.effect

@@ -67,8 +67,10 @@ impl Bitmap {
 }
 
 /// The service cluster IP range (`--service-cluster-ip-range`, kubeadm's default
-/// `10.96.0.0/12`). The network address, the broadcast address and the first host address
-/// (the `kubernetes` Service's) are never handed out.
+/// `10.96.0.0/12`). The network and broadcast addresses are never handed out. The first
+/// host address is the `kubernetes` Service's, which asks for it by address at start (as
+/// kube-apiserver's bootstrap controller does); dynamic allocation reaches it only when
+/// the rest of the range is taken, as the static band's other addresses.
 #[derive(Debug)]
 pub struct IpAllocator {
     base: u32,
@@ -85,7 +87,7 @@ impl IpAllocator {
         let static_band = (size / 16).clamp(16, 256);
         let mask = u32::MAX << (32 - prefix);
         let mut bits = Bitmap::new(size, static_band);
-        bits.used.extend([0, 1, size - 1]);
+        bits.used.extend([0, size - 1]);
         IpAllocator {
             base: u32::from(base) & mask,
             prefix,
@@ -118,7 +120,7 @@ impl IpAllocator {
 
     /// Frees `ip`; addresses outside the range are ignored.
     pub fn release(&self, ip: &str) {
-        if let Some(offset) = self.offset(ip).filter(|o| *o > 1) {
+        if let Some(offset) = self.offset(ip) {
             self.bits.lock().used.remove(&offset);
         }
     }
@@ -203,8 +205,8 @@ impl Default for PortAllocator {
 mod tests {
     use super::*;
 
-    /// KEP-3070: dynamic allocations start above the static band; the network address and
-    /// the `kubernetes` Service's address are never handed out.
+    /// KEP-3070: dynamic allocations start above the static band; the network address is
+    /// never handed out; the `kubernetes` Service's address is taken by asking for it.
     #[test]
     fn cluster_ips_come_from_the_upper_band_first() {
         let ips = IpAllocator::default();
@@ -217,9 +219,10 @@ mod tests {
             Err(AllocError::Allocated { what: "IP" })
         );
         assert!(matches!(
-            ips.allocate("10.96.0.1"),
-            Err(AllocError::Allocated { .. })
+            ips.allocate("10.96.0.0"),
+            Err(AllocError::NotInRange { .. })
         ));
+        assert_eq!(ips.allocate("10.96.0.1"), Ok(()));
         assert!(matches!(
             ips.allocate("192.168.0.1"),
             Err(AllocError::NotInRange { .. })
@@ -230,11 +233,11 @@ mod tests {
 
     #[test]
     fn a_full_dynamic_band_falls_back_to_the_static_band_then_fails() {
-        // A /28: 16 addresses, all of them the static band's; 0, 1 and 15 are reserved.
+        // A /28: 16 addresses, all of them the static band's; 0 and 15 are reserved.
         let ips = IpAllocator::new(Ipv4Addr::new(10, 0, 0, 0), 28);
-        let got: Vec<_> = (0..13).map_while(|_| ips.allocate_next().ok()).collect();
-        assert_eq!(got.len(), 13);
-        assert_eq!(got[0], Ipv4Addr::new(10, 0, 0, 2));
+        let got: Vec<_> = (0..14).map_while(|_| ips.allocate_next().ok()).collect();
+        assert_eq!(got.len(), 14);
+        assert_eq!(got[0], Ipv4Addr::new(10, 0, 0, 1));
         assert_eq!(ips.allocate_next(), Err(AllocError::Full));
     }
 

@@ -21,6 +21,8 @@ use kubegen_testserver::{ClusterConfig, Workload};
 use serde_json::json;
 
 mod common;
+mod events;
+mod nodes;
 
 use common::{cluster, eventually};
 

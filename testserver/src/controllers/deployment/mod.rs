@@ -80,7 +80,10 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use self::{claim::Claim, error::DeploymentError, sync::Plan};
-use super::config::Cluster;
+use super::{
+    config::Cluster,
+    events::{EventType, Recorder},
+};
 use crate::controllers::compat::Opt;
 
 /// The controller's name (kube-controller-manager's `--controllers` spelling).
@@ -97,6 +100,8 @@ struct Context {
     replica_sets: CachedClient<ReplicaSet>,
     /// Writes of Deployments, remembered until the cache has them.
     deployments: CachedClient<Deployment>,
+    /// The `ScalingReplicaSet` events.
+    recorder: Recorder,
 }
 
 /// Runs the Deployment controller over `cluster` until `stop` fires.
@@ -123,6 +128,7 @@ pub(crate) async fn run(
         client: cluster.client.clone(),
         replica_sets,
         deployments,
+        recorder: cluster.recorder("deployment-controller"),
     });
     controller.run(reconcile, ctx, stop).await.map(|_report| ())
 }
@@ -388,6 +394,11 @@ async fn execute(d: &Deployment, plan: Plan, ctx: &Context) -> Result<Action, De
             .map_err(|err| DeploymentError::api("annotating Deployment", &namespace, &name, err))?;
         latest = Some(patched);
     }
+    for scaled in &plan.scaled {
+        ctx.recorder
+            .record(d, EventType::Normal, "ScalingReplicaSet", scaled.message())
+            .await;
+    }
     if let Some(status) = plan.status {
         let mut object = latest.unwrap_or_else(|| d.clone());
         object.status = Some(status);
@@ -563,11 +574,11 @@ mod tests {
         let server = InProcess::new();
         let client = Client::new(server);
         let factory = SharedInformerFactory::new(client.clone(), Duration::ZERO);
-        let cluster = Arc::new(Cluster {
-            client: client.clone(),
+        let cluster = Arc::new(Cluster::new(
+            client.clone(),
             factory,
-            config: ClusterConfig::none(),
-        });
+            ClusterConfig::none(),
+        ));
         let stop = CancellationToken::new();
         let controller = tokio::spawn(run(cluster, stop.clone()));
         (

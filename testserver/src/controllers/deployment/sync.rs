@@ -61,6 +61,31 @@ pub(crate) struct Plan {
     pub status: Option<DeploymentStatus>,
     /// When to look again for the progress deadline.
     pub requeue_after: Option<Duration>,
+    /// The ReplicaSets the plan resizes, for the `ScalingReplicaSet` events.
+    pub scaled: Vec<Scaled>,
+}
+
+/// One ReplicaSet resized by a plan.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Scaled {
+    /// The ReplicaSet's name.
+    pub name: String,
+    /// Its size before (0 for a new one).
+    pub from: i32,
+    /// Its size after.
+    pub to: i32,
+}
+
+impl Scaled {
+    /// The event message (`scaleReplicaSet`'s "Scaled up replica set web-5d4b from 1 to
+    /// 3").
+    pub(crate) fn message(&self) -> String {
+        let direction = if self.to > self.from { "up" } else { "down" };
+        format!(
+            "Scaled {direction} replica set {} from {} to {}",
+            self.name, self.from, self.to
+        )
+    }
 }
 
 impl Plan {
@@ -85,6 +110,8 @@ struct State<'a> {
     rss: Vec<ReplicaSet>,
     /// Which of `rss` changed.
     dirty: Vec<bool>,
+    /// The sizes of `rss` as cached (the created one has none).
+    sizes: Vec<i32>,
     /// The index of the ReplicaSet to create, if any.
     created: Option<usize>,
     /// Indexes of `rss` to delete.
@@ -109,6 +136,7 @@ pub(crate) fn plan(
         original: d,
         d: d.clone(),
         dirty: vec![false; owned.len()],
+        sizes: owned.iter().map(rs::spec_replicas).collect(),
         rss: owned,
         created: None,
         deletes: Vec::new(),
@@ -466,6 +494,16 @@ impl State<'_> {
         };
         let deletes = self.deletes;
         for (index, (r, dirty)) in self.rss.into_iter().zip(self.dirty).enumerate() {
+            let from = self.sizes.get(index).copied().unwrap_or(0);
+            let to = rs::spec_replicas(&r);
+            let resized = from != to && !deletes.contains(&index);
+            if resized && (dirty || Some(index) == self.created) {
+                plan.scaled.push(Scaled {
+                    name: r.metadata.name.clone().unwrap_or_default(),
+                    from,
+                    to,
+                });
+            }
             if Some(index) == self.created {
                 plan.create = Some(r);
             } else if deletes.contains(&index) {

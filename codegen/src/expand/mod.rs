@@ -6,6 +6,7 @@
 //! [`informer`]. Both entry points call these same functions; the CLI places their
 //! output in client-go's layout (`crate::layout`), the derive next to the type.
 
+#[cfg(feature = "files")]
 mod catalog;
 mod client;
 mod deepcopy;
@@ -15,6 +16,7 @@ pub mod names;
 mod resource;
 mod schema;
 
+#[cfg(feature = "files")]
 pub use catalog::{catalog, types_macro_name};
 pub use client::typed_client;
 pub use deepcopy::deep_copy_impl;

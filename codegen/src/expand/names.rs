@@ -30,6 +30,7 @@ pub fn snake(name: &str) -> String {
 }
 
 /// `samplecontroller` → `Samplecontroller`; `v1alpha1` → `V1alpha1`.
+#[cfg(feature = "files")]
 pub fn upper_first(name: &str) -> String {
     let mut chars = name.chars();
     match chars.next() {

@@ -43,6 +43,7 @@ impl TypeMarkers {
 
     /// Reads the package markers of a version module (its mod.rs's inner doc comments);
     /// type markers there are errors.
+    #[cfg(feature = "files")]
     pub fn from_module_attrs(attrs: &[syn::Attribute], cx: &Ctxt) -> Self {
         Self::read(attrs, Place::Package, cx)
     }

@@ -15,7 +15,10 @@ use kubegen::catalog::Verb;
 pub(crate) const DEFAULT_SECONDS: i64 = 300;
 
 /// The two taints the plugin adds tolerations for.
-const KEYS: [&str; 2] = ["node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"];
+const KEYS: [&str; 2] = [
+    "node.kubernetes.io/not-ready",
+    "node.kubernetes.io/unreachable",
+];
 
 /// Adds the default tolerations to a pod being created (any other write is left alone).
 pub(crate) fn admit(attributes: &Attributes<'_>, object: Option<&mut Value>) {
@@ -94,10 +97,16 @@ mod tests {
         assert_eq!(own["spec"]["tolerations"][0]["tolerationSeconds"], 700);
         let mut everything = json!({"spec": {"tolerations": [{"operator": "Exists"}]}});
         add_tolerations(&mut everything);
-        assert_eq!(everything["spec"]["tolerations"].as_array().map(Vec::len), Some(1));
+        assert_eq!(
+            everything["spec"]["tolerations"].as_array().map(Vec::len),
+            Some(1)
+        );
         let mut no_schedule = json!({"spec": {"tolerations": [
             {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoSchedule"}]}});
         add_tolerations(&mut no_schedule);
-        assert_eq!(no_schedule["spec"]["tolerations"].as_array().map(Vec::len), Some(3));
+        assert_eq!(
+            no_schedule["spec"]["tolerations"].as_array().map(Vec::len),
+            Some(3)
+        );
     }
 }

@@ -141,13 +141,25 @@ mod tests {
         let a = recorder.event(&d, EventType::Normal, "ScalingReplicaSet", "m".into());
         let b = recorder.event(&d, EventType::Normal, "ScalingReplicaSet", "m".into());
         assert_ne!(a.metadata.name, b.metadata.name);
-        assert!(a.metadata.name.as_deref().is_some_and(|n| n.starts_with("web.")));
+        assert!(
+            a.metadata
+                .name
+                .as_deref()
+                .is_some_and(|n| n.starts_with("web."))
+        );
         assert_eq!(a.metadata.namespace.as_deref(), Some("shop"));
         let r = &a.involved_object;
         assert_eq!(
-            (r.kind.as_deref(), r.api_version.as_deref(), r.uid.as_deref()),
+            (
+                r.kind.as_deref(),
+                r.api_version.as_deref(),
+                r.uid.as_deref()
+            ),
             (Some("Deployment"), Some("apps/v1"), Some("u-1"))
         );
-        assert_eq!(a.source.and_then(|s| s.component).as_deref(), Some("deployment-controller"));
+        assert_eq!(
+            a.source.and_then(|s| s.component).as_deref(),
+            Some("deployment-controller")
+        );
     }
 }

@@ -11,11 +11,11 @@
 
 use std::net::SocketAddr;
 
+use k8s_openapi::NamespaceResourceScope;
 use k8s_openapi::api::{
     core::v1::{Endpoints, Service},
     discovery::v1::EndpointSlice,
 };
-use k8s_openapi::NamespaceResourceScope;
 use kubegen::{
     Object,
     client::{Client, Error, ResourceClient, params::PostParams},

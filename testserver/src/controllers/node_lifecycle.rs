@@ -107,7 +107,9 @@ fn health(node: &Node, lease: Option<&Lease>, now: jiff::Timestamp) -> Health {
         .and_then(|l| l.spec.as_ref())
         .and_then(|s| s.renew_time.as_ref())
         .map(|t| t.0);
-    let posted = ready(node).and_then(|c| c.last_heartbeat_time.as_ref()).map(|t| t.0);
+    let posted = ready(node)
+        .and_then(|c| c.last_heartbeat_time.as_ref())
+        .map(|t| t.0);
     let Some(last) = renewed.into_iter().chain(posted).max() else {
         return Health::Unmonitored;
     };
@@ -214,8 +216,10 @@ async fn reconcile(node: Arc<Node>, cx: Arc<Context>) -> Result<Action, Error> {
         Health::Silent => {
             tracing::info!(node = %name, "node stopped posting status: Unknown");
             let mut updated = (*node).clone();
-            updated.status.get_or_insert_with(Default::default).conditions =
-                Some(unknown_conditions(&node, now));
+            updated
+                .status
+                .get_or_insert_with(Default::default)
+                .conditions = Some(unknown_conditions(&node, now));
             match nodes.update_status(&PostParams::default(), &updated).await {
                 // The taints are written on the next pass, which the node's change brings.
                 Ok(_) => return Ok(Action::done()),
@@ -313,8 +317,8 @@ mod tests {
         );
         assert_eq!(health(&n, Some(&lease(30)), at(80)), Health::Silent);
         assert_eq!(health(&n, None, at(50)), Health::Silent);
-        let unmonitored: Node = serde_json::from_value(json!({"metadata": {"name": "x"}}))
-            .unwrap_or_default();
+        let unmonitored: Node =
+            serde_json::from_value(json!({"metadata": {"name": "x"}})).unwrap_or_default();
         assert_eq!(health(&unmonitored, None, at(0)), Health::Unmonitored);
     }
 
@@ -326,7 +330,10 @@ mod tests {
             && c.reason.as_deref() == Some("NodeStatusUnknown")
             && c.message.as_deref() == Some("Kubelet stopped posting node status.")));
         let ready = conditions.iter().find(|c| c.type_ == "Ready");
-        assert_eq!(ready.and_then(|c| c.last_transition_time.clone()), Some(Time(at(60))));
+        assert_eq!(
+            ready.and_then(|c| c.last_transition_time.clone()),
+            Some(Time(at(60)))
+        );
     }
 
     /// `doNoScheduleTaintingPass` / `processTaintBaseEviction`: the taints follow Ready.
@@ -335,7 +342,10 @@ mod tests {
         let other = json!([{"key": "gpu", "effect": "NoSchedule"}]);
         let taints = lifecycle_taints(&node("Unknown", 0, other.clone()), "Unknown", at(60))
             .unwrap_or_default();
-        let keys: Vec<_> = taints.iter().map(|t| (t.key.as_str(), t.effect.as_str())).collect();
+        let keys: Vec<_> = taints
+            .iter()
+            .map(|t| (t.key.as_str(), t.effect.as_str()))
+            .collect();
         assert_eq!(
             keys,
             [
@@ -345,13 +355,24 @@ mod tests {
             ]
         );
         assert_eq!(taints[2].time_added, Some(Time(at(60))));
-        let tainted = node("Unknown", 0, serde_json::to_value(&taints).unwrap_or_default());
+        let tainted = node(
+            "Unknown",
+            0,
+            serde_json::to_value(&taints).unwrap_or_default(),
+        );
         assert_eq!(lifecycle_taints(&tainted, "Unknown", at(90)), None);
         let back = lifecycle_taints(&tainted, "True", at(90)).unwrap_or_default();
         assert_eq!(back.len(), 1);
         let not_ready = lifecycle_taints(&tainted, "False", at(90)).unwrap_or_default();
-        assert!(not_ready.iter().any(|t| t.key == NOT_READY && t.effect == "NoExecute"));
+        assert!(
+            not_ready
+                .iter()
+                .any(|t| t.key == NOT_READY && t.effect == "NoExecute")
+        );
         assert!(!not_ready.iter().any(|t| t.key == UNREACHABLE));
-        assert_eq!(lifecycle_taints(&node("True", 0, other), "True", at(1)), None);
+        assert_eq!(
+            lifecycle_taints(&node("True", 0, other), "True", at(1)),
+            None
+        );
     }
 }

@@ -52,7 +52,9 @@ pub(crate) fn on_node(pods: &Lister<Pod>, node: &str) -> Vec<Arc<Pod>> {
 
 /// The cached pods whose controller is the object with `uid`, in key order.
 pub(crate) fn controlled_by(pods: &Lister<Pod>, uid: &str) -> Vec<Arc<Pod>> {
-    by_index(pods, BY_CONTROLLER, uid, |p| is_controlled_by(&p.metadata, uid))
+    by_index(pods, BY_CONTROLLER, uid, |p| {
+        is_controlled_by(&p.metadata, uid)
+    })
 }
 
 /// The pods of `index` at `value`, sorted by key; when the index is missing (a cache

@@ -255,7 +255,12 @@ async fn manage(
                 Ok(pod) => {
                     let name = pod.metadata.name.unwrap_or_default();
                     cx.recorder
-                        .record(rs, EventType::Normal, "SuccessfulCreate", format!("Created pod: {name}"))
+                        .record(
+                            rs,
+                            EventType::Normal,
+                            "SuccessfulCreate",
+                            format!("Created pod: {name}"),
+                        )
                         .await;
                 }
                 Err(e) if e.is_not_found() => return Ok(None),
@@ -292,7 +297,12 @@ async fn manage(
                 Ok(_) => {
                     let name = pod.metadata.name.as_deref().unwrap_or_default();
                     cx.recorder
-                        .record(rs, EventType::Normal, "SuccessfulDelete", format!("Deleted pod: {name}"))
+                        .record(
+                            rs,
+                            EventType::Normal,
+                            "SuccessfulDelete",
+                            format!("Deleted pod: {name}"),
+                        )
                         .await;
                 }
                 Err(e) if e.is_not_found() => {}

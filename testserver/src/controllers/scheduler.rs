@@ -159,7 +159,12 @@ async fn reconcile(pod: Arc<Pod>, cx: Arc<Context>) -> Result<Action, Error> {
                     Err(e) => return Err(e),
                 }
                 cx.recorder
-                    .record(pod.as_ref(), EventType::Warning, "FailedScheduling", message)
+                    .record(
+                        pod.as_ref(),
+                        EventType::Warning,
+                        "FailedScheduling",
+                        message,
+                    )
                     .await;
             }
             Ok(Action::done())

@@ -108,9 +108,9 @@ fn eviction(tolerations: &[Toleration], taints: &[Taint], now: jiff::Timestamp) 
     match due {
         None => Eviction::Never,
         Some(at) if at <= now => Eviction::Now,
-        Some(at) => Eviction::After(
-            Duration::try_from(at.duration_since(now)).unwrap_or(Duration::ZERO),
-        ),
+        Some(at) => {
+            Eviction::After(Duration::try_from(at.duration_since(now)).unwrap_or(Duration::ZERO))
+        }
     }
 }
 

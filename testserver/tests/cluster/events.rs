@@ -130,8 +130,5 @@ async fn an_unschedulable_pod_gets_a_failed_scheduling_warning() {
     .await;
     assert_eq!(events[0].0, "Warning");
     assert_eq!(events[0].1, "FailedScheduling");
-    assert_eq!(
-        events[0].2,
-        "0/3 nodes are available: 3 Insufficient cpu."
-    );
+    assert_eq!(events[0].2, "0/3 nodes are available: 3 Insufficient cpu.");
 }

@@ -66,7 +66,10 @@ async fn kubelets_renew_node_leases_and_pods_get_default_tolerations() {
     assert_eq!(spec.holder_identity.as_deref(), Some("node-1"));
     assert_eq!(spec.lease_duration_seconds, Some(40));
     let owner = &lease.metadata.owner_references.as_ref().unwrap()[0];
-    assert_eq!((owner.kind.as_str(), owner.name.as_str()), ("Node", "node-1"));
+    assert_eq!(
+        (owner.kind.as_str(), owner.name.as_str()),
+        ("Node", "node-1")
+    );
     let first = spec.renew_time.clone().unwrap();
     tokio::time::sleep(std::time::Duration::from_secs(11)).await;
     let renewed = leases.get("node-1").await.unwrap();
@@ -122,9 +125,13 @@ async fn pods_leave_a_node_whose_kubelet_stopped() {
     let silent = eventually("node-1 unknown", || async {
         let n = node(&client, "node-1").await;
         let unknown = node_ready(&n)? == ("Unknown".into(), Some("NodeStatusUnknown".into()));
-        let tainted = n.spec.as_ref()?.taints.as_ref()?.iter().any(|t| {
-            t.key == "node.kubernetes.io/unreachable" && t.effect == "NoExecute"
-        });
+        let tainted = n
+            .spec
+            .as_ref()?
+            .taints
+            .as_ref()?
+            .iter()
+            .any(|t| t.key == "node.kubernetes.io/unreachable" && t.effect == "NoExecute");
         (unknown && tainted).then_some(n)
     })
     .await;
@@ -178,8 +185,7 @@ async fn pods_leave_a_node_whose_kubelet_stopped() {
             .filter(|p| p.metadata.deletion_timestamp.is_none() && pod_ready(p))
             .collect();
         let elsewhere = running.iter().all(|p| node_of(p) != "node-1");
-        (d.status?.available_replicas == Some(3) && running.len() == 3 && elsewhere)
-            .then_some(())
+        (d.status?.available_replicas == Some(3) && running.len() == 3 && elsewhere).then_some(())
     })
     .await;
     // Still Terminating: no kubelet finishes the deletion.
@@ -187,7 +193,10 @@ async fn pods_leave_a_node_whose_kubelet_stopped() {
 
     server.start_kubelet("node-1").await.unwrap();
     eventually("the lost pod gone", || async {
-        pods.get(&lost_name).await.err().filter(|e| e.is_not_found())
+        pods.get(&lost_name)
+            .await
+            .err()
+            .filter(|e| e.is_not_found())
     })
     .await;
     eventually("node-1 ready and untainted", || async {

@@ -574,11 +574,7 @@ mod tests {
         let server = InProcess::new();
         let client = Client::new(server);
         let factory = SharedInformerFactory::new(client.clone(), Duration::ZERO);
-        let cluster = Arc::new(Cluster::new(
-            client.clone(),
-            factory,
-            ClusterConfig::none(),
-        ));
+        let cluster = Arc::new(Cluster::new(client.clone(), factory, ClusterConfig::none()));
         let stop = CancellationToken::new();
         let controller = tokio::spawn(run(cluster, stop.clone()));
         (

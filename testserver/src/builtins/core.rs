@@ -387,18 +387,15 @@ fn data_count(o: &Value) -> Value {
     Value::from(count("data") + count("binaryData") + count("stringData"))
 }
 
+/// `printNode`'s STATUS: `Ready` when the Ready condition is True, `NotReady` when it is
+/// anything else (`False` or `Unknown`), `Unknown` without one; `,SchedulingDisabled` for a
+/// cordoned node.
 fn node_status(o: &Value) -> Value {
     let mut out = Vec::new();
     for c in arr(o, "/status/conditions") {
         if c.get("type").and_then(Value::as_str) == Some("Ready") {
-            out.push(
-                match c.get("status").and_then(Value::as_str) {
-                    Some("True") => "Ready",
-                    Some("False") => "NotReady",
-                    _ => "Unknown",
-                }
-                .to_string(),
-            );
+            let ready = c.get("status").and_then(Value::as_str) == Some("True");
+            out.push(if ready { "Ready" } else { "NotReady" }.to_string());
         }
     }
     if out.is_empty() {
@@ -605,6 +602,22 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    /// `printers.go` `printNode`: any Ready status but True is `NotReady`.
+    #[test]
+    fn node_status_follows_printers_go() {
+        let node = |ready: &str, unschedulable: bool| {
+            json!({"spec": {"unschedulable": unschedulable},
+                   "status": {"conditions": [{"type": "Ready", "status": ready}]}})
+        };
+        assert_eq!(node_status(&node("True", false)), json!("Ready"));
+        assert_eq!(node_status(&node("Unknown", false)), json!("NotReady"));
+        assert_eq!(
+            node_status(&node("False", true)),
+            json!("NotReady,SchedulingDisabled")
+        );
+        assert_eq!(node_status(&json!({})), json!("Unknown"));
+    }
 
     #[test]
     fn pod_cells_follow_printers_go() {

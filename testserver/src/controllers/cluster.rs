@@ -36,10 +36,16 @@ pub(crate) async fn start(shared: &Arc<Shared>, config: ClusterConfig) {
         tracing::error!(%err, "registering the cluster's nodes");
     }
     let factory = SharedInformerFactory::new(client.clone(), Duration::ZERO);
+    for fault in &config.pod_faults {
+        if let Err(err) = shared.pod_faults.add(fault.clone()) {
+            tracing::error!(%err, "ignoring a pod fault");
+        }
+    }
     let cluster = Arc::new(Cluster {
         client,
         factory,
         config,
+        faults: shared.pod_faults.clone(),
     });
     let stop = shared.shutdown.child_token();
     for workload in Workload::ALL {

@@ -15,6 +15,7 @@ mod config;
 mod crd;
 mod deployment;
 mod endpointslice;
+mod faults;
 mod gc;
 mod job;
 mod kubelet;
@@ -29,6 +30,8 @@ use std::sync::Arc;
 pub(crate) use cluster::start as start_cluster;
 pub use config::{ClusterConfig, Workload};
 pub use crd::CrdController;
+pub(crate) use faults::PodFaults;
+pub use faults::{FAULT_ANNOTATION, FaultAction, PodFault, PodFaultError};
 pub use gc::GarbageCollector;
 pub use namespace::NamespaceController;
 

@@ -567,6 +567,7 @@ mod tests {
             client: client.clone(),
             factory,
             config: ClusterConfig::none(),
+            faults: Arc::default(),
         });
         let stop = CancellationToken::new();
         let controller = tokio::spawn(run(cluster, stop.clone()));

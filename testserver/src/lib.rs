@@ -58,7 +58,9 @@ pub(crate) mod validation;
 
 use std::path::Path;
 
-pub use controllers::{ClusterConfig, Workload};
+pub use controllers::{
+    ClusterConfig, FAULT_ANNOTATION, FaultAction, PodFault, PodFaultError, Workload,
+};
 pub use endpoints::request_info::RequestInfo;
 pub use engine::{Engine, EngineConfig};
 pub use errors::ApiError;

@@ -52,6 +52,9 @@ pub enum ServerError {
     /// A cluster operation's request to the server failed.
     #[error("cluster: {0}")]
     Cluster(#[from] kubegen::client::Error),
+    /// A kubelet fault of the cluster configuration cannot be used.
+    #[error(transparent)]
+    PodFault(#[from] crate::PodFaultError),
 }
 
 /// Builder for a [`TestServer`].
@@ -127,6 +130,9 @@ impl TestServerBuilder {
 
     /// Starts serving.
     pub async fn start(self) -> Result<TestServer, ServerError> {
+        for fault in &self.cluster.pod_faults {
+            fault.validate()?;
+        }
         let mut config = self.engine;
         if self.paused_clock {
             if tokio::runtime::Handle::current().runtime_flavor()
@@ -395,6 +401,22 @@ impl TestServer {
     /// Fault injection: the next requests `rule` matches fail (see [`crate::FailRule`]).
     pub fn fail(&self, rule: crate::FailRule) {
         self.shared.faults.fail(rule);
+    }
+
+    /// Fault injection: scripts a kubelet fault while the server runs (see
+    /// [`crate::PodFault`]): the kubelets look at every pod again, so a running container
+    /// it selects exits (or turns unready) at once if its run time has passed, and new
+    /// containers meet it when they start. Fails if the rule's label selector does not
+    /// parse.
+    pub fn add_pod_fault(&self, fault: crate::PodFault) -> Result<(), crate::PodFaultError> {
+        self.shared.pod_faults.add(fault)
+    }
+
+    /// Fault injection: removes every kubelet fault rule (pods annotated
+    /// `kubegen.io/fault` keep theirs); a container waiting in a back-off starts when its
+    /// back-off ends.
+    pub fn clear_pod_faults(&self) {
+        self.shared.pod_faults.clear();
     }
 
     /// Fault injection: delay every response.

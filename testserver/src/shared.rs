@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
-use crate::{engine::Engine, faults::Faults};
+use crate::{controllers::PodFaults, engine::Engine, faults::Faults};
 
 /// State shared by every request of one server.
 pub struct Shared {
@@ -17,6 +17,8 @@ pub struct Shared {
     pub token: Option<String>,
     /// Cancelled when the server stops (ends watch tasks).
     pub shutdown: CancellationToken,
+    /// The kubelet faults in force ([`crate::PodFault`]), read by the simulated kubelets.
+    pub(crate) pod_faults: Arc<PodFaults>,
 }
 
 impl Shared {
@@ -27,6 +29,7 @@ impl Shared {
             faults: Faults::default(),
             token,
             shutdown: CancellationToken::new(),
+            pod_faults: Arc::default(),
         })
     }
 }

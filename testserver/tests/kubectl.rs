@@ -1071,3 +1071,81 @@ fn kubectl_waits_for_a_job_to_complete() {
     );
     assert!(pods.contains("Completed"), "{pods}");
 }
+
+/// Pods annotated `kubegen.io/fault` read in `kubectl get pods` as kubectl shows such
+/// pods against a real cluster (`pkg/printers/internalversion/printers.go` `printPod`):
+/// a crash loop as `Error`, then `CrashLoopBackOff` with its restarts and the age of the
+/// last one; a failing pull as `ErrImagePull`, then `ImagePullBackOff`; a never-ready
+/// container as `0/1 Running`; a failed run-to-completion pod as `Error`.
+#[test]
+fn kubectl_get_pods_shows_scripted_kubelet_faults() {
+    require_kubectl();
+    let s = start("faults");
+    let pods = [
+        ("crasher", "crash-loop", "Always"),
+        ("puller", "image-pull", "Always"),
+        ("unready", "never-ready", "Always"),
+        ("failer", "exit-code=3", "Never"),
+    ];
+    for (name, fault, policy) in pods {
+        let manifest = format!(
+            "apiVersion: v1
+kind: Pod
+metadata:
+  name: {name}
+  annotations:
+    kubegen.io/fault: \"{fault}\"
+spec:
+  restartPolicy: {policy}
+  containers:
+  - name: app
+    image: busybox
+"
+        );
+        s.ok(&["create", "-f", "-"], Some(&manifest));
+    }
+    // Every (name, ready, status, restarts) row seen while polling.
+    let mut seen: Vec<Vec<String>> = Vec::new();
+    let wanted: [(&str, &str, &str); 7] = [
+        ("crasher", "0/1", "Error"),
+        ("crasher", "0/1", "CrashLoopBackOff"),
+        ("puller", "0/1", "ErrImagePull"),
+        ("puller", "0/1", "ImagePullBackOff"),
+        ("unready", "0/1", "Running"),
+        ("failer", "0/1", "Error"),
+        ("crasher", "1/1", "Running"),
+    ];
+    eventually("every faulted state shown", || {
+        let out = s.ok(&["get", "pods", "--no-headers"], None);
+        for line in out.lines() {
+            let cells: Vec<String> = line.split_whitespace().map(String::from).collect();
+            if !seen.contains(&cells) {
+                seen.push(cells);
+            }
+        }
+        wanted.iter().all(|(name, ready, status)| {
+            seen.iter()
+                .any(|c| c.len() > 3 && c[0] == *name && c[1] == *ready && c[2] == *status)
+        })
+    });
+    let backing_off = seen
+        .iter()
+        .find(|c| c[0] == "crasher" && c[2] == "CrashLoopBackOff")
+        .unwrap();
+    assert_eq!(backing_off[3], "1", "{seen:?}");
+    assert!(
+        backing_off[4].starts_with('(') && backing_off[5] == "ago)",
+        "the age of the last restart: {seen:?}"
+    );
+    let puller = s.ok(
+        &[
+            "get",
+            "pod",
+            "puller",
+            "-o",
+            "jsonpath={.status.phase} {.status.containerStatuses[0].restartCount}",
+        ],
+        None,
+    );
+    assert_eq!(puller, "Pending 0");
+}

@@ -4,7 +4,9 @@
 use serde_json::{Map, Value};
 
 use super::apps::REPLICA_COLUMNS;
-use super::printers::{AGE, NAME, age, arr, col, computed, map_selector, none_if_empty, s, since};
+use super::printers::{
+    AGE, NAME, age, arr, col, computed, human_duration, map_selector, none_if_empty, s, since,
+};
 use super::{ALL, Builtin, row};
 use crate::registry::{Cell, NameRule};
 use crate::strategy::{StrategyRef, core, services};
@@ -268,48 +270,171 @@ pub(super) const ROWS: &[Builtin] = &[
 // ---------------------------------------------------------------- cells (printers.go)
 
 fn pod_ready(p: &Value) -> Value {
-    let total = arr(p, "/spec/containers").len();
-    let ready = arr(p, "/status/containerStatuses")
-        .iter()
-        .filter(|c| c.get("ready").and_then(Value::as_bool) == Some(true))
-        .count();
-    Value::String(format!("{ready}/{total}"))
+    Value::String(print_pod(p).ready)
 }
 
 fn pod_status(p: &Value) -> Value {
+    Value::String(print_pod(p).reason)
+}
+
+fn pod_restarts(p: &Value) -> Value {
+    Value::String(print_pod(p).restarts)
+}
+
+/// The Ready, Status and Restarts cells of a pod's row.
+struct PodCells {
+    ready: String,
+    reason: String,
+    restarts: String,
+}
+
+/// printers.go `printPod`: how many containers are ready (restartable init containers,
+/// sidecars, included), the status kubectl shows (the phase, or the pod's reason, or the
+/// reason a container waits or terminated, `Init:...` while initializing, `Terminating`),
+/// and the restarts with the age of the last one (`3 (10s ago)`).
+fn print_pod(p: &Value) -> PodCells {
+    let init_specs = arr(p, "/spec/initContainers");
+    let is_sidecar = |name: &str| {
+        init_specs.iter().any(|c| {
+            c.get("name").and_then(Value::as_str) == Some(name)
+                && c.get("restartPolicy").and_then(Value::as_str) == Some("Always")
+        })
+    };
+    let mut total = arr(p, "/spec/containers").len();
+    total += init_specs
+        .iter()
+        .filter(|c| c.get("restartPolicy").and_then(Value::as_str) == Some("Always"))
+        .count();
+    let mut ready = 0;
+    let mut restarts = 0;
+    let mut sidecar_restarts = 0;
+    let mut last_restart: Option<jiff::Timestamp> = None;
+    let mut last_sidecar_restart: Option<jiff::Timestamp> = None;
+    let finished = |c: &Value| {
+        c.pointer("/lastState/terminated/finishedAt")
+            .and_then(Value::as_str)
+            .and_then(|t| t.parse::<jiff::Timestamp>().ok())
+    };
     let mut reason = s(p, "/status/phase").to_string();
     if !s(p, "/status/reason").is_empty() {
         reason = s(p, "/status/reason").to_string();
     }
-    for c in arr(p, "/status/containerStatuses") {
-        if let Some(r) = c.pointer("/state/waiting/reason").and_then(Value::as_str) {
-            reason = r.to_string();
-        } else if let Some(r) = c
-            .pointer("/state/terminated/reason")
-            .and_then(Value::as_str)
-        {
-            reason = r.to_string();
+    let conditions = arr(p, "/status/conditions");
+    let condition_true = |type_: &str| {
+        conditions.iter().any(|c| {
+            c.get("type").and_then(Value::as_str) == Some(type_)
+                && c.get("status").and_then(Value::as_str) == Some("True")
+        })
+    };
+    if conditions.iter().any(|c| {
+        c.get("type").and_then(Value::as_str) == Some("PodScheduled")
+            && c.get("reason").and_then(Value::as_str) == Some("SchedulingGated")
+    }) {
+        reason = "SchedulingGated".into();
+    }
+    let init_statuses = arr(p, "/status/initContainerStatuses");
+    let mut initializing = false;
+    for (i, c) in init_statuses.iter().enumerate() {
+        let name = c.get("name").and_then(Value::as_str).unwrap_or_default();
+        restarts += c.get("restartCount").and_then(Value::as_i64).unwrap_or(0);
+        last_restart = last_restart.max(finished(c));
+        if is_sidecar(name) {
+            sidecar_restarts += c.get("restartCount").and_then(Value::as_i64).unwrap_or(0);
+            last_sidecar_restart = last_sidecar_restart.max(finished(c));
+        }
+        let terminated = c.pointer("/state/terminated");
+        let exit_code = terminated
+            .and_then(|t| t.get("exitCode"))
+            .and_then(Value::as_i64)
+            .unwrap_or(0);
+        let waiting_reason = s(c, "/state/waiting/reason");
+        if terminated.is_some() && exit_code == 0 {
+            continue;
+        }
+        if is_sidecar(name) && c.get("started").and_then(Value::as_bool) == Some(true) {
+            if c.get("ready").and_then(Value::as_bool) == Some(true) {
+                ready += 1;
+            }
+            continue;
+        }
+        reason = if let Some(t) = terminated {
+            let r = s(t, "/reason");
+            let signal = t.get("signal").and_then(Value::as_i64).unwrap_or(0);
+            if !r.is_empty() {
+                format!("Init:{r}")
+            } else if signal != 0 {
+                format!("Init:Signal:{signal}")
+            } else {
+                format!("Init:ExitCode:{exit_code}")
+            }
+        } else if !waiting_reason.is_empty() && waiting_reason != "PodInitializing" {
+            format!("Init:{waiting_reason}")
+        } else {
+            format!("Init:{i}/{}", init_specs.len())
+        };
+        initializing = true;
+        break;
+    }
+    if !initializing || condition_true("Initialized") {
+        restarts = sidecar_restarts;
+        last_restart = last_sidecar_restart;
+        let mut has_running = false;
+        for c in arr(p, "/status/containerStatuses").iter().rev() {
+            restarts += c.get("restartCount").and_then(Value::as_i64).unwrap_or(0);
+            last_restart = last_restart.max(finished(c));
+            let waiting = s(c, "/state/waiting/reason");
+            let terminated = c.pointer("/state/terminated");
+            if !waiting.is_empty() {
+                reason = waiting.to_string();
+            } else if let Some(t) = terminated {
+                let r = s(t, "/reason");
+                let signal = t.get("signal").and_then(Value::as_i64).unwrap_or(0);
+                let code = t.get("exitCode").and_then(Value::as_i64).unwrap_or(0);
+                reason = if !r.is_empty() {
+                    r.to_string()
+                } else if signal != 0 {
+                    format!("Signal:{signal}")
+                } else {
+                    format!("ExitCode:{code}")
+                };
+            } else if c.get("ready").and_then(Value::as_bool) == Some(true)
+                && c.pointer("/state/running").is_some()
+            {
+                has_running = true;
+                ready += 1;
+            }
+        }
+        if reason == "Completed" && has_running {
+            reason = if condition_true("Ready") {
+                "Running".into()
+            } else {
+                "NotReady".into()
+            };
         }
     }
+    let phase = s(p, "/status/phase");
     if p.pointer("/metadata/deletionTimestamp").is_some() {
-        reason = if s(p, "/status/reason") == "NodeLost" {
-            "Unknown".into()
-        } else {
-            "Terminating".into()
-        };
+        if s(p, "/status/reason") == "NodeLost" {
+            reason = "Unknown".into();
+        } else if !matches!(phase, "Succeeded" | "Failed") {
+            reason = "Terminating".into();
+        }
     }
     if reason.is_empty() {
         reason = "Pending".into();
     }
-    Value::String(reason)
-}
-
-fn pod_restarts(p: &Value) -> Value {
-    let total: i64 = arr(p, "/status/containerStatuses")
-        .iter()
-        .map(|c| c.get("restartCount").and_then(Value::as_i64).unwrap_or(0))
-        .sum();
-    Value::from(total)
+    let restarts = match last_restart {
+        Some(t) if restarts != 0 => {
+            let ago = human_duration(crate::clock::now().as_second() - t.as_second());
+            format!("{restarts} ({ago} ago)")
+        }
+        _ => restarts.to_string(),
+    };
+    PodCells {
+        ready: format!("{ready}/{total}"),
+        reason,
+        restarts,
+    }
 }
 
 fn pod_gates(p: &Value) -> Value {
@@ -624,10 +749,80 @@ mod tests {
         let pod = json!({"metadata": {"name": "p", "creationTimestamp": "2020-01-01T00:00:00Z"},
             "spec": {"containers": [{"name": "a"}, {"name": "b"}]},
             "status": {"phase": "Running", "containerStatuses": [
-                {"ready": true, "restartCount": 2},
+                {"ready": true, "restartCount": 2, "state": {"running": {}}},
                 {"ready": false, "restartCount": 1, "state": {"waiting": {"reason": "CrashLoopBackOff"}}}]}});
         assert_eq!(pod_ready(&pod), json!("1/2"));
         assert_eq!(pod_status(&pod), json!("CrashLoopBackOff"));
-        assert_eq!(pod_restarts(&pod), json!(3));
+        assert_eq!(pod_restarts(&pod), json!("3"));
+    }
+
+    /// printers.go `printPod` against what kubectl shows for a real cluster's pods: the
+    /// restarts with the age of the last one, `0/1 Running` for an unready container, the
+    /// terminated reason of a failed pod, image pull states, `Init:` states, and a finished
+    /// pod being deleted keeping its status.
+    #[test]
+    fn pod_rows_read_as_kubectl_shows_them() {
+        let ten_seconds_ago = crate::clock::rfc3339(
+            crate::clock::now()
+                .checked_sub(jiff::SignedDuration::from_secs(10))
+                .unwrap_or_else(|_| crate::clock::now()),
+        );
+        let pod = |status: Value| {
+            json!({"metadata": {"name": "p"},
+                   "spec": {"containers": [{"name": "app"}]}, "status": status})
+        };
+        let crashing = pod(json!({"phase": "Running", "containerStatuses": [
+            {"name": "app", "ready": false, "restartCount": 3,
+             "state": {"waiting": {"reason": "CrashLoopBackOff"}},
+             "lastState": {"terminated": {"exitCode": 1, "reason": "Error", "finishedAt": ten_seconds_ago}}}]}));
+        let cells = print_pod(&crashing);
+        assert_eq!(
+            (
+                cells.ready.as_str(),
+                cells.reason.as_str(),
+                cells.restarts.as_str()
+            ),
+            ("0/1", "CrashLoopBackOff", "3 (10s ago)")
+        );
+        let unready = pod(json!({"phase": "Running", "containerStatuses": [
+            {"name": "app", "ready": false, "restartCount": 0, "state": {"running": {}}}]}));
+        let cells = print_pod(&unready);
+        assert_eq!(
+            (cells.ready.as_str(), cells.reason.as_str()),
+            ("0/1", "Running")
+        );
+        let failed = pod(json!({"phase": "Failed", "containerStatuses": [
+            {"name": "app", "ready": false, "restartCount": 0,
+             "state": {"terminated": {"exitCode": 3, "reason": "Error"}}}]}));
+        assert_eq!(print_pod(&failed).reason, "Error");
+        let no_reason = pod(json!({"phase": "Failed", "containerStatuses": [
+            {"name": "app", "ready": false, "restartCount": 0,
+             "state": {"terminated": {"exitCode": 3}}}]}));
+        assert_eq!(print_pod(&no_reason).reason, "ExitCode:3");
+        let pulling = pod(json!({"phase": "Pending", "containerStatuses": [
+            {"name": "app", "ready": false, "restartCount": 0,
+             "state": {"waiting": {"reason": "ErrImagePull"}}}]}));
+        assert_eq!(print_pod(&pulling).reason, "ErrImagePull");
+        let mut deleted = failed.clone();
+        deleted["metadata"]["deletionTimestamp"] = json!(ten_seconds_ago);
+        assert_eq!(
+            print_pod(&deleted).reason,
+            "Error",
+            "a finished pod is not Terminating"
+        );
+        deleted["status"]["phase"] = json!("Running");
+        assert_eq!(print_pod(&deleted).reason, "Terminating");
+        let init = json!({"metadata": {"name": "p"},
+            "spec": {"initContainers": [{"name": "setup"}], "containers": [{"name": "app"}]},
+            "status": {"phase": "Pending",
+                "initContainerStatuses": [{"name": "setup", "ready": false, "restartCount": 2,
+                    "state": {"waiting": {"reason": "CrashLoopBackOff"}}}],
+                "containerStatuses": [{"name": "app", "ready": false, "restartCount": 0,
+                    "state": {"waiting": {"reason": "PodInitializing"}}}]}});
+        let cells = print_pod(&init);
+        assert_eq!(
+            (cells.reason.as_str(), cells.restarts.as_str()),
+            ("Init:CrashLoopBackOff", "2")
+        );
     }
 }

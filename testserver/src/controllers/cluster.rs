@@ -45,7 +45,17 @@ pub(crate) async fn start(
     }
     let factory = SharedInformerFactory::new(client.clone(), Duration::ZERO);
     super::pods::add_indexes(&factory);
-    let cluster = Arc::new(Cluster::new(client, factory, config));
+    for fault in &config.pod_faults {
+        if let Err(err) = shared.pod_faults.add(fault.clone()) {
+            tracing::error!(%err, "ignoring a pod fault");
+        }
+    }
+    let cluster = Arc::new(Cluster::new(
+        client,
+        factory,
+        config,
+        shared.pod_faults.clone(),
+    ));
     let stop = shared.shutdown.child_token();
     for workload in Workload::ALL {
         if cluster.config.runs(workload) {

@@ -2,11 +2,13 @@
 //! workload controllers share ([`Cluster`]): the configuration side of `cluster.rs`, which
 //! starts them. Every controller depends on this file and none on `cluster.rs`.
 
-use std::{collections::BTreeSet, time::Duration};
+use std::{collections::BTreeSet, sync::Arc, time::Duration};
 
 use parking_lot::Mutex;
 
 use kubegen::{client::Client, informers::SharedInformerFactory};
+
+use super::faults::{PodFault, PodFaults};
 
 /// One of the workload controllers a [`ClusterConfig`] can turn off.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -74,8 +76,11 @@ pub struct ClusterConfig {
     /// How long a scheduled pod stays `ContainerCreating` before its containers run.
     pub pod_start_latency: Duration,
     /// How long the containers of a pod that runs to completion (`restartPolicy` `Never`
-    /// or `OnFailure`, as a Job's pods) run before they exit 0.
+    /// or `OnFailure`, as a Job's pods) run before they exit 0, and how long a container
+    /// a [`PodFault`] makes exit runs unless the fault says otherwise.
     pub pod_run_time: Duration,
+    /// The kubelet faults scripted from the start ([`ClusterConfig::pod_fault`]).
+    pub pod_faults: Vec<PodFault>,
 }
 
 impl Default for ClusterConfig {
@@ -85,6 +90,7 @@ impl Default for ClusterConfig {
             controllers: Workload::ALL.into_iter().collect(),
             pod_start_latency: Duration::from_millis(100),
             pod_run_time: Duration::from_secs(1),
+            pod_faults: Vec::new(),
         }
     }
 }
@@ -135,6 +141,15 @@ impl ClusterConfig {
         self
     }
 
+    /// Scripts a kubelet fault from the start (see [`PodFault`]; more can be added while
+    /// the server runs, with [`crate::TestServer::add_pod_fault`]). A rule whose label
+    /// selector does not parse makes [`crate::TestServerBuilder::start`] fail.
+    #[must_use]
+    pub fn pod_fault(mut self, fault: PodFault) -> Self {
+        self.pod_faults.push(fault);
+        self
+    }
+
     /// Whether `controller` runs.
     pub fn runs(&self, controller: Workload) -> bool {
         self.controllers.contains(&controller)
@@ -159,17 +174,25 @@ pub(crate) struct Cluster {
     /// The nodes whose kubelet the test stopped (`TestServer::stop_kubelet`): they renew
     /// no Lease and sync no pod.
     pub stopped_kubelets: Mutex<BTreeSet<String>>,
+    /// The kubelet faults in force (the configuration's, then the server's additions).
+    pub faults: Arc<PodFaults>,
 }
 
 impl Cluster {
-    /// The shared context of a cluster reading through `factory` and writing through
-    /// `client`.
-    pub fn new(client: Client, factory: SharedInformerFactory, config: ClusterConfig) -> Self {
+    /// The shared context of a cluster reading through `factory`, writing through
+    /// `client`, with the kubelet faults of `faults`.
+    pub fn new(
+        client: Client,
+        factory: SharedInformerFactory,
+        config: ClusterConfig,
+        faults: Arc<PodFaults>,
+    ) -> Self {
         Cluster {
             client,
             factory,
             config,
             stopped_kubelets: Mutex::new(BTreeSet::new()),
+            faults,
         }
     }
 

@@ -8,12 +8,16 @@
 //!    (KEP-5647's `ConsistencyStore`, in place of the controller's expectations).
 //! 2. Finished (`Complete` or `Failed` condition True), or being deleted: done.
 //! 3. Count its pods (controlled by the Job): active, ready, succeeded, failed.
-//! 4. Failure (`pastBackoffLimitOnFailure`, `pastActiveDeadline`): more failed pods than
-//!    `backoffLimit` (`BackoffLimitExceeded`, "Job has reached the specified backoff
-//!    limit"), or `activeDeadlineSeconds` since `startTime` (`DeadlineExceeded`, "Job was
-//!    active longer than specified deadline"). The Job gets `FailureTarget`, its active pods
-//!    are deleted, and once none is left, `Failed` (Kubernetes 1.31's order, so `Failed`
-//!    means no pod runs any more).
+//! 4. Failure: more failed pods than `backoffLimit`, or, under `restartPolicy: OnFailure`,
+//!    as many container restarts in the running and pending pods as `backoffLimit` (any
+//!    restart when it is 0: `pastBackoffLimitOnFailure`), gives `BackoffLimitExceeded`
+//!    ("Job has reached the specified backoff limit"); `activeDeadlineSeconds` since
+//!    `startTime` gives `DeadlineExceeded` ("Job was active longer than specified
+//!    deadline"). The Job gets `FailureTarget`, its active pods are deleted (and counted
+//!    as failed, as `trackJobStatusAndRemoveFinalizers` counts a finishing Job's deleted
+//!    pods), and once none is left, `Failed` (Kubernetes 1.31's order, so `Failed` means
+//!    no pod runs any more). `failed` never decreases: a failed pod deleted later still
+//!    counts, as the job-tracking finalizer makes kube's count it.
 //! 5. Success: `succeeded` reached `completions` (or, without completions, one pod
 //!    succeeded and none is active): `SuccessCriteriaMet`, then `Complete` with
 //!    `completionTime` once no pod is active.
@@ -166,6 +170,39 @@ fn add_condition(
     });
 }
 
+/// `pastBackoffLimitOnFailure`: under `restartPolicy: OnFailure`, whether the container
+/// restarts of the Job's running and pending pods reached `backoff_limit` (any restart
+/// when it is 0).
+fn past_backoff_limit_on_failure(job: &Job, counts: &Counts, backoff_limit: i32) -> bool {
+    let on_failure = job
+        .spec
+        .as_ref()
+        .and_then(|s| s.template.spec.as_ref())
+        .and_then(|s| s.restart_policy.as_deref())
+        == Some("OnFailure");
+    if !on_failure {
+        return false;
+    }
+    let restarts: i32 = counts
+        .active
+        .iter()
+        .filter(|p| matches!(pods::phase(p), "Running" | "Pending"))
+        .filter_map(|p| p.status.as_ref())
+        .flat_map(|s| {
+            s.init_container_statuses
+                .iter()
+                .flatten()
+                .chain(s.container_statuses.iter().flatten())
+        })
+        .map(|c| c.restart_count)
+        .sum();
+    if backoff_limit == 0 {
+        restarts > 0
+    } else {
+        restarts >= backoff_limit
+    }
+}
+
 /// The pod backoff after `failed` failures (step 6).
 fn pod_backoff(failed: i32) -> Duration {
     let doublings = u32::try_from(failed.saturating_sub(1)).unwrap_or(0).min(16);
@@ -190,10 +227,13 @@ fn plan(job: &Job, counts: &Counts, now: jiff::Timestamp) -> Plan {
     let mut status = job.status.clone().unwrap_or_default();
     let start = status.start_time.clone().map_or(now, |Time(t)| t);
     status.start_time = Some(Time(start));
-    status.active = Some(i32::try_from(counts.active.len()).unwrap_or(i32::MAX));
+    let active = i32::try_from(counts.active.len()).unwrap_or(i32::MAX);
+    // Failed pods stay counted once gone (`failed` never decreases).
+    let failed = counts.failed.max(status.failed.unwrap_or(0));
+    status.active = Some(active);
     status.ready = Some(counts.ready);
     status.succeeded = Some(counts.succeeded);
-    status.failed = Some(counts.failed);
+    status.failed = Some(failed);
     status.terminating = Some(counts.terminating);
     let mut plan = Plan::default();
     // 4.
@@ -203,7 +243,7 @@ fn plan(job: &Job, counts: &Counts, now: jiff::Timestamp) -> Plan {
         .and_then(|s| start.checked_add(jiff::SignedDuration::from_secs(s)).ok());
     let failure = if has_condition(job, "FailureTarget") {
         Some(())
-    } else if counts.failed > backoff_limit {
+    } else if failed > backoff_limit || past_backoff_limit_on_failure(job, counts, backoff_limit) {
         add_condition(
             &mut status,
             "FailureTarget",
@@ -225,6 +265,8 @@ fn plan(job: &Job, counts: &Counts, now: jiff::Timestamp) -> Plan {
         None
     };
     if failure.is_some() {
+        // The pods deleted because the Job failed count as failed.
+        status.failed = Some(failed.max(counts.failed + active + counts.terminating));
         if counts.active.is_empty() && counts.terminating == 0 {
             let target = status
                 .conditions
@@ -515,6 +557,52 @@ mod tests {
         assert_eq!(reason.as_deref(), Some("BackoffLimitExceeded"));
         assert_eq!(pod_backoff(3), Duration::from_secs(40));
         assert_eq!(pod_backoff(30), MAX_POD_BACKOFF);
+    }
+
+    /// `restartPolicy: OnFailure`: the container restarts of the running pods count
+    /// against `backoffLimit` (`job_controller.go` `pastBackoffLimitOnFailure`), and the
+    /// pod deleted because the Job failed counts as failed.
+    #[test]
+    fn container_restarts_count_against_the_backoff_limit_under_on_failure() {
+        let now = crate::clock::now();
+        let restarting = |restarts: i32| {
+            Arc::new(
+                serde_json::from_value::<Pod>(json!({
+                    "metadata": {"name": "a", "namespace": "default",
+                        "ownerReferences": [{"apiVersion": "batch/v1", "kind": "Job", "name": "pi", "uid": "j", "controller": true}]},
+                    "status": {"phase": "Running", "containerStatuses": [
+                        {"name": "c", "image": "x", "imageID": "", "ready": false,
+                         "restartCount": restarts, "state": {"waiting": {"reason": "CrashLoopBackOff"}}}]},
+                }))
+                .unwrap_or_default(),
+            )
+        };
+        let j = job(
+            json!({"backoffLimit": 2, "template": {"spec": {"restartPolicy": "OnFailure", "containers": []}}}),
+        );
+        let p = plan(&j, &count(&j, &[restarting(1)]), now);
+        assert!(conditions(&p).is_empty(), "{:?}", conditions(&p));
+        let p = plan(&j, &count(&j, &[restarting(2)]), now);
+        assert_eq!(conditions(&p), ["FailureTarget"]);
+        assert_eq!(p.delete.len(), 1);
+        assert_eq!(p.status.failed, Some(1));
+        let never = job(
+            json!({"backoffLimit": 2, "template": {"spec": {"restartPolicy": "Never", "containers": []}}}),
+        );
+        assert!(conditions(&plan(&never, &count(&never, &[restarting(5)]), now)).is_empty());
+        let zero = job(
+            json!({"backoffLimit": 0, "template": {"spec": {"restartPolicy": "OnFailure", "containers": []}}}),
+        );
+        assert_eq!(
+            conditions(&plan(&zero, &count(&zero, &[restarting(1)]), now)),
+            ["FailureTarget"]
+        );
+        // Once the deleted pod is gone, it still counts.
+        let mut failing = j.clone();
+        failing.status = Some(p.status.clone());
+        let p = plan(&failing, &count(&failing, &[]), now);
+        assert_eq!(conditions(&p), ["FailureTarget", "Failed"]);
+        assert_eq!(p.status.failed, Some(1));
     }
 
     #[test]

@@ -16,6 +16,7 @@ mod crd;
 mod deployment;
 mod endpointslice;
 mod events;
+mod faults;
 mod gc;
 mod job;
 mod kubelet;
@@ -35,6 +36,8 @@ pub(crate) use cluster::{set_kubelet, start as start_cluster};
 pub(crate) use config::Cluster;
 pub use config::{ClusterConfig, Workload};
 pub use crd::CrdController;
+pub(crate) use faults::PodFaults;
+pub use faults::{FAULT_ANNOTATION, FaultAction, PodFault, PodFaultError};
 pub use gc::GarbageCollector;
 pub use namespace::NamespaceController;
 

@@ -22,6 +22,7 @@ use serde_json::json;
 
 mod common;
 mod events;
+mod faults;
 mod nodes;
 
 use common::{cluster, eventually};

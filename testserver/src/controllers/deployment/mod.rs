@@ -574,7 +574,12 @@ mod tests {
         let server = InProcess::new();
         let client = Client::new(server);
         let factory = SharedInformerFactory::new(client.clone(), Duration::ZERO);
-        let cluster = Arc::new(Cluster::new(client.clone(), factory, ClusterConfig::none()));
+        let cluster = Arc::new(Cluster::new(
+            client.clone(),
+            factory,
+            ClusterConfig::none(),
+            Arc::default(),
+        ));
         let stop = CancellationToken::new();
         let controller = tokio::spawn(run(cluster, stop.clone()));
         (

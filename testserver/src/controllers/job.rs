@@ -47,7 +47,11 @@ use kubegen::{
 };
 use tokio_util::sync::CancellationToken;
 
-use super::{config::Cluster, pods};
+use super::{
+    config::Cluster,
+    events::{EventType, Recorder},
+    pods,
+};
 
 /// How long a sync waits for the pod cache to show the controller's own writes.
 const CONSISTENCY_WAIT: Duration = Duration::from_secs(5);
@@ -60,6 +64,7 @@ const MAX_POD_BACKOFF: Duration = Duration::from_secs(360);
 
 struct Context {
     cluster: Arc<Cluster>,
+    recorder: Recorder,
     pods: CachedClient<Pod>,
     pod_lister: Lister<Pod>,
 }
@@ -81,6 +86,7 @@ pub(crate) async fn run(
         .owns::<Pod>()
         .build();
     let cx = Arc::new(Context {
+        recorder: cluster.recorder("job-controller"),
         cluster,
         pods,
         pod_lister,
@@ -365,11 +371,11 @@ async fn reconcile(job: Arc<Job>, cx: Arc<Context>) -> Result<Action, Error> {
         return Ok(Action::done());
     }
     // 3.
-    let in_namespace = cx
-        .pod_lister
-        .namespaced(job.metadata.namespace.as_deref().unwrap_or_default())
-        .list(&kube_core::Selector::default());
-    let counts = count(&job, &in_namespace);
+    let owned = pods::controlled_by(
+        &cx.pod_lister,
+        job.metadata.uid.as_deref().unwrap_or_default(),
+    );
+    let counts = count(&job, &owned);
     let plan = plan(&job, &counts, crate::clock::now());
     for _ in 0..plan.create {
         match cx
@@ -377,7 +383,17 @@ async fn reconcile(job: Arc<Job>, cx: Arc<Context>) -> Result<Action, Error> {
             .create(&PostParams::default(), &pod_from_template(&job))
             .await
         {
-            Ok(_) => {}
+            Ok(pod) => {
+                let name = pod.metadata.name.unwrap_or_default();
+                cx.recorder
+                    .record(
+                        job.as_ref(),
+                        EventType::Normal,
+                        "SuccessfulCreate",
+                        format!("Created pod: {name}"),
+                    )
+                    .await;
+            }
             Err(e) if e.is_not_found() => return Ok(Action::done()),
             Err(e) => return Err(e),
         }
@@ -392,7 +408,17 @@ async fn reconcile(job: Arc<Job>, cx: Arc<Context>) -> Result<Action, Error> {
             )
             .await
         {
-            Ok(_) => {}
+            Ok(_) => {
+                let name = pod.metadata.name.as_deref().unwrap_or_default();
+                cx.recorder
+                    .record(
+                        job.as_ref(),
+                        EventType::Normal,
+                        "SuccessfulDelete",
+                        format!("Deleted pod: {name}"),
+                    )
+                    .await;
+            }
             Err(e) if e.is_not_found() => {}
             Err(e) => return Err(e),
         }
@@ -405,8 +431,15 @@ async fn reconcile(job: Arc<Job>, cx: Arc<Context>) -> Result<Action, Error> {
             cx.cluster.client.clone(),
             job.metadata.namespace.as_deref().unwrap_or_default(),
         );
+        let finished = finished_event(&job, &updated);
         match client.update_status(&PostParams::default(), &updated).await {
-            Ok(_) => {}
+            Ok(_) => {
+                if let Some((event_type, reason, message)) = finished {
+                    cx.recorder
+                        .record(job.as_ref(), event_type, &reason, message)
+                        .await;
+                }
+            }
             // Gone, or changed meanwhile: the newer object's event brings it back.
             Err(e) if e.is_not_found() || e.is_conflict() => return Ok(Action::done()),
             Err(e) => return Err(e),
@@ -415,6 +448,34 @@ async fn reconcile(job: Arc<Job>, cx: Arc<Context>) -> Result<Action, Error> {
     Ok(plan
         .requeue
         .map_or_else(Action::done, Action::requeue_after))
+}
+
+/// The event of a Job that `updated` finishes (`syncJob`'s "Completed" / "Job completed",
+/// or a Warning with the failure's reason and message), if `job` had not finished.
+fn finished_event(job: &Job, updated: &Job) -> Option<(EventType, String, String)> {
+    let newly = |type_: &str| has_condition(updated, type_) && !has_condition(job, type_);
+    if newly("Complete") {
+        return Some((
+            EventType::Normal,
+            "Completed".into(),
+            "Job completed".into(),
+        ));
+    }
+    if !newly("Failed") {
+        return None;
+    }
+    let failed = updated
+        .status
+        .as_ref()?
+        .conditions
+        .as_deref()?
+        .iter()
+        .find(|c| c.type_ == "Failed")?;
+    Some((
+        EventType::Warning,
+        failed.reason.clone().unwrap_or_default(),
+        failed.message.clone().unwrap_or_default(),
+    ))
 }
 
 /// A new pod of `job`: the template (whose labels the Job strategy filled with

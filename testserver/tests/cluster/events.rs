@@ -132,3 +132,33 @@ async fn an_unschedulable_pod_gets_a_failed_scheduling_warning() {
     assert_eq!(events[0].1, "FailedScheduling");
     assert_eq!(events[0].2, "0/3 nodes are available: 3 Insufficient cpu.");
 }
+
+/// The Job controller's events (`pkg/controller/job/job_controller.go`): a pod created,
+/// then "Completed" / "Job completed".
+#[tokio::test]
+async fn a_job_writes_created_and_completed_events() {
+    let (_server, client) = cluster(ClusterConfig::default()).await;
+    let job: k8s_openapi::api::batch::v1::Job = serde_json::from_value(json!({
+        "metadata": {"name": "once"},
+        "spec": {"template": {"spec": {"restartPolicy": "Never",
+            "containers": [{"name": "c", "image": "busybox"}]}}},
+    }))
+    .unwrap();
+    ResourceClient::<k8s_openapi::api::batch::v1::Job>::namespaced(client.clone(), "default")
+        .create(&PostParams::default(), &job)
+        .await
+        .unwrap();
+    let events = eventually("Completed", || async {
+        let events = events_of(&client, "Job", "once").await;
+        events.iter().any(|e| e.1 == "Completed").then_some(events)
+    })
+    .await;
+    let reasons: Vec<_> = events
+        .iter()
+        .map(|e| (e.1.as_str(), e.2.as_str()))
+        .collect();
+    assert_eq!(reasons.len(), 2, "{events:?}");
+    assert_eq!(reasons[0].0, "SuccessfulCreate");
+    assert!(reasons[0].1.starts_with("Created pod: once-"));
+    assert_eq!(reasons[1], ("Completed", "Job completed"));
+}

@@ -134,11 +134,18 @@ pub(crate) async fn run(
     let pods = cluster.factory.lister_for::<Pod>();
     let on_node = {
         let pods = pods.clone();
+        // The pods bound to `name` (the pod cache's node index), or to any node.
         move |name: &str| -> Vec<Request> {
-            let mut requests: Vec<Request> = pods
-                .list(&kube_core::Selector::default())
+            let bound = if name.is_empty() {
+                pods.list(&kube_core::Selector::default())
+                    .into_iter()
+                    .filter(|p| !node_name(p).is_empty())
+                    .collect()
+            } else {
+                pods::on_node(&pods, name)
+            };
+            let mut requests: Vec<Request> = bound
                 .iter()
-                .filter(|p| !node_name(p).is_empty() && (name.is_empty() || node_name(p) == name))
                 .filter_map(|p| Request::for_object(p.as_ref()))
                 .collect();
             requests.sort_by_key(Request::cache_key);

@@ -57,6 +57,8 @@ async fn run(workload: Workload, cluster: Arc<Cluster>, stop: CancellationToken)
         Workload::Deployment => super::deployment::run(cluster, stop).await,
         Workload::Job => super::job::run(cluster, stop).await,
         Workload::EndpointSlice => super::endpointslice::run(cluster, stop).await,
+        Workload::DaemonSet => super::daemonset::run(cluster, stop).await,
+        Workload::CronJob => super::cronjob::run(cluster, stop).await,
     };
     if let Err(err) = result {
         tracing::error!(controller = workload.name(), %err, "controller stopped");

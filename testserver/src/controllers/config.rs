@@ -22,17 +22,23 @@ pub enum Workload {
     Job,
     /// kube-controller-manager's EndpointSlice controller.
     EndpointSlice,
+    /// kube-controller-manager's DaemonSet controller.
+    DaemonSet,
+    /// kube-controller-manager's CronJob controller.
+    CronJob,
 }
 
 impl Workload {
     /// Every workload controller, in start order.
-    pub const ALL: [Workload; 6] = [
+    pub const ALL: [Workload; 8] = [
         Workload::Scheduler,
         Workload::Kubelet,
         Workload::ReplicaSet,
         Workload::Deployment,
         Workload::Job,
         Workload::EndpointSlice,
+        Workload::DaemonSet,
+        Workload::CronJob,
     ];
 
     /// The controller's name, as kube-controller-manager's `--controllers` flag spells it
@@ -45,6 +51,8 @@ impl Workload {
             Workload::Deployment => "deployment",
             Workload::Job => "job",
             Workload::EndpointSlice => "endpointslice",
+            Workload::DaemonSet => "daemonset",
+            Workload::CronJob => "cronjob",
         }
     }
 }

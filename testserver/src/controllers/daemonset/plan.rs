@@ -207,9 +207,12 @@ pub(crate) fn manage(
     plan
 }
 
+/// A node's pod of the current revision and its pod of an older one, either missing.
+type NewAndOld = (Option<Arc<Pod>>, Option<Arc<Pod>>);
+
 /// `findUpdatedPodsOnNode`: the node's one new and one old pod (either may be missing);
 /// `None` when there are more (the manage step cleans those up first).
-fn new_and_old(pods: &[Arc<Pod>], hash: &str) -> Option<(Option<Arc<Pod>>, Option<Arc<Pod>>)> {
+fn new_and_old(pods: &[Arc<Pod>], hash: &str) -> Option<NewAndOld> {
     let (mut new, mut old) = (None, None);
     for pod in pods
         .iter()

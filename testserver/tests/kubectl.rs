@@ -1149,3 +1149,138 @@ spec:
     );
     assert_eq!(puller, "Pending 0");
 }
+
+const DAEMONSET: &str = "apiVersion: apps/v1
+kind: DaemonSet
+metadata:
+  name: agent
+spec:
+  selector:
+    matchLabels:
+      app: agent
+  template:
+    metadata:
+      labels:
+        app: agent
+    spec:
+      containers:
+      - name: agent
+        image: agent:1
+";
+
+/// `kubectl rollout status|history|undo daemonset/...`: kubectl's `DaemonSetStatusViewer`
+/// reads the status the DaemonSet controller writes, and `rollout history|undo` read and
+/// restore the ControllerRevisions it keeps (`pkg/controller/daemon/update.go`).
+#[test]
+fn kubectl_rolls_out_a_daemonset() {
+    require_kubectl();
+    let s = start("daemonset");
+    let status = |s: &Server| {
+        let out = s.ok(
+            &["rollout", "status", "daemonset/agent", "--timeout=60s"],
+            None,
+        );
+        assert!(out.contains("successfully rolled out"), "{out}");
+    };
+    let image = |s: &Server| {
+        s.ok(
+            &[
+                "get",
+                "daemonset/agent",
+                "-o",
+                "jsonpath={.spec.template.spec.containers[0].image}",
+            ],
+            None,
+        )
+    };
+    let revisions = |s: &Server| -> Vec<String> {
+        s.ok(&["rollout", "history", "daemonset/agent"], None)
+            .lines()
+            .filter_map(|l| l.split_whitespace().next())
+            .filter(|w| w.parse::<u32>().is_ok())
+            .map(str::to_string)
+            .collect()
+    };
+    s.ok(&["create", "-f", "-"], Some(DAEMONSET));
+    status(&s);
+    let pods = s.ok(
+        &[
+            "get",
+            "pods",
+            "-l",
+            "app=agent",
+            "-o",
+            "wide",
+            "--no-headers",
+        ],
+        None,
+    );
+    assert_eq!(
+        pods.lines().filter(|l| l.contains("Running")).count(),
+        3,
+        "{pods}"
+    );
+    for node in ["node-1", "node-2", "node-3"] {
+        assert!(pods.contains(node), "{pods}");
+    }
+    let ds = s.ok(&["get", "daemonset/agent", "--no-headers"], None);
+    assert!(
+        ds.split_whitespace()
+            .take(6)
+            .eq(["agent", "3", "3", "3", "3", "3"]),
+        "{ds}"
+    );
+
+    s.ok(&["set", "image", "daemonset/agent", "agent=agent:2"], None);
+    status(&s);
+    assert_eq!(revisions(&s), ["1", "2"]);
+    s.ok(&["rollout", "undo", "daemonset/agent"], None);
+    status(&s);
+    assert_eq!(image(&s), "agent:1");
+    assert_eq!(
+        revisions(&s),
+        ["2", "3"],
+        "the undone-to revision becomes the newest"
+    );
+}
+
+/// `kubectl create cronjob`, then `kubectl create job --from=cronjob/...` (a Job from the
+/// CronJob's template, owned by it) and `kubectl wait --for=condition=complete`
+/// (`pkg/controller/cronjob`, `pkg/controller/job`).
+#[test]
+fn kubectl_creates_a_job_from_a_cronjob() {
+    require_kubectl();
+    let s = start("cronjob");
+    s.ok(
+        &[
+            "create",
+            "cronjob",
+            "tick",
+            "--image=busybox",
+            "--schedule=*/10 * * * *",
+        ],
+        None,
+    );
+    let listed = s.ok(&["get", "cronjob", "tick", "--no-headers"], None);
+    assert!(listed.contains("*/10 * * * *"), "{listed}");
+    s.ok(&["create", "job", "manual", "--from=cronjob/tick"], None);
+    s.ok(
+        &[
+            "wait",
+            "--for=condition=complete",
+            "job/manual",
+            "--timeout=60s",
+        ],
+        None,
+    );
+    let owner = s.ok(
+        &[
+            "get",
+            "job/manual",
+            "-o",
+            "jsonpath={.metadata.ownerReferences[0].kind}/{.metadata.ownerReferences[0].name}",
+        ],
+        None,
+    );
+    assert_eq!(owner, "CronJob/tick");
+}

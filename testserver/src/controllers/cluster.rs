@@ -95,6 +95,8 @@ async fn run(workload: Workload, cluster: Arc<Cluster>, stop: CancellationToken)
         Workload::EndpointSlice => super::endpointslice::run(cluster, stop).await,
         Workload::NodeLifecycle => super::node_lifecycle::run(cluster, stop).await,
         Workload::TaintEviction => super::taint_eviction::run(cluster, stop).await,
+        Workload::DaemonSet => super::daemonset::run(cluster, stop).await,
+        Workload::CronJob => super::cronjob::run(cluster, stop).await,
     };
     if let Err(err) = result {
         tracing::error!(controller = workload.name(), %err, "controller stopped");

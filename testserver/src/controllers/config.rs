@@ -32,11 +32,15 @@ pub enum Workload {
     /// kube-controller-manager's taint eviction controller: deletes pods from nodes with
     /// `NoExecute` taints they do not tolerate.
     TaintEviction,
+    /// kube-controller-manager's DaemonSet controller.
+    DaemonSet,
+    /// kube-controller-manager's CronJob controller.
+    CronJob,
 }
 
 impl Workload {
     /// Every workload controller, in start order.
-    pub const ALL: [Workload; 8] = [
+    pub const ALL: [Workload; 10] = [
         Workload::Scheduler,
         Workload::Kubelet,
         Workload::ReplicaSet,
@@ -45,6 +49,8 @@ impl Workload {
         Workload::EndpointSlice,
         Workload::NodeLifecycle,
         Workload::TaintEviction,
+        Workload::DaemonSet,
+        Workload::CronJob,
     ];
 
     /// The controller's name, as kube-controller-manager's `--controllers` flag spells it
@@ -59,6 +65,8 @@ impl Workload {
             Workload::EndpointSlice => "endpointslice",
             Workload::NodeLifecycle => "nodelifecycle",
             Workload::TaintEviction => "taint-eviction-controller",
+            Workload::DaemonSet => "daemonset",
+            Workload::CronJob => "cronjob",
         }
     }
 }

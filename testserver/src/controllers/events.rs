@@ -66,12 +66,25 @@ impl Recorder {
     ) where
         K: Resource<DynamicType = ()>,
     {
-        let event = self.event(target, event_type, reason, message.into());
+        let mut event = self.event(target, event_type, reason, message.into());
         let namespace = event.metadata.namespace.clone().unwrap_or_default();
         let events: ResourceClient<Event> =
             ResourceClient::namespaced(self.client.clone(), &namespace);
-        if let Err(err) = events.create(&PostParams::default(), &event).await {
-            tracing::debug!(%err, reason, component = self.component, "dropping an event");
+        // Another recorder wrote about the same object at the same instant: a fresh name.
+        for _ in 0..8 {
+            match events.create(&PostParams::default(), &event).await {
+                Err(e) if e.is_already_exists() => {
+                    event.metadata.name = self
+                        .event(target, event_type, reason, String::new())
+                        .metadata
+                        .name;
+                }
+                Err(err) => {
+                    tracing::debug!(%err, reason, component = self.component, "dropping an event");
+                    return;
+                }
+                Ok(_) => return,
+            }
         }
     }
 

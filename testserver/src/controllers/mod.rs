@@ -13,6 +13,8 @@ mod cluster;
 mod compat;
 mod config;
 mod crd;
+mod cronjob;
+mod daemonset;
 mod deployment;
 mod endpointslice;
 mod events;
@@ -27,6 +29,7 @@ mod node_lifecycle;
 mod nodes;
 mod pods;
 mod replicaset;
+mod revision;
 mod scheduler;
 mod taint_eviction;
 

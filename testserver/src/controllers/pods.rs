@@ -10,8 +10,14 @@ use k8s_openapi::{
 use kube_core::{Selector, SelectorExt};
 use kubegen::{
     cache::{IndexFunc, Indexers, Lister},
+    client::{
+        Error,
+        params::{Patch, PatchParams},
+    },
+    controller::CachedClient,
     informers::SharedInformerFactory,
 };
+use serde_json::json;
 
 /// The pod cache's index of pods by the node they are bound to (kube-scheduler's and the
 /// kubelet's view: "the pods of this node").
@@ -115,6 +121,93 @@ pub(crate) fn selector_is_empty(selector: &LabelSelector) -> bool {
             .match_expressions
             .as_ref()
             .is_none_or(Vec::is_empty)
+}
+
+/// `PodControllerRefManager.ClaimPods`: of `candidates` (the pods of the owner's
+/// namespace), the pods `owner` controls and its `selector` matches, plus the orphans the
+/// selector matches and `can_adopt` accepts, adopted (`owner` patched in as their
+/// controller, with the pod's uid as a precondition); pods it controls that the selector
+/// no longer matches are released (the reference patched out). An empty selector adopts
+/// nothing.
+pub(crate) async fn claim(
+    client: &CachedClient<Pod>,
+    candidates: Vec<Arc<Pod>>,
+    selector: &LabelSelector,
+    owner: &OwnerReference,
+    can_adopt: impl Fn(&Pod) -> bool,
+) -> Result<Vec<Arc<Pod>>, Error> {
+    let mut owned = Vec::new();
+    for pod in candidates {
+        let matches = selects(selector, pod.metadata.labels.as_ref());
+        match controller_of(&pod.metadata) {
+            Some(r) if r.uid == owner.uid => {
+                if matches {
+                    owned.push(pod);
+                } else {
+                    let patch = json!({"metadata": {
+                        "ownerReferences": [{"$patch": "delete", "uid": owner.uid}],
+                        "uid": pod.metadata.uid,
+                    }});
+                    patch_pod(client, &pod, patch).await?;
+                }
+            }
+            None if matches && can_adopt(&pod) && !selector_is_empty(selector) => {
+                let patch = json!({"metadata": {
+                    "ownerReferences": [owner],
+                    "uid": pod.metadata.uid,
+                }});
+                if patch_pod(client, &pod, patch).await? {
+                    owned.push(pod);
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(owned)
+}
+
+/// A strategic merge patch of `pod`; false when the pod is gone or changed meanwhile.
+async fn patch_pod(
+    client: &CachedClient<Pod>,
+    pod: &Pod,
+    patch: serde_json::Value,
+) -> Result<bool, Error> {
+    match client
+        .patch(
+            pod.metadata.namespace.as_deref(),
+            pod.metadata.name.as_deref().unwrap_or_default(),
+            &PatchParams::default(),
+            &Patch::Strategic(patch),
+        )
+        .await
+    {
+        Ok(_) => Ok(true),
+        Err(e) if e.is_not_found() || e.is_conflict() || e.is_invalid() => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
+/// The pod's node: `spec.nodeName`, or for a pod not yet bound the node its required
+/// affinity pins it to with `matchFields` `metadata.name In [node]`
+/// (`daemon/util.GetTargetNodeName`).
+pub(crate) fn target_node(pod: &Pod) -> Option<String> {
+    let spec = pod.spec.as_ref()?;
+    if let Some(node) = spec.node_name.as_deref().filter(|n| !n.is_empty()) {
+        return Some(node.to_string());
+    }
+    let terms = &spec
+        .affinity
+        .as_ref()?
+        .node_affinity
+        .as_ref()?
+        .required_during_scheduling_ignored_during_execution
+        .as_ref()?
+        .node_selector_terms;
+    terms
+        .iter()
+        .flat_map(|t| t.match_fields.iter().flatten())
+        .find(|r| r.key == "metadata.name" && r.operator == "In")
+        .and_then(|r| r.values.as_deref()?.first().cloned())
 }
 
 /// Whether the pod has finished (`Succeeded` or `Failed`).

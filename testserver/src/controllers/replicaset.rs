@@ -34,11 +34,10 @@ use kubegen::{
     cache::Lister,
     client::{
         Error, ResourceClient,
-        params::{DeleteParams, Patch, PatchParams, PostParams},
+        params::{DeleteParams, PostParams},
     },
     controller::{Action, CachedClient, Controller, ControllerError},
 };
-use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use super::{
@@ -99,45 +98,32 @@ async fn reconcile(rs: Arc<ReplicaSet>, cx: Arc<Context>) -> Result<Action, Erro
         return Ok(Action::done());
     }
     let namespace = rs.metadata.namespace.clone().unwrap_or_default();
-    let uid = rs.metadata.uid.clone().unwrap_or_default();
     let spec = rs.spec.opt().cloned().unwrap_or_default();
     // 3.
     // The candidates: the pods it controls (the pod cache's controller index) and those
     // its selector matches (a selector that does not parse matches nothing).
     let selector = kube_core::Selector::try_from(spec.selector.clone()).ok();
     let mut candidates: std::collections::BTreeMap<(String, String), Arc<Pod>> =
-        pods::controlled_by(&cx.pod_lister, &uid)
-            .into_iter()
-            .map(|p| (pod_key(&p), p))
-            .collect();
+        pods::controlled_by(
+            &cx.pod_lister,
+            rs.metadata.uid.as_deref().unwrap_or_default(),
+        )
+        .into_iter()
+        .map(|p| (pod_key(&p), p))
+        .collect();
     if let Some(selector) = &selector {
         for pod in cx.pod_lister.namespaced(&namespace).list(selector) {
             candidates.insert(pod_key(&pod), pod);
         }
     }
-    let mut owned = Vec::new();
-    for pod in candidates.into_values() {
-        let matches = pods::selects(&spec.selector, pod.metadata.labels.as_ref());
-        match pods::controller_of(&pod.metadata) {
-            Some(r) if r.uid == uid => {
-                if matches {
-                    owned.push(pod);
-                } else {
-                    release(&cx, &pod, &uid).await?;
-                }
-            }
-            None if matches
-                && pods::is_active(&pod)
-                && !pods::selector_is_empty(&spec.selector) =>
-            {
-                let adopted = adopt(&cx, &rs, &pod).await?;
-                if adopted {
-                    owned.push(pod);
-                }
-            }
-            _ => {}
-        }
-    }
+    let owned = pods::claim(
+        &cx.pods,
+        candidates.into_values().collect(),
+        &spec.selector,
+        &owner_reference(&rs),
+        pods::is_active,
+    )
+    .await?;
     let active: Vec<Arc<Pod>> = owned
         .iter()
         .filter(|p| pods::is_active(p))
@@ -177,55 +163,6 @@ fn owner_reference(rs: &ReplicaSet) -> OwnerReference {
         uid: rs.metadata.uid.clone().unwrap_or_default(),
         controller: Some(true),
         block_owner_deletion: Some(true),
-    }
-}
-
-/// Makes `rs` the controller of the orphan `pod` (a patch that fails on a pod changed
-/// meanwhile, as `ClaimPods` adopts with the pod's uid as precondition).
-async fn adopt(cx: &Context, rs: &ReplicaSet, pod: &Pod) -> Result<bool, Error> {
-    let patch = json!({
-        "metadata": {
-            "ownerReferences": [owner_reference(rs)],
-            "uid": pod.metadata.uid,
-        }
-    });
-    match cx
-        .pods
-        .patch(
-            pod.metadata.namespace.as_deref(),
-            pod.metadata.name.as_deref().unwrap_or_default(),
-            &PatchParams::default(),
-            &Patch::Strategic(patch),
-        )
-        .await
-    {
-        Ok(_) => Ok(true),
-        Err(e) if e.is_not_found() || e.is_conflict() || e.is_invalid() => Ok(false),
-        Err(e) => Err(e),
-    }
-}
-
-/// Drops `rs`'s controller reference from a pod it no longer selects.
-async fn release(cx: &Context, pod: &Pod, uid: &str) -> Result<(), Error> {
-    let patch = json!({
-        "metadata": {
-            "ownerReferences": [{"$patch": "delete", "uid": uid}],
-            "uid": pod.metadata.uid,
-        }
-    });
-    match cx
-        .pods
-        .patch(
-            pod.metadata.namespace.as_deref(),
-            pod.metadata.name.as_deref().unwrap_or_default(),
-            &PatchParams::default(),
-            &Patch::Strategic(patch),
-        )
-        .await
-    {
-        Ok(_) => Ok(()),
-        Err(e) if e.is_not_found() || e.is_conflict() || e.is_invalid() => Ok(()),
-        Err(e) => Err(e),
     }
 }
 
@@ -433,6 +370,8 @@ fn calculate_status(
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
 
     fn pod(name: &str, node: Option<&str>, phase: &str, ready: bool) -> Pod {

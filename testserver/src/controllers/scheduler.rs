@@ -7,9 +7,12 @@
 //! 1. A pod with `spec.nodeName`, a deletion timestamp, or another `schedulerName` is not
 //!    ours: done.
 //! 2. Filter the nodes (kube-scheduler's filter plugins, `pkg/scheduler/framework/plugins`):
-//!    `NodeUnschedulable` (`spec.unschedulable`), node readiness, `TaintToleration`
+//!    `NodeUnschedulable` (`spec.unschedulable`, unless the pod tolerates the
+//!    `node.kubernetes.io/unschedulable` taint), node readiness, `TaintToleration`
 //!    (`NoSchedule` and `NoExecute` taints must be tolerated), `NodeAffinity`
-//!    (`nodeSelector` and required node affinity terms), and `NodeResourcesFit` (CPU,
+//!    (`nodeSelector` and required node affinity terms: `matchExpressions` on the node's
+//!    labels, `matchFields` on `metadata.name`, as DaemonSet pods are pinned), and
+//!    `NodeResourcesFit` (CPU,
 //!    memory and pod count against `status.allocatable`, counting the requests of the
 //!    pods already bound there).
 //! 3. No node fits: the pod gets `PodScheduled=False`, reason `Unschedulable`, with
@@ -291,7 +294,7 @@ fn fits(
         .and_then(|cs| cs.iter().find(|c| c.type_ == "Ready"))
         .is_some_and(|c| c.status == "True");
     let spec = node.spec.as_ref();
-    if spec.and_then(|s| s.unschedulable) == Some(true) {
+    if spec.and_then(|s| s.unschedulable) == Some(true) && !tolerates_unschedulable(pod) {
         return Err(Misfit::Unschedulable);
     }
     let pod_spec = pod.spec.as_ref();
@@ -309,27 +312,7 @@ fn fits(
     if !ready {
         return Err(Misfit::NotReady);
     }
-    let labels = node.metadata.labels.clone().unwrap_or_default();
-    if let Some(selector) = pod_spec.and_then(|s| s.node_selector.as_ref())
-        && selector.iter().any(|(k, v)| labels.get(k) != Some(v))
-    {
-        return Err(Misfit::Selector);
-    }
-    let required = pod_spec
-        .and_then(|s| s.affinity.as_ref())
-        .and_then(|a| a.node_affinity.as_ref())
-        .and_then(|a| {
-            a.required_during_scheduling_ignored_during_execution
-                .as_ref()
-        });
-    if let Some(required) = required
-        && !required.node_selector_terms.iter().any(|term| {
-            term.match_expressions
-                .iter()
-                .flatten()
-                .all(|r| requirement_matches(r, &labels))
-        })
-    {
+    if !node_affinity_matches(pod, node) {
         return Err(Misfit::Selector);
     }
     let allocatable = status.and_then(|s| s.allocatable.as_ref());
@@ -392,6 +375,83 @@ fn requirement_matches(r: &NodeSelectorRequirement, labels: &BTreeMap<String, St
         "Lt" => {
             matches!((value.and_then(|v| number(v)), values.first().and_then(|v| number(v))), (Some(a), Some(b)) if a < b)
         }
+        _ => false,
+    }
+}
+
+/// The taint `node.kubernetes.io/unschedulable` a cordoned node stands for.
+const UNSCHEDULABLE_TAINT: &str = "node.kubernetes.io/unschedulable";
+
+/// `NodeUnschedulable`'s exception: a pod that tolerates the `unschedulable` NoSchedule
+/// taint (as every DaemonSet pod does) may go to a cordoned node.
+fn tolerates_unschedulable(pod: &Pod) -> bool {
+    let taint = Taint {
+        key: UNSCHEDULABLE_TAINT.into(),
+        effect: "NoSchedule".into(),
+        ..Taint::default()
+    };
+    pod.spec
+        .as_ref()
+        .and_then(|s| s.tolerations.as_deref())
+        .unwrap_or_default()
+        .iter()
+        .any(|t| tolerates(t, &taint))
+}
+
+/// `v1helper.FindMatchingUntoleratedTaint`: the first of `taints` with one of `effects`
+/// that no toleration tolerates.
+pub(crate) fn untolerated_taint<'a>(
+    taints: &'a [Taint],
+    tolerations: &[Toleration],
+    effects: &[&str],
+) -> Option<&'a Taint> {
+    taints
+        .iter()
+        .filter(|t| effects.contains(&t.effect.as_str()))
+        .find(|t| !tolerations.iter().any(|tol| tolerates(tol, t)))
+}
+
+/// `nodeaffinity.GetRequiredNodeAffinity(pod).Match(node)`: the pod's `nodeSelector`
+/// and, if set, its required node affinity (any one term, each term's `matchExpressions`
+/// on the node's labels and `matchFields` on `metadata.name` all holding; a term with
+/// neither matches nothing).
+pub(crate) fn node_affinity_matches(pod: &Pod, node: &Node) -> bool {
+    let empty = BTreeMap::new();
+    let labels = node.metadata.labels.as_ref().unwrap_or(&empty);
+    let spec = pod.spec.as_ref();
+    if let Some(selector) = spec.and_then(|s| s.node_selector.as_ref())
+        && selector.iter().any(|(k, v)| labels.get(k) != Some(v))
+    {
+        return false;
+    }
+    let required = spec
+        .and_then(|s| s.affinity.as_ref())
+        .and_then(|a| a.node_affinity.as_ref())
+        .and_then(|a| {
+            a.required_during_scheduling_ignored_during_execution
+                .as_ref()
+        });
+    let Some(required) = required else {
+        return true;
+    };
+    let name = node.metadata.name.as_deref().unwrap_or_default();
+    required.node_selector_terms.iter().any(|term| {
+        let expressions = term.match_expressions.as_deref().unwrap_or_default();
+        let fields = term.match_fields.as_deref().unwrap_or_default();
+        (!expressions.is_empty() || !fields.is_empty())
+            && expressions.iter().all(|r| requirement_matches(r, labels))
+            && fields.iter().all(|r| field_matches(r, name))
+    })
+}
+
+/// One `matchFields` requirement: only `metadata.name` with `In` / `NotIn` is valid
+/// (`nodeaffinity`'s field selector); anything else matches nothing.
+fn field_matches(r: &NodeSelectorRequirement, node_name: &str) -> bool {
+    let values = r.values.as_deref().unwrap_or_default();
+    let listed = values.iter().any(|v| v == node_name);
+    match (r.key.as_str(), r.operator.as_str()) {
+        ("metadata.name", "In") => listed,
+        ("metadata.name", "NotIn") => !listed,
         _ => false,
     }
 }
@@ -476,5 +536,33 @@ mod tests {
             "nodeSelectorTerms": [{"matchExpressions": [{"key": "zone", "operator": "In", "values": ["y"]}]}]}}}}),
         );
         assert_eq!(choose(&p, &nodes, &[]), Ok("b".into()));
+    }
+
+    /// `ReplaceDaemonSetPodNodeNameNodeAffinity` pins a DaemonSet pod with `matchFields`;
+    /// `NodeUnschedulable` lets a pod that tolerates `unschedulable` onto a cordoned node.
+    #[test]
+    fn match_fields_pin_a_pod_to_a_node_name_even_when_cordoned() {
+        let nodes = [
+            node("a", json!({})),
+            node("b", json!({"spec": {"unschedulable": true}})),
+        ];
+        let pinned = |tolerations: serde_json::Value| {
+            pod(json!({"tolerations": tolerations,
+                "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["b"]}]}]}}}}))
+        };
+        assert!(choose(&pinned(json!([])), &nodes, &[]).is_err());
+        let tolerant = pinned(
+            json!([{"key": UNSCHEDULABLE_TAINT, "operator": "Exists", "effect": "NoSchedule"}]),
+        );
+        assert_eq!(choose(&tolerant, &nodes, &[]), Ok("b".into()));
+        let empty_term = pod(
+            json!({"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+            "nodeSelectorTerms": [{}]}}}}),
+        );
+        assert!(
+            choose(&empty_term, &nodes[..1], &[]).is_err(),
+            "an empty term matches nothing"
+        );
     }
 }

@@ -21,6 +21,8 @@ use kubegen_testserver::{ClusterConfig, Workload};
 use serde_json::json;
 
 mod common;
+mod cronjob;
+mod daemonset;
 mod events;
 mod faults;
 mod nodes;

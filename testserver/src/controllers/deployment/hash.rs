@@ -82,9 +82,13 @@ fn write_canonical(value: &Value, out: &mut String) {
 /// The canonical JSON text of `template` (sorted keys, no whitespace).
 pub(crate) fn canonical_json(template: &PodTemplateSpec) -> String {
     // A k8s-openapi type always serializes; a failure would only give a constant hash.
-    let value = serde_json::to_value(template).unwrap_or(Value::Null);
+    canonical_value(&serde_json::to_value(template).unwrap_or(Value::Null))
+}
+
+/// The canonical JSON text of any value (sorted keys, no whitespace).
+pub(crate) fn canonical_value(value: &Value) -> String {
     let mut out = String::new();
-    write_canonical(&value, &mut out);
+    write_canonical(value, &mut out);
     out
 }
 
@@ -101,8 +105,15 @@ pub(crate) fn pod_template_hash(
     template: &PodTemplateSpec,
     collision_count: Option<i32>,
 ) -> String {
+    safe_hash(canonical_json(template).as_bytes(), collision_count)
+}
+
+/// FNV-32a over `bytes`, then `collision_count` when set, written in decimal and
+/// `SafeEncodeString`-encoded: the hash behind [`pod_template_hash`] and behind
+/// `pkg/controller/history`'s `HashControllerRevision`.
+pub(crate) fn safe_hash(bytes: &[u8], collision_count: Option<i32>) -> String {
     let mut hasher = Fnv32a::new();
-    hasher.write(canonical_json(template).as_bytes());
+    hasher.write(bytes);
     if let Some(count) = collision_count {
         // Go writes the uint32 of the count; the bit pattern is the same for negatives.
         hasher.write(&count.to_le_bytes());

@@ -53,11 +53,11 @@
 
 mod claim;
 mod error;
-mod hash;
+pub(crate) mod hash;
 mod history;
 mod recreate;
 mod replicasets;
-mod rolling;
+pub(crate) mod rolling;
 mod scale;
 mod spec;
 mod status;

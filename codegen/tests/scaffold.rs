@@ -86,7 +86,10 @@ fn init_refuses_to_overwrite_and_writes_nothing() {
     assert!(!role.contains("configmaps"), "{role}");
     let crd = fs::read_to_string(fresh.join("config/crd/example.com_widgets.yaml")).expect("crd");
     for default in ["default: 1\n", "default: \"nginx:1.27\"\n"] {
-        assert!(crd.contains(default), "{default} missing from the CRD:\n{crd}");
+        assert!(
+            crd.contains(default),
+            "{default} missing from the CRD:\n{crd}"
+        );
     }
     let before = snapshot(&fresh);
     let Err(ScaffoldError::WouldOverwrite(paths)) = init(&options(&fresh)) else {

@@ -4,9 +4,11 @@
 #   hack/bench-build.sh [ROUNDS]        (default 3; BENCH_BUILD_DIR=... to keep the work)
 #
 # (a) a project scaffolded by `kubegen-codegen init` (kind Widget: a finalizer, an owned
-#     ConfigMap, a Ready condition, under the manager), depending on this checkout;
+#     Deployment of spec.replicas pods of spec.image, watched with owns, a Ready condition
+#     from the Deployment's status, under the manager), depending on this checkout;
 # (b) hack/bench-build/kube-rs-operator: the same reconcile on kube-rs 5 (kube client +
-#     runtime Controller + kube-derive CustomResource, k8s-openapi `latest`).
+#     runtime Controller + kube-derive CustomResource, k8s-openapi `latest`; the Deployment
+#     written by server-side apply).
 # Both get this workspace's Cargo.lock (the same versions of every shared crate), the
 # scaffold's [profile.*] sections, and their sources fetched beforehand (no download is
 # timed). Each round builds each project in an empty target directory (`cargo build

@@ -78,6 +78,19 @@ fn init_refuses_to_overwrite_and_writes_nothing() {
     assert!(written.contains(&PathBuf::from(
         "src/client/listers/example/v1alpha1/widget.rs"
     )));
+    // The controller owns a Deployment: its role may write Deployments, and the kind's
+    // spec says what the Deployment runs, with the CRD's defaults.
+    let role = fs::read_to_string(fresh.join("config/rbac/role.yaml")).expect("role");
+    let apps = "- apiGroups:\n  - apps\n  resources:\n  - deployments\n  verbs:\n  - create\n  - delete\n  - get\n  - list\n  - patch\n  - update\n  - watch\n";
+    assert!(role.contains(apps), "{role}");
+    assert!(!role.contains("configmaps"), "{role}");
+    let crd = fs::read_to_string(fresh.join("config/crd/example.com_widgets.yaml")).expect("crd");
+    for default in ["default: 1\n", "default: \"nginx:1.27\"\n"] {
+        assert!(
+            crd.contains(default),
+            "{default} missing from the CRD:\n{crd}"
+        );
+    }
     let before = snapshot(&fresh);
     let Err(ScaffoldError::WouldOverwrite(paths)) = init(&options(&fresh)) else {
         panic!("second init was not refused");

@@ -1,6 +1,7 @@
 //! The scaffolded kubegen operator's reconcile (`kubegen-codegen init`), written with
-//! kube-rs: a `Widget` custom resource; every Widget gets a finalizer, a ConfigMap of its
-//! name holding `spec.message` (controlled by the Widget) and a `Ready` status condition.
+//! kube-rs: a `Widget` custom resource; every Widget gets a finalizer, a Deployment of its
+//! name running `spec.replicas` pods of `spec.image` (controlled by the Widget, watched
+//! with `owns`) and a `Ready` status condition that follows the Deployment's status.
 //! Built by `hack/bench-build.sh` beside the scaffold to compare build time and binary
 //! size; it is never run by the tests.
 
@@ -10,7 +11,9 @@ use std::time::Duration;
 
 use clap::Parser;
 use futures::StreamExt;
-use k8s_openapi::api::core::v1::ConfigMap;
+use k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec};
+use k8s_openapi::api::core::v1::{Container, PodSpec, PodTemplateSpec};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use kube::api::{Api, ObjectMeta, Patch, PatchParams, Resource, ResourceExt};
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::finalizer::{Event, finalizer};
@@ -24,11 +27,11 @@ use serde_json::json;
 const NAME: &str = "widget-controller";
 /// The finalizer the controller puts on every Widget.
 const FINALIZER: &str = "example.com/widget-cleanup";
-/// The ConfigMap key holding the message.
-const MESSAGE_KEY: &str = "message";
+/// The name of the pods' container.
+const CONTAINER: &str = "widget";
 
-/// A Widget asks for a ConfigMap of its name holding its message.
-#[derive(CustomResource, Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+/// A Widget asks for a Deployment of its name running `spec.replicas` pods of `spec.image`.
+#[derive(CustomResource, Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[kube(
     group = "example.com",
     version = "v1alpha1",
@@ -36,12 +39,25 @@ const MESSAGE_KEY: &str = "message";
     namespaced
 )]
 #[kube(status = "WidgetStatus")]
-#[kube(printcolumn = r#"{"name":"Message","type":"string","jsonPath":".spec.message"}"#)]
+#[kube(printcolumn = r#"{"name":"Replicas","type":"integer","jsonPath":".spec.replicas"}"#)]
+#[kube(printcolumn = r#"{"name":"Image","type":"string","jsonPath":".spec.image"}"#)]
+#[serde(default)]
 pub struct WidgetSpec {
-    /// The message the controller writes into the Widget's ConfigMap.
-    #[serde(default)]
-    #[schemars(length(max = 256))]
-    pub message: String,
+    /// How many pods the Deployment runs.
+    #[schemars(range(min = 0, max = 100))]
+    pub replicas: i32,
+    /// The container image of the pods.
+    #[schemars(length(min = 1))]
+    pub image: String,
+}
+
+impl Default for WidgetSpec {
+    fn default() -> Self {
+        Self {
+            replicas: 1,
+            image: "nginx:1.27".into(),
+        }
+    }
 }
 
 /// What the controller observed.
@@ -101,43 +117,88 @@ async fn reconcile(widget: Arc<Widget>, ctx: Arc<Context>) -> Result<Action, Err
     .map_err(|e| Error::Finalizer(Box::new(e)))
 }
 
-/// Brings the Widget's ConfigMap in line with its spec and reports `Ready`.
+/// Brings the Widget's Deployment in line with its spec and reports `Ready` from the
+/// Deployment's status.
 async fn apply(widget: &Widget, ctx: &Context) -> Result<Action, Error> {
     let namespace = widget.namespace().ok_or(Error::NoNamespace)?;
     let name = widget.name_any();
     let owner = widget.controller_owner_ref(&()).into_iter().collect();
-    let config_map = ConfigMap {
+    let labels = BTreeMap::from([
+        ("app.kubernetes.io/name".to_owned(), "widget".to_owned()),
+        ("app.kubernetes.io/instance".to_owned(), name.clone()),
+    ]);
+    let deployment = Deployment {
         metadata: ObjectMeta {
             name: Some(name.clone()),
             namespace: Some(namespace.clone()),
             owner_references: Some(owner),
             ..ObjectMeta::default()
         },
-        data: Some(BTreeMap::from([(
-            MESSAGE_KEY.to_owned(),
-            widget.spec.message.clone(),
-        )])),
-        ..ConfigMap::default()
+        spec: DeploymentSpec {
+            replicas: Some(widget.spec.replicas),
+            selector: LabelSelector {
+                match_labels: Some(labels.clone()),
+                ..LabelSelector::default()
+            },
+            template: PodTemplateSpec {
+                metadata: Some(ObjectMeta {
+                    labels: Some(labels),
+                    ..ObjectMeta::default()
+                }),
+                spec: Some(PodSpec {
+                    containers: vec![Container {
+                        name: CONTAINER.into(),
+                        image: Some(widget.spec.image.clone()),
+                        ..Container::default()
+                    }],
+                    ..PodSpec::default()
+                }),
+            },
+            ..DeploymentSpec::default()
+        },
+        ..Deployment::default()
     };
     let params = PatchParams::apply(NAME).force();
-    let config_maps: Api<ConfigMap> = Api::namespaced(ctx.client.clone(), &namespace);
-    config_maps
-        .patch(&name, &params, &Patch::Apply(&config_map))
+    let deployments: Api<Deployment> = Api::namespaced(ctx.client.clone(), &namespace);
+    let deployment = deployments
+        .patch(&name, &params, &Patch::Apply(&deployment))
         .await?;
 
-    let ready = widget.status.as_ref().is_some_and(|s| {
-        s.conditions
-            .iter()
-            .any(|c| c.type_ == "Ready" && c.status == "True")
+    let want = widget.spec.replicas;
+    let status = deployment.status.unwrap_or_default();
+    let available = status.available_replicas.unwrap_or(0);
+    let rolled_out = status.observed_generation >= deployment.metadata.generation
+        && status.updated_replicas.unwrap_or(0) == want
+        && status.replicas.unwrap_or(0) == want
+        && available == want;
+    let (state, reason) = if rolled_out {
+        ("True", "DeploymentAvailable")
+    } else {
+        ("False", "DeploymentProgressing")
+    };
+    let message = format!("{available} of {want} replicas available");
+    let current = widget
+        .status
+        .as_ref()
+        .and_then(|s| s.conditions.iter().find(|c| c.type_ == "Ready"));
+    let unchanged = current.is_some_and(|c| {
+        c.status == state
+            && c.reason == reason
+            && c.message == message
+            && c.observed_generation == widget.meta().generation
     });
-    if !ready {
+    if !unchanged {
+        let transition = match current {
+            Some(c) if c.status == state => c.last_transition_time.clone(),
+            _ => k8s_openapi::jiff::Timestamp::now().to_string(),
+        };
         let condition = Condition {
             type_: "Ready".into(),
-            status: "True".into(),
-            reason: "ConfigMapSynced".into(),
-            message: "the ConfigMap holds the message".into(),
+            status: state.into(),
+            reason: reason.into(),
+            message,
             observed_generation: widget.meta().generation,
-            last_transition_time: "1970-01-01T00:00:00Z".into(),
+            last_transition_time: transition,
         };
         let widgets: Api<Widget> = Api::namespaced(ctx.client.clone(), &namespace);
         let patch = Patch::Merge(json!({ "status": { "conditions": [condition] } }));
@@ -176,10 +237,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let client = Client::try_default().await?;
     let widgets: Api<Widget> = Api::all(client.clone());
-    let config_maps: Api<ConfigMap> = Api::all(client.clone());
+    let deployments: Api<Deployment> = Api::all(client.clone());
     let config = kube::runtime::controller::Config::default().concurrency(args.workers);
     Controller::new(widgets, watcher::Config::default())
-        .owns(config_maps, watcher::Config::default())
+        .owns(deployments, watcher::Config::default())
         .with_config(config)
         .shutdown_on_signal()
         .run(reconcile, error_policy, Arc::new(Context { client }))

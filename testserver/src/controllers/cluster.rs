@@ -35,6 +35,11 @@ pub(crate) async fn start(shared: &Arc<Shared>, config: ClusterConfig) {
     if let Err(err) = super::nodes::register(&client, config.nodes).await {
         tracing::error!(%err, "registering the cluster's nodes");
     }
+    if config.runs(Workload::PersistentVolume)
+        && let Err(err) = super::volume::register_default_class(&client).await
+    {
+        tracing::error!(%err, "registering the cluster's default StorageClass");
+    }
     let factory = SharedInformerFactory::new(client.clone(), Duration::ZERO);
     let cluster = Arc::new(Cluster {
         client,
@@ -57,6 +62,8 @@ async fn run(workload: Workload, cluster: Arc<Cluster>, stop: CancellationToken)
         Workload::Deployment => super::deployment::run(cluster, stop).await,
         Workload::Job => super::job::run(cluster, stop).await,
         Workload::EndpointSlice => super::endpointslice::run(cluster, stop).await,
+        Workload::PersistentVolume => super::volume::run(cluster, stop).await,
+        Workload::StatefulSet => super::statefulset::run(cluster, stop).await,
     };
     if let Err(err) = result {
         tracing::error!(controller = workload.name(), %err, "controller stopped");

@@ -5,13 +5,18 @@
 //! `Option`s up to 1.36 and plain structs in 1.37; the `status` and `type` of
 //! `DeploymentCondition` and `ReplicaSetCondition` are `String`s up to 1.36 and
 //! `Option<String>`s in 1.37; an EndpointSlice's `endpoints` is a `Vec` up to 1.36 and an
-//! `Option<Vec>` in 1.37. [`Opt`] reads and writes such a field the same way whichever it
-//! is; struct literals set them with [`field`]. Every controller of this folder goes through
-//! it for those fields.
+//! `Option<Vec>` in 1.37; `StatefulSet.spec` is an `Option` up to 1.36 and plain in 1.37;
+//! a ControllerRevision's `data` is an `Option` up to 1.36 and plain in 1.37, its
+//! `revision` plain up to 1.36 and an `Option` in 1.37. [`Opt`] reads and writes such a
+//! field the same way whichever it is; struct literals set them with [`field`]. Every
+//! controller of this folder goes through it for those fields.
 
-use k8s_openapi::api::{
-    apps::v1::{DeploymentSpec, ReplicaSetSpec},
-    discovery::v1::Endpoint,
+use k8s_openapi::{
+    api::{
+        apps::v1::{DeploymentSpec, ReplicaSetSpec, StatefulSetSpec},
+        discovery::v1::Endpoint,
+    },
+    apimachinery::pkg::runtime::RawExtension,
 };
 
 /// A field that is either a `T` or an `Option<T>`.
@@ -47,7 +52,15 @@ macro_rules! always_present {
     )*};
 }
 
-always_present!(DeploymentSpec, ReplicaSetSpec, String, Vec<Endpoint>);
+always_present!(
+    DeploymentSpec,
+    ReplicaSetSpec,
+    StatefulSetSpec,
+    RawExtension,
+    String,
+    i64,
+    Vec<Endpoint>
+);
 
 /// A value for a field of either form: `T` converts into `T` and into `Option<T>`.
 pub(crate) fn field<T, F: From<T>>(value: T) -> F {

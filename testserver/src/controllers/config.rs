@@ -4,7 +4,12 @@
 
 use std::{collections::BTreeSet, time::Duration};
 
-use kubegen::{client::Client, informers::SharedInformerFactory};
+use k8s_openapi::api::core::v1::EventSource;
+use kubegen::{
+    client::Client,
+    informers::SharedInformerFactory,
+    record::{ClientEventSink, EventBroadcaster, EventRecorder},
+};
 
 /// One of the workload controllers a [`ClusterConfig`] can turn off.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -22,17 +27,24 @@ pub enum Workload {
     Job,
     /// kube-controller-manager's EndpointSlice controller.
     EndpointSlice,
+    /// kube-controller-manager's PersistentVolume controller (binding, dynamic provisioning
+    /// through the cluster's default StorageClass, reclaiming), with that StorageClass.
+    PersistentVolume,
+    /// kube-controller-manager's StatefulSet controller.
+    StatefulSet,
 }
 
 impl Workload {
     /// Every workload controller, in start order.
-    pub const ALL: [Workload; 6] = [
+    pub const ALL: [Workload; 8] = [
         Workload::Scheduler,
         Workload::Kubelet,
         Workload::ReplicaSet,
         Workload::Deployment,
         Workload::Job,
         Workload::EndpointSlice,
+        Workload::PersistentVolume,
+        Workload::StatefulSet,
     ];
 
     /// The controller's name, as kube-controller-manager's `--controllers` flag spells it
@@ -45,6 +57,8 @@ impl Workload {
             Workload::Deployment => "deployment",
             Workload::Job => "job",
             Workload::EndpointSlice => "endpointslice",
+            Workload::PersistentVolume => "persistentvolume-binder",
+            Workload::StatefulSet => "statefulset",
         }
     }
 }
@@ -144,4 +158,20 @@ pub(crate) struct Cluster {
     pub factory: SharedInformerFactory,
     /// What runs, and how fast.
     pub config: ClusterConfig,
+}
+
+impl Cluster {
+    /// An event recorder for `component` (`persistentvolume-controller`,
+    /// `statefulset-controller`, ...) whose events are written to the server, as
+    /// kube-controller-manager's recorders write them; shut the broadcaster down when the
+    /// controller stops.
+    pub fn recorder(&self, component: &str) -> (EventBroadcaster, EventRecorder) {
+        let broadcaster = EventBroadcaster::new();
+        broadcaster.start_recording_to_sink(ClientEventSink::new(self.client.clone()));
+        let recorder = broadcaster.new_recorder(EventSource {
+            component: Some(component.to_string()),
+            host: None,
+        });
+        (broadcaster, recorder)
+    }
 }

@@ -16,6 +16,7 @@ mod crd;
 mod deployment;
 mod endpointslice;
 mod gc;
+mod history;
 mod job;
 mod kubelet;
 mod namespace;
@@ -23,6 +24,8 @@ mod nodes;
 mod pods;
 mod replicaset;
 mod scheduler;
+mod statefulset;
+mod volume;
 
 use std::sync::Arc;
 

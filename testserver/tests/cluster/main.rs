@@ -21,6 +21,7 @@ use kubegen_testserver::{ClusterConfig, Workload};
 use serde_json::json;
 
 mod common;
+mod statefulset;
 
 use common::{cluster, eventually};
 

@@ -82,14 +82,20 @@ fn write_canonical(value: &Value, out: &mut String) {
 /// The canonical JSON text of `template` (sorted keys, no whitespace).
 pub(crate) fn canonical_json(template: &PodTemplateSpec) -> String {
     // A k8s-openapi type always serializes; a failure would only give a constant hash.
-    let value = serde_json::to_value(template).unwrap_or(Value::Null);
+    canonical_value(&serde_json::to_value(template).unwrap_or(Value::Null))
+}
+
+/// The canonical JSON text of `value` (sorted keys, no whitespace), also what the
+/// ControllerRevision hash is taken over (`controllers/history.rs`).
+pub(crate) fn canonical_value(value: &Value) -> String {
     let mut out = String::new();
-    write_canonical(&value, &mut out);
+    write_canonical(value, &mut out);
     out
 }
 
-/// Maps each byte of `text` into the `SafeEncodeString` alphabet.
-fn safe_encode(text: &str) -> String {
+/// Maps each byte of `text` into the `SafeEncodeString` alphabet
+/// (`rand.SafeEncodeString`), as every hash-named object's suffix is written.
+pub(crate) fn safe_encode(text: &str) -> String {
     text.bytes()
         .map(|b| char::from(ALPHABET[usize::from(b) % ALPHABET.len()]))
         .collect()

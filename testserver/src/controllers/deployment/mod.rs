@@ -53,7 +53,7 @@
 
 mod claim;
 mod error;
-mod hash;
+pub(super) mod hash;
 mod history;
 mod recreate;
 mod replicasets;

@@ -1127,10 +1127,18 @@ spec:
 "#;
     s.ok(&["apply", "-f", "-"], Some(manifest));
     let status = |s: &Server| {
-        let out = s.ok(
+        let (done, out) = s.run(
             &["rollout", "status", "statefulset/web", "--timeout=60s"],
             None,
         );
+        let state = || {
+            s.run(
+                &["get", "statefulset,pods,pvc,pv,events", "-o", "wide"],
+                None,
+            )
+            .1
+        };
+        assert!(done, "{out}\n{}", state());
         assert!(
             out.contains("partitioned roll out complete: 3 new pods have been updated"),
             "{out}"

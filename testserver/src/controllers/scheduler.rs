@@ -27,7 +27,7 @@
 //!    (`volume.kubernetes.io/selected-node`); the pod is bound once the PV controller has
 //!    bound them (their changes bring the pod back).
 
-use std::{collections::BTreeMap, sync::Arc};
+use std::{collections::BTreeMap, sync::Arc, time::Duration};
 
 use k8s_openapi::api::{
     core::v1::{
@@ -148,11 +148,13 @@ async fn reconcile(pod: Arc<Pod>, cx: Arc<Context>) -> Result<Action, Error> {
         Ok(node) => {
             if !prebind(&cx, &volumes, &nodes, &node).await? {
                 // Reserved on the node meanwhile (kube-scheduler's Reserve), so the pods
-                // scheduled next count it; the claims' binding brings the pod back.
+                // scheduled next count it; the claims' binding brings the pod back, or the
+                // next poll.
                 if let Some(key) = Request::for_object(pod.as_ref()).map(|r| r.cache_key()) {
                     cx.assumed.lock().insert(key, node);
                 }
-                return Ok(Action::done());
+                // kube-scheduler's PreBind polls the claims every second.
+                return Ok(Action::requeue_after(Duration::from_secs(1)));
             }
             let binding = json!({
                 "apiVersion": "v1",

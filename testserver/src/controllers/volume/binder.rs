@@ -43,9 +43,11 @@
 //!    claim bound to another volume instead: a provisioned `Delete` volume is released and
 //!    deleted, a volume the controller bound is unbound (`claimRef` removed).
 //!
-//! Writes that conflict end the sync quietly: the newer object's event brings it back.
+//! Writes that conflict end the sync quietly: the newer object's event brings it back. A
+//! claim that is not bound is synced again every 15 s whatever happens (kube's
+//! `--pvclaimbinder-sync-period`).
 
-use std::{collections::BTreeMap, sync::Arc};
+use std::{collections::BTreeMap, sync::Arc, time::Duration};
 
 use k8s_openapi::{
     api::{
@@ -200,7 +202,26 @@ fn volume_phase(volume: &PersistentVolume) -> Option<&str> {
     volume.status.as_ref()?.phase.as_deref()
 }
 
+/// How soon a claim that is not bound is looked at again, whatever happens meanwhile
+/// (kube-controller-manager's `--pvclaimbinder-sync-period`).
+const SYNC_PERIOD: Duration = Duration::from_secs(15);
+
+/// The claim loop: one sync, and another after [`SYNC_PERIOD`] while the claim is not
+/// bound (kube's periodic resync of every claim).
 async fn sync_claim(claim: Arc<PersistentVolumeClaim>, cx: Arc<Context>) -> Result<Action, Error> {
+    let bound = claim_phase(&claim) == Some("Bound");
+    let action = sync_claim_once(claim, cx).await?;
+    Ok(if bound {
+        action
+    } else {
+        Action::requeue_after(SYNC_PERIOD)
+    })
+}
+
+async fn sync_claim_once(
+    claim: Arc<PersistentVolumeClaim>,
+    cx: Arc<Context>,
+) -> Result<Action, Error> {
     // 1.
     if claim.metadata.deletion_timestamp.is_some() {
         return Ok(Action::done());

@@ -1284,3 +1284,157 @@ fn kubectl_creates_a_job_from_a_cronjob() {
     );
     assert_eq!(owner, "CronJob/tick");
 }
+
+/// A StatefulSet with a volume claim template, as kubectl users drive one on the cluster in
+/// a process: `rollout status` waits for the StatefulSet controller, the scheduler's volume
+/// binding and the provisioner of the default StorageClass; `get pvc` shows the claims
+/// Bound; `set image` rolls out by ordinal; `rollout history` lists the ControllerRevisions
+/// and `rollout undo` goes back to the first template (kubectl's
+/// `pkg/polymorphichelpers/rollout_status.go` `StatefulSetStatusViewer`, `history.go`
+/// `StatefulSetHistoryViewer`, `rollback.go` `StatefulSetRollbacker`).
+#[test]
+fn kubectl_rolls_out_a_statefulset_with_volumes() {
+    require_kubectl();
+    let s = start("statefulset");
+    let manifest = r#"
+apiVersion: v1
+kind: Service
+metadata:
+  name: nginx
+spec:
+  clusterIP: None
+  selector:
+    app: nginx
+  ports:
+  - port: 80
+---
+apiVersion: apps/v1
+kind: StatefulSet
+metadata:
+  name: web
+spec:
+  serviceName: nginx
+  replicas: 3
+  selector:
+    matchLabels:
+      app: nginx
+  template:
+    metadata:
+      labels:
+        app: nginx
+    spec:
+      containers:
+      - name: nginx
+        image: nginx:1.27
+        volumeMounts:
+        - name: www
+          mountPath: /usr/share/nginx/html
+  volumeClaimTemplates:
+  - metadata:
+      name: www
+    spec:
+      accessModes: ["ReadWriteOnce"]
+      resources:
+        requests:
+          storage: 1Gi
+"#;
+    s.ok(&["apply", "-f", "-"], Some(manifest));
+    let status = |s: &Server| {
+        let (done, out) = s.run(
+            &["rollout", "status", "statefulset/web", "--timeout=60s"],
+            None,
+        );
+        let state = || {
+            s.run(
+                &["get", "statefulset,pods,pvc,pv,events", "-o", "wide"],
+                None,
+            )
+            .1
+        };
+        assert!(done, "{out}\n{}", state());
+        assert!(
+            out.contains("partitioned roll out complete: 3 new pods have been updated"),
+            "{out}"
+        );
+    };
+    let image = |s: &Server, pod: &str| {
+        s.ok(
+            &[
+                "get",
+                "pod",
+                pod,
+                "-o",
+                "jsonpath={.spec.containers[0].image}",
+            ],
+            None,
+        )
+    };
+    let revisions = |s: &Server| {
+        let history = s.ok(&["rollout", "history", "statefulset/web"], None);
+        history
+            .lines()
+            .filter_map(|l| l.split_whitespace().next())
+            .filter(|w| w.parse::<u32>().is_ok())
+            .map(str::to_string)
+            .collect::<Vec<_>>()
+    };
+    status(&s);
+    let claims = s.ok(&["get", "pvc", "--no-headers"], None);
+    for n in 0..3 {
+        let line = claims
+            .lines()
+            .find(|l| l.starts_with(&format!("www-web-{n} ")))
+            .unwrap_or_else(|| panic!("no claim www-web-{n}: {claims}"));
+        assert!(
+            line.contains("Bound") && line.contains("1Gi") && line.contains("RWO"),
+            "{line}"
+        );
+        assert!(line.contains("standard"), "{line}");
+    }
+    let volumes = s.ok(&["get", "pv", "--no-headers"], None);
+    assert_eq!(
+        volumes
+            .lines()
+            .filter(|l| l.contains("Bound")
+                && l.contains("Delete")
+                && l.contains("default/www-web-"))
+            .count(),
+        3,
+        "{volumes}"
+    );
+    let pods = s.ok(&["get", "pods", "-l", "app=nginx", "--no-headers"], None);
+    assert_eq!(
+        pods.lines()
+            .filter(|l| l.contains("1/1") && l.contains("Running"))
+            .count(),
+        3,
+        "{pods}"
+    );
+
+    s.ok(
+        &["set", "image", "statefulset/web", "nginx=nginx:1.28"],
+        None,
+    );
+    status(&s);
+    for n in 0..3 {
+        assert_eq!(image(&s, &format!("web-{n}")), "nginx:1.28");
+    }
+    assert_eq!(revisions(&s), ["1", "2"]);
+
+    s.ok(&["rollout", "undo", "statefulset/web"], None);
+    status(&s);
+    for n in 0..3 {
+        assert_eq!(image(&s, &format!("web-{n}")), "nginx:1.27");
+    }
+    assert_eq!(
+        revisions(&s),
+        ["2", "3"],
+        "the first template's revision is the newest again"
+    );
+    let claims = s.ok(&["get", "pvc", "--no-headers"], None);
+    assert_eq!(
+        claims.lines().count(),
+        3,
+        "pods come back to their claims: {claims}"
+    );
+}

@@ -43,6 +43,11 @@ pub(crate) async fn start(
     if let Err(err) = super::nodes::register(&client, config.nodes).await {
         tracing::error!(%err, "registering the cluster's nodes");
     }
+    if config.runs(Workload::PersistentVolume)
+        && let Err(err) = super::volume::register_default_class(&client).await
+    {
+        tracing::error!(%err, "registering the cluster's default StorageClass");
+    }
     let factory = SharedInformerFactory::new(client.clone(), Duration::ZERO);
     super::pods::add_indexes(&factory);
     for fault in &config.pod_faults {
@@ -97,6 +102,8 @@ async fn run(workload: Workload, cluster: Arc<Cluster>, stop: CancellationToken)
         Workload::TaintEviction => super::taint_eviction::run(cluster, stop).await,
         Workload::DaemonSet => super::daemonset::run(cluster, stop).await,
         Workload::CronJob => super::cronjob::run(cluster, stop).await,
+        Workload::PersistentVolume => super::volume::run(cluster, stop).await,
+        Workload::StatefulSet => super::statefulset::run(cluster, stop).await,
     };
     if let Err(err) = result {
         tracing::error!(controller = workload.name(), %err, "controller stopped");

@@ -5,15 +5,16 @@
 //! `Option`s up to 1.36 and plain structs in 1.37; the `status` and `type` of
 //! `DeploymentCondition` and `ReplicaSetCondition` are `String`s up to 1.36 and
 //! `Option<String>`s in 1.37; an EndpointSlice's `endpoints` is a `Vec` up to 1.36 and an
-//! `Option<Vec>` in 1.37; `DaemonSet.spec` is an `Option` up to 1.36 and plain in 1.37; a
-//! `ControllerRevision`'s `data` is an `Option` up to 1.36 and plain in 1.37, its `revision`
-//! plain up to 1.36 and an `Option` in 1.37; `CronJob.spec` is an `Option` up to 1.35. [`Opt`] reads and writes such a field the same way whichever it
+//! `Option<Vec>` in 1.37; `DaemonSet.spec` and `StatefulSet.spec` are `Option`s up to 1.36
+//! and plain in 1.37; a `ControllerRevision`'s `data` is an `Option` up to 1.36 and plain in
+//! 1.37, its `revision` plain up to 1.36 and an `Option` in 1.37; `CronJob.spec` is an
+//! `Option` up to 1.35. [`Opt`] reads and writes such a field the same way whichever it
 //! is; struct literals set them with [`field`]. Every controller of this folder goes through
 //! it for those fields.
 
 use k8s_openapi::{
     api::{
-        apps::v1::{DaemonSetSpec, DeploymentSpec, ReplicaSetSpec},
+        apps::v1::{DaemonSetSpec, DeploymentSpec, ReplicaSetSpec, StatefulSetSpec},
         batch::v1::CronJobSpec,
         discovery::v1::Endpoint,
     },
@@ -58,6 +59,7 @@ always_present!(
     DaemonSetSpec,
     DeploymentSpec,
     ReplicaSetSpec,
+    StatefulSetSpec,
     RawExtension,
     String,
     Vec<Endpoint>,

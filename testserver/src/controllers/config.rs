@@ -6,7 +6,12 @@ use std::{collections::BTreeSet, sync::Arc, time::Duration};
 
 use parking_lot::Mutex;
 
-use kubegen::{client::Client, informers::SharedInformerFactory};
+use k8s_openapi::api::core::v1::EventSource;
+use kubegen::{
+    client::Client,
+    informers::SharedInformerFactory,
+    record::{ClientEventSink, EventBroadcaster, EventRecorder},
+};
 
 use super::faults::{PodFault, PodFaults};
 
@@ -36,11 +41,16 @@ pub enum Workload {
     DaemonSet,
     /// kube-controller-manager's CronJob controller.
     CronJob,
+    /// kube-controller-manager's PersistentVolume controller (binding, dynamic provisioning
+    /// through the cluster's default StorageClass, reclaiming), with that StorageClass.
+    PersistentVolume,
+    /// kube-controller-manager's StatefulSet controller.
+    StatefulSet,
 }
 
 impl Workload {
     /// Every workload controller, in start order.
-    pub const ALL: [Workload; 10] = [
+    pub const ALL: [Workload; 12] = [
         Workload::Scheduler,
         Workload::Kubelet,
         Workload::ReplicaSet,
@@ -51,6 +61,8 @@ impl Workload {
         Workload::TaintEviction,
         Workload::DaemonSet,
         Workload::CronJob,
+        Workload::PersistentVolume,
+        Workload::StatefulSet,
     ];
 
     /// The controller's name, as kube-controller-manager's `--controllers` flag spells it
@@ -67,6 +79,8 @@ impl Workload {
             Workload::TaintEviction => "taint-eviction-controller",
             Workload::DaemonSet => "daemonset",
             Workload::CronJob => "cronjob",
+            Workload::PersistentVolume => "persistentvolume-binder",
+            Workload::StatefulSet => "statefulset",
         }
     }
 }
@@ -212,5 +226,22 @@ impl Cluster {
     /// Whether the kubelet of `node` is stopped.
     pub fn kubelet_stopped(&self, node: &str) -> bool {
         self.stopped_kubelets.lock().contains(node)
+    }
+}
+
+impl Cluster {
+    /// A client-go event recorder (`kubegen::record`) for `component`
+    /// (`persistentvolume-controller`, `statefulset-controller`, ...) whose events are
+    /// written to the server, as kube-controller-manager's recorders write them (stamped
+    /// with the wall clock, unlike [`Cluster::recorder`]'s); shut the broadcaster down when
+    /// the controller stops.
+    pub fn broadcaster(&self, component: &str) -> (EventBroadcaster, EventRecorder) {
+        let broadcaster = EventBroadcaster::new();
+        broadcaster.start_recording_to_sink(ClientEventSink::new(self.client.clone()));
+        let recorder = broadcaster.new_recorder(EventSource {
+            component: Some(component.to_string()),
+            host: None,
+        });
+        (broadcaster, recorder)
     }
 }

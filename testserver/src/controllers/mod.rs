@@ -20,6 +20,7 @@ mod endpointslice;
 mod events;
 mod faults;
 mod gc;
+mod history;
 mod job;
 mod kubelet;
 mod kubernetes_service;
@@ -31,7 +32,9 @@ mod pods;
 mod replicaset;
 mod revision;
 mod scheduler;
+mod statefulset;
 mod taint_eviction;
+mod volume;
 
 use std::sync::Arc;
 

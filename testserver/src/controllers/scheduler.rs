@@ -19,13 +19,26 @@
 //!    kube-scheduler's message (`0/3 nodes are available: 3 node(s) didn't match Pod's
 //!    node affinity/selector.`), and waits: any Node change requeues every pending pod
 //!    (kube-scheduler's queueing hints, simplified to "a node changed").
+//!    A pod with PersistentVolumeClaims goes through kube-scheduler's VolumeBinding plugin
+//!    too (`volume/binding.rs`): a missing claim or an unbound claim of an `Immediate`
+//!    class fits no node; a bound claim's volume must allow the node; an unbound
+//!    `WaitForFirstConsumer` claim needs a volume or a provisioner there.
 //! 4. Otherwise score the fitting nodes (`NodeResourcesFit`'s `LeastAllocated`: the node
 //!    with the smallest share of its CPU and memory requested, then the fewest pods, then
-//!    the name, so placement is deterministic) and bind the pod to the best one.
+//!    the name, so placement is deterministic) and bind the pod to the best one. Unbound
+//!    `WaitForFirstConsumer` claims are first bound or annotated with the chosen node
+//!    (`volume.kubernetes.io/selected-node`); the pod is bound once the PV controller has
+//!    bound them (their changes bring the pod back).
 
-use std::{collections::BTreeMap, sync::Arc};
+use std::{collections::BTreeMap, sync::Arc, time::Duration};
 
-use k8s_openapi::api::core::v1::{Node, NodeSelectorRequirement, Pod, Taint, Toleration};
+use k8s_openapi::api::{
+    core::v1::{
+        Node, NodeSelector, NodeSelectorRequirement, PersistentVolume, PersistentVolumeClaim, Pod,
+        Taint, Toleration,
+    },
+    storage::v1::StorageClass,
+};
 use kubegen::{
     cache::Lister,
     client::{Error, ResourceClient, params::PostParams},
@@ -39,6 +52,7 @@ use super::{
     config::Cluster,
     events::{EventType, Recorder},
     pods,
+    volume::binding::{self as volume_binding, PodVolumes},
 };
 
 /// The scheduler name pods get by default.
@@ -52,6 +66,15 @@ struct Context {
     /// Pods bound whose binding the pod cache may not show yet (kube-scheduler's
     /// "assumed" pods): counted on their node, so pods bound back to back spread.
     assumed: Mutex<BTreeMap<String, String>>,
+    /// What the VolumeBinding plugin reads.
+    volumes: VolumeListers,
+}
+
+/// The caches the VolumeBinding plugin reads.
+struct VolumeListers {
+    claims: Lister<PersistentVolumeClaim>,
+    volumes: Lister<PersistentVolume>,
+    classes: Lister<StorageClass>,
 }
 
 /// Runs the scheduler until `stop`.
@@ -76,13 +99,23 @@ pub(crate) async fn run(
             requests.sort_by_key(Request::cache_key);
             requests
         })
+        // A claim's or a volume's change (bound at last, say) brings back the pods using
+        // the claim.
+        .watches::<PersistentVolumeClaim>(volume_binding::pods_using(pods.clone()))
+        .watches::<PersistentVolume>(volume_binding::pods_using_volume(pods.clone()))
         .build();
+    let volumes = VolumeListers {
+        claims: cluster.factory.lister_for::<PersistentVolumeClaim>(),
+        volumes: cluster.factory.lister_for::<PersistentVolume>(),
+        classes: cluster.factory.lister_for::<StorageClass>(),
+    };
     let cx = Arc::new(Context {
         recorder: cluster.recorder("default-scheduler"),
         cluster,
         nodes,
         pods,
         assumed: Mutex::new(BTreeMap::new()),
+        volumes,
     });
     controller.run(reconcile, cx, stop).await?;
     Ok(())
@@ -105,9 +138,30 @@ async fn reconcile(pod: Arc<Pod>, cx: Arc<Context>) -> Result<Action, Error> {
     let namespace = pod.metadata.namespace.clone().unwrap_or_default();
     let name = pod.metadata.name.clone().unwrap_or_default();
     let nodes = cx.nodes.list(&kube_core::Selector::default());
-    let bound = with_assumed(&cx, cx.pods.list(&kube_core::Selector::default()));
-    match choose(&pod, &nodes, &bound) {
+    let mut bound = with_assumed(&cx, cx.pods.list(&kube_core::Selector::default()));
+    // A pod waiting for its volumes is assumed on its node; it does not count against
+    // itself.
+    bound.retain(|p| p.metadata.uid != pod.metadata.uid);
+    let volumes = match pod_volumes(&cx, &pod) {
+        Ok(volumes) => volumes,
+        Err(reason) => {
+            // A PreFilter rejection (`FitError` with its `PreFilterMsg`).
+            let message = format!("0/{} nodes are available: {reason}.", nodes.len());
+            return unschedulable(&cx, &pod, &message).await;
+        }
+    };
+    match choose_with_volumes(&pod, &nodes, &bound, &volumes) {
         Ok(node) => {
+            if !prebind(&cx, &volumes, &nodes, &node).await? {
+                // Reserved on the node meanwhile (kube-scheduler's Reserve), so the pods
+                // scheduled next count it; the claims' binding brings the pod back, or the
+                // next poll.
+                if let Some(key) = Request::for_object(pod.as_ref()).map(|r| r.cache_key()) {
+                    cx.assumed.lock().insert(key, node);
+                }
+                // kube-scheduler's PreBind polls the claims every second.
+                return Ok(Action::requeue_after(Duration::from_secs(1)));
+            }
             let binding = json!({
                 "apiVersion": "v1",
                 "kind": "Binding",
@@ -143,36 +197,69 @@ async fn reconcile(pod: Arc<Pod>, cx: Arc<Context>) -> Result<Action, Error> {
                 Err(e) => Err(e),
             }
         }
-        Err(message) => {
-            let mut updated = (*pod).clone();
-            let status = updated.status.get_or_insert_with(Default::default);
-            let conditions = status.conditions.get_or_insert_with(Vec::new);
-            if pods::set_condition(
-                conditions,
-                "PodScheduled",
-                "False",
-                Some("Unschedulable"),
-                Some(&message),
-            ) {
-                let pods: ResourceClient<Pod> =
-                    ResourceClient::namespaced(cx.cluster.client.clone(), &namespace);
-                match pods.update_status(&PostParams::default(), &updated).await {
-                    Ok(_) => {}
-                    Err(e) if e.is_conflict() || e.is_not_found() => {}
-                    Err(e) => return Err(e),
-                }
-                cx.recorder
-                    .record(
-                        pod.as_ref(),
-                        EventType::Warning,
-                        "FailedScheduling",
-                        message,
-                    )
-                    .await;
-            }
-            Ok(Action::done())
-        }
+        Err(message) => unschedulable(&cx, &pod, &message).await,
     }
+}
+
+/// Step 3: the pod waits with `PodScheduled=False`, reason `Unschedulable`.
+async fn unschedulable(cx: &Context, pod: &Pod, message: &str) -> Result<Action, Error> {
+    let mut updated = pod.clone();
+    let status = updated.status.get_or_insert_with(Default::default);
+    let conditions = status.conditions.get_or_insert_with(Vec::new);
+    if pods::set_condition(
+        conditions,
+        "PodScheduled",
+        "False",
+        Some("Unschedulable"),
+        Some(message),
+    ) {
+        let pods: ResourceClient<Pod> = ResourceClient::namespaced(
+            cx.cluster.client.clone(),
+            pod.metadata.namespace.as_deref().unwrap_or_default(),
+        );
+        match pods.update_status(&PostParams::default(), &updated).await {
+            Ok(_) => {}
+            Err(e) if e.is_conflict() || e.is_not_found() => {}
+            Err(e) => return Err(e),
+        }
+        cx.recorder
+            .record(pod, EventType::Warning, "FailedScheduling", message)
+            .await;
+    }
+    Ok(Action::done())
+}
+
+/// VolumeBinding's PreFilter over the caches (`volume/binding.rs`).
+fn pod_volumes(cx: &Context, pod: &Pod) -> Result<PodVolumes, String> {
+    if volume_binding::claim_names(pod).is_empty() {
+        return Ok(PodVolumes::default());
+    }
+    let all = kube_core::Selector::default();
+    volume_binding::pod_volumes(
+        pod,
+        &cx.volumes.claims.list(&all),
+        &cx.volumes.volumes.list(&all),
+        &cx.volumes.classes.list(&all),
+    )
+}
+
+/// VolumeBinding's PreBind on the chosen node: whether the pod's claims are all bound.
+async fn prebind(
+    cx: &Context,
+    volumes: &PodVolumes,
+    nodes: &[Arc<Node>],
+    node: &str,
+) -> Result<bool, Error> {
+    if volumes.all_bound() {
+        return Ok(true);
+    }
+    let Some(node) = nodes
+        .iter()
+        .find(|n| n.metadata.name.as_deref() == Some(node))
+    else {
+        return Ok(false);
+    };
+    volume_binding::prebind(&cx.cluster.client, volumes, node).await
 }
 
 /// The cached pods with the assumed bindings applied; assumptions the cache confirms (or
@@ -221,6 +308,8 @@ enum Misfit {
     Cpu,
     Memory,
     Pods,
+    /// A VolumeBinding filter's reason (`volume/binding.rs`).
+    Volume(&'static str),
 }
 
 impl Misfit {
@@ -233,12 +322,25 @@ impl Misfit {
             Misfit::Cpu => "Insufficient cpu",
             Misfit::Memory => "Insufficient memory",
             Misfit::Pods => "Too many pods",
+            Misfit::Volume(reason) => reason,
         }
     }
 }
 
 /// The node `pod` goes to, or kube-scheduler's message saying why none fits.
+#[cfg(test)]
 fn choose(pod: &Pod, nodes: &[Arc<Node>], all_pods: &[Arc<Pod>]) -> Result<String, String> {
+    choose_with_volumes(pod, nodes, all_pods, &PodVolumes::default())
+}
+
+/// The node `pod` goes to, with the VolumeBinding filter for the pod's claims, or
+/// kube-scheduler's message saying why none fits.
+fn choose_with_volumes(
+    pod: &Pod,
+    nodes: &[Arc<Node>],
+    all_pods: &[Arc<Pod>],
+    volumes: &PodVolumes,
+) -> Result<String, String> {
     let (cpu, memory) = pods::requests(pod);
     let mut misfits: BTreeMap<Misfit, usize> = BTreeMap::new();
     let mut best: Option<((i64, usize), String)> = None;
@@ -251,7 +353,9 @@ fn choose(pod: &Pod, nodes: &[Arc<Node>], all_pods: &[Arc<Pod>]) -> Result<Strin
                     && !pods::is_terminal(p)
             })
             .collect();
-        match fits(pod, node, &on_node, cpu, memory) {
+        let fit = fits(pod, node, &on_node, cpu, memory)
+            .and_then(|share| volumes.filter(node).map(|()| share).map_err(Misfit::Volume));
+        match fit {
             Err(misfit) => *misfits.entry(misfit).or_default() += 1,
             Ok(share) => {
                 let score = (share, on_node.len());
@@ -357,6 +461,28 @@ pub(crate) fn tolerates(toleration: &Toleration, taint: &Taint) -> bool {
         "Exists" => key.is_empty() || key == taint.key,
         _ => key == taint.key && toleration.value.as_deref() == taint.value.as_deref(),
     }
+}
+
+/// Whether `node` satisfies `selector` (one of its terms: every `matchExpressions`
+/// requirement on the node's labels and every `matchFields` requirement on
+/// `metadata.name`), as a PersistentVolume's node affinity is checked.
+pub(crate) fn node_selector_matches(selector: &NodeSelector, node: &Node) -> bool {
+    let labels = node.metadata.labels.clone().unwrap_or_default();
+    let fields = BTreeMap::from([(
+        "metadata.name".to_string(),
+        node.metadata.name.clone().unwrap_or_default(),
+    )]);
+    selector.node_selector_terms.iter().any(|term| {
+        term.match_expressions
+            .iter()
+            .flatten()
+            .all(|r| requirement_matches(r, &labels))
+            && term
+                .match_fields
+                .iter()
+                .flatten()
+                .all(|r| requirement_matches(r, &fields))
+    })
 }
 
 /// One `nodeSelectorTerms` requirement against a node's labels.

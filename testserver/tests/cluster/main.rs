@@ -26,6 +26,7 @@ mod daemonset;
 mod events;
 mod faults;
 mod nodes;
+mod statefulset;
 
 use common::{cluster, eventually};
 

@@ -85,15 +85,17 @@ pub(crate) fn canonical_json(template: &PodTemplateSpec) -> String {
     canonical_value(&serde_json::to_value(template).unwrap_or(Value::Null))
 }
 
-/// The canonical JSON text of any value (sorted keys, no whitespace).
+/// The canonical JSON text of any value (sorted keys, no whitespace), also what the
+/// ControllerRevision hashes are taken over (`controllers/revision.rs`, `controllers/history.rs`).
 pub(crate) fn canonical_value(value: &Value) -> String {
     let mut out = String::new();
     write_canonical(value, &mut out);
     out
 }
 
-/// Maps each byte of `text` into the `SafeEncodeString` alphabet.
-fn safe_encode(text: &str) -> String {
+/// Maps each byte of `text` into the `SafeEncodeString` alphabet
+/// (`rand.SafeEncodeString`), as every hash-named object's suffix is written.
+pub(crate) fn safe_encode(text: &str) -> String {
     text.bytes()
         .map(|b| char::from(ALPHABET[usize::from(b) % ALPHABET.len()]))
         .collect()

@@ -263,10 +263,7 @@ fn image_matches(wanted: &str, image: Option<&str>) -> bool {
     let Some(image) = image else {
         return false;
     };
-    let (wanted_full, image_full) = (
-        super::kubelet::normalize_image(wanted),
-        super::kubelet::normalize_image(image),
-    );
+    let (wanted_full, image_full) = (normalize_image(wanted), normalize_image(image));
     if wanted_full == image_full {
         return true;
     }
@@ -410,6 +407,27 @@ impl PodFaults {
                 (actions, other.and_then(Result::err))
             }
         }
+    }
+}
+
+/// An image reference as the container runtime reports it: `nginx` is
+/// `docker.io/library/nginx:latest`.
+pub(crate) fn normalize_image(image: &str) -> String {
+    let first = image.split('/').next().unwrap_or_default();
+    let has_registry =
+        image.contains('/') && (first.contains('.') || first.contains(':') || first == "localhost");
+    let full = if has_registry {
+        image.to_string()
+    } else if image.contains('/') {
+        format!("docker.io/{image}")
+    } else {
+        format!("docker.io/library/{image}")
+    };
+    let last = full.rsplit('/').next().unwrap_or_default();
+    if last.contains(':') || last.contains('@') {
+        full
+    } else {
+        format!("{full}:latest")
     }
 }
 

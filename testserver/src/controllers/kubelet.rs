@@ -84,7 +84,11 @@ use kubegen::{
 use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
 
-use super::{config::Cluster, faults::FaultAction, pods};
+use super::{
+    config::Cluster,
+    faults::{FaultAction, normalize_image},
+    pods,
+};
 
 /// The `providerID` prefix of the nodes the cluster simulates.
 pub(crate) const PROVIDER_PREFIX: &str = "kubegen://";
@@ -897,27 +901,6 @@ fn qos_class(pod: &Pod) -> &'static str {
         "Guaranteed"
     } else {
         "Burstable"
-    }
-}
-
-/// An image reference as the container runtime reports it: `nginx` is
-/// `docker.io/library/nginx:latest`.
-pub(crate) fn normalize_image(image: &str) -> String {
-    let first = image.split('/').next().unwrap_or_default();
-    let has_registry =
-        image.contains('/') && (first.contains('.') || first.contains(':') || first == "localhost");
-    let full = if has_registry {
-        image.to_string()
-    } else if image.contains('/') {
-        format!("docker.io/{image}")
-    } else {
-        format!("docker.io/library/{image}")
-    };
-    let last = full.rsplit('/').next().unwrap_or_default();
-    if last.contains(':') || last.contains('@') {
-        full
-    } else {
-        format!("{full}:latest")
     }
 }
 

@@ -15,7 +15,7 @@ use kubegen::{
     record::{BroadcasterConfig, ClientEventSink, EventBroadcaster, EventType},
 };
 use kubegen_testserver::TestServer;
-use kubegen_testserver::{FailRule, Verb};
+use kubegen_testserver::{ClusterConfig, FailRule, Verb};
 
 async fn pod(client: &Client, name: &str) -> Pod {
     let pods: ResourceClient<Pod> = ResourceClient::namespaced(client.clone(), "default");
@@ -60,9 +60,19 @@ async fn events(client: &Client) -> Vec<Event> {
     items
 }
 
+/// An API server alone (no cluster): these tests count every Event in the namespace and
+/// fail event writes, which the cluster's controllers would also write and consume.
+async fn api_server() -> TestServer {
+    TestServer::builder()
+        .cluster(ClusterConfig::none())
+        .start()
+        .await
+        .unwrap()
+}
+
 #[tokio::test]
 async fn an_event_is_written_with_type_reason_message_involved_object_and_source() {
-    let server = TestServer::start().await.unwrap();
+    let server = api_server().await;
     let client = server.client().unwrap();
     let web = pod(&client, "web").await;
     let b = broadcaster(&client);
@@ -93,7 +103,7 @@ async fn an_event_is_written_with_type_reason_message_involved_object_and_source
 
 #[tokio::test]
 async fn three_identical_events_are_one_event_with_count_3() {
-    let server = TestServer::start().await.unwrap();
+    let server = api_server().await;
     let client = server.client().unwrap();
     let web = pod(&client, "web").await;
     let b = broadcaster(&client);
@@ -112,7 +122,7 @@ async fn three_identical_events_are_one_event_with_count_3() {
 
 #[tokio::test]
 async fn eleven_similar_events_are_aggregated_into_a_combined_message() {
-    let server = TestServer::start().await.unwrap();
+    let server = api_server().await;
     let client = server.client().unwrap();
     let web = pod(&client, "web").await;
     let b = broadcaster(&client);
@@ -150,7 +160,7 @@ async fn eleven_similar_events_are_aggregated_into_a_combined_message() {
 
 #[tokio::test]
 async fn the_spam_filter_stops_a_source_after_a_burst_of_25_events_per_object() {
-    let server = TestServer::start().await.unwrap();
+    let server = api_server().await;
     let client = server.client().unwrap();
     let (noisy, quiet) = (pod(&client, "noisy").await, pod(&client, "quiet").await);
     let b = broadcaster(&client);
@@ -174,7 +184,7 @@ async fn the_spam_filter_stops_a_source_after_a_burst_of_25_events_per_object() 
 
 #[tokio::test]
 async fn only_normal_and_warning_events_are_recorded() {
-    let server = TestServer::start().await.unwrap();
+    let server = api_server().await;
     let client = server.client().unwrap();
     let web = pod(&client, "web").await;
     let b = broadcaster(&client);
@@ -196,7 +206,7 @@ async fn only_normal_and_warning_events_are_recorded() {
 
 #[tokio::test]
 async fn a_transient_server_failure_is_retried_until_the_event_is_written() {
-    let server = TestServer::start().await.unwrap();
+    let server = api_server().await;
     let client = server.client().unwrap();
     let web = pod(&client, "web").await;
     server.fail(
@@ -228,7 +238,7 @@ async fn a_transient_server_failure_is_retried_until_the_event_is_written() {
 
 #[tokio::test]
 async fn a_rejected_event_is_not_retried() {
-    let server = TestServer::start().await.unwrap();
+    let server = api_server().await;
     let client = server.client().unwrap();
     let web = pod(&client, "web").await;
     // a 403 is final: the broadcaster gives up at once, the next event goes through
@@ -249,7 +259,7 @@ async fn a_rejected_event_is_not_retried() {
 
 #[tokio::test]
 async fn a_repeat_of_a_deleted_event_creates_it_again() {
-    let server = TestServer::start().await.unwrap();
+    let server = api_server().await;
     let client = server.client().unwrap();
     let web = pod(&client, "web").await;
     let b = broadcaster(&client);
@@ -277,7 +287,7 @@ async fn a_repeat_of_a_deleted_event_creates_it_again() {
 
 #[tokio::test]
 async fn annotated_events_carry_their_annotations_and_reference_objects_by_reference() {
-    let server = TestServer::start().await.unwrap();
+    let server = api_server().await;
     let client = server.client().unwrap();
     let web = pod(&client, "web").await;
     let b = broadcaster(&client);

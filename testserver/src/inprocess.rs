@@ -68,6 +68,8 @@ struct Inner {
 #[derive(Clone)]
 pub struct InProcess {
     inner: Arc<Inner>,
+    /// Who a request without a bearer token is.
+    user: crate::UserInfo,
 }
 
 impl std::fmt::Debug for InProcess {
@@ -92,7 +94,29 @@ impl InProcess {
 
     /// A fresh in-memory server with custom engine settings.
     pub fn with_config(config: EngineConfig) -> Self {
-        InProcess::from_shared(Shared::new(crate::apiserver::new_engine(config), None))
+        InProcess::with_auth(config, &crate::AuthConfig::default())
+    }
+
+    /// A fresh in-memory server that authenticates and authorizes as `auth` says (e.g.
+    /// [`crate::AuthConfig::rbac`]).
+    pub fn with_auth(config: EngineConfig, auth: &crate::AuthConfig) -> Self {
+        InProcess::from_shared(Shared::new(crate::apiserver::new_engine(config), auth))
+    }
+
+    /// This front acting as `user` (reactors and the action log stay shared): a request
+    /// without a bearer token is `user`'s, authorized as theirs. A front's user is
+    /// otherwise the API server's own loopback identity, in `system:masters`
+    /// ([`crate::UserInfo::loopback`]).
+    pub fn as_user(&self, user: crate::UserInfo) -> Self {
+        InProcess {
+            inner: self.inner.clone(),
+            user,
+        }
+    }
+
+    /// The user a request without a bearer token is.
+    pub fn user(&self) -> &crate::UserInfo {
+        &self.user
     }
 
     /// An in-process front over existing shared state (e.g. a running [`crate::TestServer`]).
@@ -103,6 +127,7 @@ impl InProcess {
                 reactors: RwLock::new(Vec::new()),
                 actions: Mutex::new(Vec::new()),
             }),
+            user: crate::UserInfo::loopback(),
         }
     }
 
@@ -211,6 +236,7 @@ impl InProcess {
         }
         let mut cx = RequestContext::new(parts, Bytes::from(body));
         cx.route = Some(route);
+        cx.front_user = Some(self.user.clone());
         into_body(chain::serve(&self.inner.shared, cx).await)
     }
 }

@@ -20,6 +20,9 @@
 pub(crate) mod admission;
 pub(crate) mod apiserver;
 pub(crate) mod apply;
+mod auth;
+pub(crate) mod authn;
+pub(crate) mod authz;
 mod builtins;
 pub(crate) mod chain;
 pub(crate) mod clock;
@@ -58,6 +61,9 @@ pub(crate) mod validation;
 
 use std::path::Path;
 
+pub use auth::AuthConfig;
+pub use authn::UserInfo;
+pub use authz::AuthorizationMode;
 pub use controllers::{
     ClusterConfig, FAULT_ANNOTATION, FaultAction, PodFault, PodFaultError, Workload,
 };

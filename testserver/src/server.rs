@@ -62,6 +62,7 @@ pub enum ServerError {
 pub struct TestServerBuilder {
     addr: SocketAddr,
     token: Option<String>,
+    auth: crate::AuthConfig,
     tls: bool,
     engine: EngineConfig,
     cluster: ClusterConfig,
@@ -73,6 +74,7 @@ impl Default for TestServerBuilder {
         TestServerBuilder {
             addr: SocketAddr::from(([127, 0, 0, 1], 0)),
             token: None,
+            auth: crate::AuthConfig::default(),
             tls: false,
             engine: EngineConfig::default(),
             cluster: ClusterConfig::default(),
@@ -88,9 +90,26 @@ impl TestServerBuilder {
         self
     }
 
-    /// Require `Authorization: Bearer <token>`.
+    /// Require `Authorization: Bearer <token>`: `token` is the admin's (a user `admin` in
+    /// `system:masters`, what [`TestServer::config`] and the kubeconfig carry), and
+    /// requests without credentials are refused (`--anonymous-auth=false`).
     pub fn token(mut self, token: impl Into<String>) -> Self {
         self.token = Some(token.into());
+        self.auth.anonymous = false;
+        self
+    }
+
+    /// Authentication, authorization and audit settings ([`crate::AuthConfig`]).
+    pub fn auth(mut self, auth: crate::AuthConfig) -> Self {
+        self.auth = auth;
+        self
+    }
+
+    /// Authorization by RBAC (`--authorization-mode=RBAC`): roles and bindings decide
+    /// what each user may do. [`TestServer::client`] stays the admin's; see
+    /// [`TestServer::client_as`] and [`TestServer::client_for_service_account`].
+    pub fn rbac(mut self) -> Self {
+        self.auth.authorization_mode = crate::AuthorizationMode::Rbac;
         self
     }
 
@@ -147,7 +166,18 @@ impl TestServerBuilder {
         }
         config.graceful_deletion = self.cluster.runs(Workload::Kubelet);
         let engine = crate::apiserver::new_engine(config);
-        let shared = Shared::new(engine, self.token.clone());
+        // The admin's token: the one asked for, else a fresh one; what `config()` and the
+        // kubeconfig carry (envtest's clients are admins too).
+        let token = self
+            .token
+            .clone()
+            .unwrap_or_else(crate::authn::random_token);
+        let mut auth = self.auth.clone();
+        auth.tokens.push((
+            token.clone(),
+            crate::UserInfo::new(ADMIN, [crate::authn::SYSTEM_MASTERS]),
+        ));
+        let shared = Shared::new(engine, &auth);
         let listener = TcpListener::bind(self.addr).await?;
         let addr = listener.local_addr()?;
         let tls = if self.tls {
@@ -171,12 +201,15 @@ impl TestServerBuilder {
             addr,
             shared,
             connections,
-            token: self.token,
+            token,
             ca_pem: tls.map(|t| t.ca_pem),
             cluster,
         })
     }
 }
+
+/// The user name of the admin token (in `system:masters`).
+pub const ADMIN: &str = "admin";
 
 /// Whether tokio's clock is paused already (a second server in one test, or
 /// `#[tokio::test(start_paused = true)]`): a paused clock does not move while the thread
@@ -302,7 +335,7 @@ pub struct TestServer {
     addr: SocketAddr,
     shared: Arc<Shared>,
     connections: Arc<Mutex<CancellationToken>>,
-    token: Option<String>,
+    token: String,
     ca_pem: Option<String>,
     cluster: Option<Arc<crate::controllers::Cluster>>,
 }
@@ -330,9 +363,14 @@ impl TestServer {
     }
 
     /// A kubegen client `Config` for this server: its URL, the CA of a TLS server, the
-    /// bearer token if one is required, and no client-side throttling (tests should not
-    /// wait on a rate limiter).
+    /// admin's bearer token (user `admin` in `system:masters`), and no client-side
+    /// throttling (tests should not wait on a rate limiter).
     pub fn config(&self) -> Result<kubegen::client::Config, ServerError> {
+        self.config_with_token(&self.token)
+    }
+
+    /// [`TestServer::config`] with another bearer token.
+    fn config_with_token(&self, token: &str) -> Result<kubegen::client::Config, ServerError> {
         use kubegen::client::{Config, Credentials, TlsConfig, pem_certs};
         let url = self
             .url()
@@ -346,15 +384,32 @@ impl TestServer {
                 ..TlsConfig::default()
             });
         }
-        if let Some(token) = &self.token {
-            config = config.with_credentials(Credentials::Bearer(token.clone().into()));
-        }
+        config = config.with_credentials(Credentials::Bearer(token.to_string().into()));
         Ok(config)
     }
 
-    /// A kubegen `Client` for this server over HTTP (see [`TestServer::config`]).
+    /// A kubegen `Client` for this server over HTTP, as the admin (see
+    /// [`TestServer::config`]).
     pub fn client(&self) -> Result<kubegen::client::Client, ServerError> {
         kubegen::client::Client::try_from_config(self.config()?)
+            .map_err(|e| ServerError::Config(e.to_string()))
+    }
+
+    /// A client over HTTP authenticated as `user` in `groups` (and
+    /// `system:authenticated`): a fresh bearer token for the user joins the server's
+    /// static token table. With RBAC on ([`TestServerBuilder::rbac`]) the user may do what
+    /// their roles' bindings allow, and nothing else.
+    pub fn client_as(
+        &self,
+        user: &str,
+        groups: &[&str],
+    ) -> Result<kubegen::client::Client, ServerError> {
+        let token = crate::authn::random_token();
+        self.shared.auth.authenticator.add_token(
+            token.clone(),
+            crate::UserInfo::new(user, groups.iter().copied()),
+        );
+        kubegen::client::Client::try_from_config(self.config_with_token(&token)?)
             .map_err(|e| ServerError::Config(e.to_string()))
     }
 
@@ -477,9 +532,14 @@ impl TestServer {
         crate::load_crds(&self.shared.engine, "<inline>", text)
     }
 
-    /// A kubeconfig pointing at this server (with the token, if one is required).
+    /// A kubeconfig pointing at this server, with the admin's token.
     pub fn kubeconfig(&self) -> String {
-        crate::kubeconfig::render(&self.url(), self.token.as_deref(), self.ca_pem.as_deref())
+        crate::kubeconfig::render(&self.url(), Some(&self.token), self.ca_pem.as_deref())
+    }
+
+    /// The admin's bearer token (user `admin` in `system:masters`).
+    pub fn admin_token(&self) -> &str {
+        &self.token
     }
 
     /// Writes [`TestServer::kubeconfig`] to `path`.

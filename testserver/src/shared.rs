@@ -1,11 +1,11 @@
 //! The state every request of one server shares: the engine, the fault switchboard, the
-//! token authentication requires (if any) and the shutdown signal. Both fronts hold one.
+//! authenticators and authorizer, and the shutdown signal. Both fronts hold one.
 
 use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
-use crate::{controllers::PodFaults, engine::Engine, faults::Faults};
+use crate::{AuthConfig, auth::Auth, controllers::PodFaults, engine::Engine, faults::Faults};
 
 /// State shared by every request of one server.
 pub struct Shared {
@@ -13,8 +13,8 @@ pub struct Shared {
     pub engine: Arc<Engine>,
     /// Fault injection.
     pub faults: Faults,
-    /// Required bearer token, if any.
-    pub token: Option<String>,
+    /// Who may talk to the server.
+    pub(crate) auth: Auth,
     /// Cancelled when the server stops (ends watch tasks).
     pub shutdown: CancellationToken,
     /// The kubelet faults in force ([`crate::PodFault`]), read by the simulated kubelets.
@@ -22,12 +22,12 @@ pub struct Shared {
 }
 
 impl Shared {
-    /// Shared state over `engine`.
-    pub fn new(engine: Arc<Engine>, token: Option<String>) -> Arc<Self> {
+    /// Shared state over `engine`, authenticating and authorizing as `auth` says.
+    pub fn new(engine: Arc<Engine>, auth: &AuthConfig) -> Arc<Self> {
         Arc::new(Shared {
             engine,
             faults: Faults::default(),
-            token,
+            auth: Auth::new(auth),
             shutdown: CancellationToken::new(),
             pod_faults: Arc::default(),
         })

@@ -1,31 +1,20 @@
 //! Stage 2, authentication (kube-apiserver's `WithAuthentication`): who makes the
-//! request. A server started with a token requires `Authorization: Bearer <token>`
-//! (anything else is a 401 `Unauthorized`); otherwise every request is the anonymous
-//! user. Real authenticators (client certificates, service account tokens) come with
-//! the RBAC work.
+//! request, from its credentials (see [`crate::authn`]); a credential no authenticator
+//! accepts, or no credential when anonymous requests are off, is a 401 `Unauthorized`.
+//! The `Authorization` header is removed once read, as kube-apiserver strips it before
+//! the request goes further.
 
 use http::header;
 
-use crate::{
-    endpoints::context::{RequestContext, UserInfo},
-    errors::{ApiError, ApiResult},
-    shared::Shared,
-};
+use crate::{endpoints::context::RequestContext, errors::ApiResult, shared::Shared};
 
 /// Authenticates the request, recording its user.
 pub(crate) fn authenticate(shared: &Shared, cx: &mut RequestContext) -> ApiResult<()> {
-    if let Some(token) = &shared.token {
-        let ok = cx
-            .parts
-            .headers
-            .get(header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "))
-            .is_some_and(|t| t == token);
-        if !ok {
-            return Err(ApiError::unauthorized());
-        }
-    }
-    cx.user = Some(UserInfo::anonymous());
+    let user = shared
+        .auth
+        .authenticator
+        .authenticate(&cx.parts.headers, cx.front_user.as_ref())?;
+    cx.parts.headers.remove(header::AUTHORIZATION);
+    cx.user = Some(user);
     Ok(())
 }

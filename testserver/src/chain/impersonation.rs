@@ -3,10 +3,10 @@
 //! once it is authorized to impersonate. A pass-through until authorization is modelled:
 //! the headers are ignored and the user stays who authenticated.
 
-use crate::{endpoints::context::RequestContext, errors::ApiResult};
+use crate::{endpoints::context::RequestContext, errors::ApiResult, shared::Shared};
 
 /// Applies impersonation headers (none are applied yet).
-pub(crate) fn impersonate(cx: &mut RequestContext) -> ApiResult<()> {
-    let _ = cx;
+pub(crate) fn impersonate(shared: &Shared, cx: &mut RequestContext) -> ApiResult<()> {
+    let _ = (shared, cx);
     Ok(())
 }

@@ -10,10 +10,9 @@
 //!
 //! * [`request_info`]: what the path addresses (`WithRequestInfo`); a path nothing serves
 //!   is answered by the endpoint, after authentication, as kube-apiserver does.
-//! * [`authentication`]: a bearer token when the server requires one, else the anonymous
-//!   user (`WithAuthentication`, 401 `Unauthorized`).
-//! * [`impersonation`]: `Impersonate-*` headers (`WithImpersonation`); a pass-through.
-//! * [`authorization`]: `WithAuthorization`; allows everything.
+//! * [`authentication`]: who makes the request (`WithAuthentication`, 401 `Unauthorized`).
+//! * [`impersonation`]: `Impersonate-*` headers (`WithImpersonation`).
+//! * [`authorization`]: `WithAuthorization`, `AlwaysAllow` or RBAC (403 `Forbidden`).
 //! * Priority and fairness (`WithPriorityAndFairness`, `WithMaxInFlightLimit`) is not
 //!   modelled: every request is served at once.
 //! * [`fault_injection`]: the test server's own stage — a configured delay, and the
@@ -62,9 +61,9 @@ async fn run(shared: &Shared, cx: &mut RequestContext) -> ApiResult<Reply> {
     cx.trail.enter("authentication")?;
     authentication::authenticate(shared, cx)?;
     cx.trail.enter("impersonation")?;
-    impersonation::impersonate(cx)?;
+    impersonation::impersonate(shared, cx)?;
     cx.trail.enter("authorization")?;
-    authorization::authorize(cx)?;
+    authorization::authorize(shared, cx)?;
     cx.trail.enter("fault_injection")?;
     fault_injection::inject(shared, cx).await?;
     cx.trail.enter("endpoint")?;
@@ -157,7 +156,12 @@ mod tests {
     #[tokio::test]
     async fn real_stages_answer_with_kube_apiservers_status() {
         let engine = crate::apiserver::new_engine(crate::EngineConfig::default());
-        let shared = Shared::new(engine, Some("secret".into()));
+        let shared = Shared::new(
+            engine,
+            &crate::AuthConfig::default()
+                .anonymous(false)
+                .token("secret", crate::UserInfo::new("admin", ["system:masters"])),
+        );
         let (code, status, passed) = trip(&shared, create_request(Some("wrong"))).await;
         assert_eq!(
             (code, status["reason"].as_str()),

@@ -6,27 +6,8 @@
 use bytes::Bytes;
 
 use super::request_info::Route;
+pub(crate) use crate::authn::UserInfo;
 use crate::errors::{ApiError, ApiResult};
-
-/// Who makes a request (kube-apiserver's `user.Info`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct UserInfo {
-    /// The user name (`system:anonymous`).
-    pub(crate) name: String,
-    /// The groups (`system:unauthenticated`).
-    pub(crate) groups: Vec<String>,
-}
-
-impl UserInfo {
-    /// The user of a request with no credentials (kube-apiserver's anonymous
-    /// authenticator).
-    pub(crate) fn anonymous() -> Self {
-        UserInfo {
-            name: "system:anonymous".into(),
-            groups: vec!["system:unauthenticated".into()],
-        }
-    }
-}
 
 /// One request inside the chain.
 #[derive(Debug)]
@@ -38,8 +19,16 @@ pub(crate) struct RequestContext {
     /// What the path addresses (an error is answered by the endpoint, after
     /// authentication and authorization); `None` until the request-info stage ran.
     pub(crate) route: Option<ApiResult<Route>>,
-    /// The authenticated user; `None` until authentication ran.
+    /// The identity the front established for the connection: a verified client
+    /// certificate's user, or the in-process front's user; used when the request carries
+    /// no bearer token.
+    pub(crate) front_user: Option<UserInfo>,
+    /// The user the request acts as: who authenticated, or whom they impersonate; `None`
+    /// until authentication ran.
     pub(crate) user: Option<UserInfo>,
+    /// Who authenticated, when they impersonate another user (then [`Self::user`] is the
+    /// impersonated one).
+    pub(crate) impersonator: Option<UserInfo>,
     /// The stages passed so far.
     pub(crate) trail: Trail,
 }
@@ -51,7 +40,9 @@ impl RequestContext {
             parts,
             body,
             route: None,
+            front_user: None,
             user: None,
+            impersonator: None,
             trail: Trail::default(),
         }
     }

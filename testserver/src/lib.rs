@@ -49,6 +49,7 @@ pub(crate) mod meta;
 pub(crate) mod patch;
 pub(crate) mod protobuf;
 pub(crate) mod registry;
+pub(crate) mod reviews;
 mod scale;
 pub(crate) mod schema;
 pub(crate) mod selectors;

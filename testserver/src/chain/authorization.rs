@@ -10,13 +10,14 @@ use crate::{
 };
 
 /// Authorizes the request.
-pub(crate) fn authorize(shared: &Shared, cx: &RequestContext) -> ApiResult<()> {
+pub(crate) fn authorize(shared: &Shared, cx: &mut RequestContext) -> ApiResult<()> {
     let attributes = attributes(cx);
-    match shared
+    let decision = shared
         .auth
         .authorizer
-        .authorize(&shared.engine, &attributes)
-    {
+        .authorize(&shared.engine, &attributes);
+    cx.decision = Some(decision.clone());
+    match decision {
         Decision::Allow(_) => Ok(()),
         Decision::NoOpinion(_) => Err(ApiError::forbidden(format!(
             "User \"{}\" cannot {} path \"{}\"",

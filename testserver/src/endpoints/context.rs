@@ -29,6 +29,8 @@ pub(crate) struct RequestContext {
     /// Who authenticated, when they impersonate another user (then [`Self::user`] is the
     /// impersonated one).
     pub(crate) impersonator: Option<UserInfo>,
+    /// The authorization stage's decision; `None` until it ran.
+    pub(crate) decision: Option<crate::authz::Decision>,
     /// The stages passed so far.
     pub(crate) trail: Trail,
 }
@@ -43,6 +45,7 @@ impl RequestContext {
             front_user: None,
             user: None,
             impersonator: None,
+            decision: None,
             trail: Trail::default(),
         }
     }

@@ -30,6 +30,10 @@ pub(crate) fn create(scope: &Scope<'_>, cx: &mut RequestContext) -> ApiResult<Re
     let mut value = decode::object(&cx.parts.headers, &cx.body, scope.rt.builtin, &mut opts)?;
     admit(scope, cx, opts.dry_run, Some(&mut value))?;
     cx.trail.enter("registry")?;
+    if let Some(reviewed) = crate::reviews::answer(scope, cx, &value) {
+        cx.trail.enter("encode")?;
+        return scope.encode(201, &reviewed?);
+    }
     let obj = scope.engine().create(&scope.target, value, &opts)?;
     cx.trail.enter("encode")?;
     Ok(reply::with_warnings(

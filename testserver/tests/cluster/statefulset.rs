@@ -727,3 +727,62 @@ async fn static_volumes_bind_and_released_volumes_are_reclaimed() {
     })
     .await;
 }
+
+/// `persistentVolumeClaimRetentionPolicy` (KEP-1847): with `whenScaled: Delete` a
+/// scaled-down pod's claim is owned by the pod and goes with it (the garbage collector),
+/// and its provisioned volume with the claim (`reclaimPolicy: Delete`); with
+/// `whenDeleted: Delete` the claims go with the set (`stateful_set_control.go`
+/// `UpdatePodClaimForRetentionPolicy`).
+#[tokio::test]
+async fn the_retention_policy_deletes_claims_with_their_pods_or_set() {
+    let (_server, client) = cluster(ClusterConfig::default()).await;
+    let policy = json!({"spec": {"persistentVolumeClaimRetentionPolicy":
+        {"whenDeleted": "Delete", "whenScaled": "Delete"}}});
+    sets(&client)
+        .create(&PostParams::default(), &web(2, policy))
+        .await
+        .unwrap();
+    ready(&client, 2).await;
+    let claim = claims(&client).get("www-web-1").await.unwrap();
+    let owners = claim.metadata.owner_references.clone().unwrap();
+    assert_eq!(owners.len(), 1);
+    assert_eq!(
+        (owners[0].kind.as_str(), owners[0].controller),
+        ("StatefulSet", Some(true))
+    );
+    let volume = claim.spec.unwrap().volume_name.unwrap();
+    let volumes = ResourceClient::<PersistentVolume>::cluster(client.clone());
+    sets(&client)
+        .patch(
+            "web",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"replicas": 1}})),
+        )
+        .await
+        .unwrap();
+    eventually("web-1's claim and volume gone", || async {
+        let claim_gone = claims(&client)
+            .get("www-web-1")
+            .await
+            .err()
+            .is_some_and(|e| e.is_not_found());
+        let volume_gone = volumes
+            .get(&volume)
+            .await
+            .err()
+            .is_some_and(|e| e.is_not_found());
+        (claim_gone && volume_gone).then_some(())
+    })
+    .await;
+    assert!(claims(&client).get("www-web-0").await.is_ok());
+    sets(&client)
+        .delete("web", &DeleteParams::default())
+        .await
+        .unwrap();
+    eventually("every claim and volume gone", || async {
+        let claims = claims(&client).list(&ListParams::default()).await.ok()?;
+        let volumes = volumes.list(&ListParams::default()).await.ok()?;
+        (claims.items.is_empty() && volumes.items.is_empty()).then_some(())
+    })
+    .await;
+}

@@ -223,7 +223,7 @@ mod tests {
         assert_eq!(number(&b), 2);
         assert_eq!(find_equal(&[a.clone(), c.clone()], &b).len(), 2);
         let other = new_revision(&owner(), None, None, json!({"spec": {}}), 3, None);
-        assert!(find_equal(&[other.clone()], &a).is_empty());
+        assert!(find_equal(std::slice::from_ref(&other), &a).is_empty());
         let mut all = vec![other, b, a];
         sort(&mut all);
         assert_eq!(all.iter().map(number).collect::<Vec<_>>(), [1, 2, 3]);

@@ -165,11 +165,10 @@ async fn reconcile(set: Arc<StatefulSet>, cx: Arc<Context>) -> Result<Action, Er
             None if qualifies
                 && pod.metadata.deletion_timestamp.is_none()
                 && set.metadata.deletion_timestamp.is_none()
-                && !pods::selector_is_empty(&selector) =>
+                && !pods::selector_is_empty(&selector)
+                && set_pod_owner(&cx, &pod, json!([identity::owner_reference(&set)])).await? =>
             {
-                if set_pod_owner(&cx, &pod, json!([identity::owner_reference(&set)])).await? {
-                    owned.push(pod);
-                }
+                owned.push(pod);
             }
             _ => {}
         }

@@ -184,11 +184,11 @@ mod tests {
             Some("nginx")
         );
         assert_eq!(
-            update_revision(&v1, &[r1.clone()], 0),
+            update_revision(&v1, std::slice::from_ref(&r1), 0),
             UpdateRevision::Newest(r1.clone())
         );
         let v2 = set("nginx:2");
-        let UpdateRevision::Create(r2) = update_revision(&v2, &[r1.clone()], 0) else {
+        let UpdateRevision::Create(r2) = update_revision(&v2, std::slice::from_ref(&r1), 0) else {
             panic!("a new template is a new revision");
         };
         assert_eq!(history::number(&r2), 2);

@@ -228,16 +228,17 @@ async fn sync_claim_once(
     }
     let classes = cx.classes.list(&kube_core::Selector::default());
     // 2.
-    if claim_class(&claim).is_none() && volume_name(&claim).is_none() {
-        if let Some(default) = default_class(&classes) {
-            let mut updated = (*claim).clone();
-            updated
-                .spec
-                .get_or_insert_with(Default::default)
-                .storage_class_name = default.metadata.name.clone();
-            quietly(claims_client(&cx, &claim).update(&PostParams::default(), &updated)).await?;
-            return Ok(Action::done());
-        }
+    if claim_class(&claim).is_none()
+        && volume_name(&claim).is_none()
+        && let Some(default) = default_class(&classes)
+    {
+        let mut updated = (*claim).clone();
+        updated
+            .spec
+            .get_or_insert_with(Default::default)
+            .storage_class_name = default.metadata.name.clone();
+        quietly(claims_client(&cx, &claim).update(&PostParams::default(), &updated)).await?;
+        return Ok(Action::done());
     }
     let volumes = cx.volumes.list(&kube_core::Selector::default());
     // 3.

@@ -27,8 +27,9 @@
 //!    with the smallest share of its CPU and memory requested, then the fewest pods, then
 //!    the name, so placement is deterministic) and bind the pod to the best one. Unbound
 //!    `WaitForFirstConsumer` claims are first bound or annotated with the chosen node
-//!    (`volume.kubernetes.io/selected-node`); the pod is bound once the PV controller has
-//!    bound them (their changes bring the pod back).
+//!    (`volume.kubernetes.io/selected-node`); the pod, reserved on that node meanwhile, is
+//!    bound once the PV controller has bound them (their changes bring the pod back, and a
+//!    poll every second).
 
 use std::{collections::BTreeMap, sync::Arc, time::Duration};
 

@@ -727,3 +727,143 @@ async fn static_volumes_bind_and_released_volumes_are_reclaimed() {
     })
     .await;
 }
+
+/// `persistentVolumeClaimRetentionPolicy` (KEP-1847): with `whenScaled: Delete` a
+/// scaled-down pod's claim is owned by the pod and goes with it (the garbage collector),
+/// and its provisioned volume with the claim (`reclaimPolicy: Delete`); with
+/// `whenDeleted: Delete` the claims go with the set (`stateful_set_control.go`
+/// `UpdatePodClaimForRetentionPolicy`).
+#[tokio::test]
+async fn the_retention_policy_deletes_claims_with_their_pods_or_set() {
+    let (_server, client) = cluster(ClusterConfig::default()).await;
+    let policy = json!({"spec": {"persistentVolumeClaimRetentionPolicy":
+        {"whenDeleted": "Delete", "whenScaled": "Delete"}}});
+    sets(&client)
+        .create(&PostParams::default(), &web(2, policy))
+        .await
+        .unwrap();
+    ready(&client, 2).await;
+    let claim = claims(&client).get("www-web-1").await.unwrap();
+    let owners = claim.metadata.owner_references.clone().unwrap();
+    assert_eq!(owners.len(), 1);
+    assert_eq!(
+        (owners[0].kind.as_str(), owners[0].controller),
+        ("StatefulSet", Some(true))
+    );
+    let volume = claim.spec.unwrap().volume_name.unwrap();
+    let volumes = ResourceClient::<PersistentVolume>::cluster(client.clone());
+    sets(&client)
+        .patch(
+            "web",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"replicas": 1}})),
+        )
+        .await
+        .unwrap();
+    eventually("web-1's claim and volume gone", || async {
+        let claim_gone = claims(&client)
+            .get("www-web-1")
+            .await
+            .err()
+            .is_some_and(|e| e.is_not_found());
+        let volume_gone = volumes
+            .get(&volume)
+            .await
+            .err()
+            .is_some_and(|e| e.is_not_found());
+        (claim_gone && volume_gone).then_some(())
+    })
+    .await;
+    assert!(claims(&client).get("www-web-0").await.is_ok());
+    sets(&client)
+        .delete("web", &DeleteParams::default())
+        .await
+        .unwrap();
+    eventually("every claim and volume gone", || async {
+        let claims = claims(&client).list(&ListParams::default()).await.ok()?;
+        let volumes = volumes.list(&ListParams::default()).await.ok()?;
+        (claims.items.is_empty() && volumes.items.is_empty()).then_some(())
+    })
+    .await;
+}
+
+/// A `WaitForFirstConsumer` class without a provisioner (local volumes): the scheduler
+/// only places the pod where a matching volume is, binds that volume to the claim
+/// (`binder.go` `BindPodVolumes`: the volume's `claimRef`), and the PV controller finishes
+/// the binding before the pod is bound (`volume_binding.go` `Filter`, `PreBind`).
+#[tokio::test]
+async fn a_local_volume_takes_its_pod_to_its_node() {
+    let (_server, client) = cluster(ClusterConfig::default()).await;
+    let class: StorageClass = serde_json::from_value(json!({
+        "metadata": {"name": "local"}, "provisioner": "kubernetes.io/no-provisioner",
+        "volumeBindingMode": "WaitForFirstConsumer",
+    }))
+    .unwrap();
+    ResourceClient::<StorageClass>::cluster(client.clone())
+        .create(&PostParams::default(), &class)
+        .await
+        .unwrap();
+    let pv: PersistentVolume = serde_json::from_value(json!({
+        "metadata": {"name": "disk-on-node-2"},
+        "spec": {"capacity": {"storage": "5Gi"}, "accessModes": ["ReadWriteOnce"],
+                 "storageClassName": "local", "persistentVolumeReclaimPolicy": "Retain",
+                 "local": {"path": "/mnt/disks/1"},
+                 "nodeAffinity": {"required": {"nodeSelectorTerms": [{"matchExpressions": [
+                     {"key": "kubernetes.io/hostname", "operator": "In", "values": ["node-2"]}]}]}}},
+    }))
+    .unwrap();
+    let volumes = ResourceClient::<PersistentVolume>::cluster(client.clone());
+    volumes.create(&PostParams::default(), &pv).await.unwrap();
+    let claim: PersistentVolumeClaim = serde_json::from_value(json!({
+        "metadata": {"name": "data"},
+        "spec": {"storageClassName": "local", "accessModes": ["ReadWriteOnce"],
+                 "resources": {"requests": {"storage": "1Gi"}}},
+    }))
+    .unwrap();
+    claims(&client)
+        .create(&PostParams::default(), &claim)
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    let waiting = claims(&client).get("data").await.unwrap();
+    assert_eq!(
+        waiting.status.unwrap().phase.as_deref(),
+        Some("Pending"),
+        "no consumer yet"
+    );
+    let pod: Pod = serde_json::from_value(json!({
+        "metadata": {"name": "db"},
+        "spec": {"containers": [{"name": "c", "image": "postgres"}],
+                 "volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": "data"}}]},
+    }))
+    .unwrap();
+    pods(&client)
+        .create(&PostParams::default(), &pod)
+        .await
+        .unwrap();
+    let running = eventually("running", || async {
+        pods(&client)
+            .get("db")
+            .await
+            .ok()
+            .filter(|p| p.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Running"))
+    })
+    .await;
+    assert_eq!(
+        running.spec.unwrap().node_name.as_deref(),
+        Some("node-2"),
+        "where its volume is"
+    );
+    let bound = claims(&client).get("data").await.unwrap();
+    assert_eq!(
+        bound.spec.unwrap().volume_name.as_deref(),
+        Some("disk-on-node-2")
+    );
+    assert_eq!(bound.status.unwrap().phase.as_deref(), Some("Bound"));
+    let pv = volumes.get("disk-on-node-2").await.unwrap();
+    assert_eq!(
+        annotation(&pv.metadata, "pv.kubernetes.io/bound-by-controller"),
+        Some("yes")
+    );
+    assert_eq!(pv.status.unwrap().phase.as_deref(), Some("Bound"));
+}

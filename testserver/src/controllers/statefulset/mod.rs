@@ -19,7 +19,10 @@
 //!    (`<set>-<hash>`, the collision count bumped while a name is taken by other data). The
 //!    current revision is `status.currentRevision`'s, or the update revision at first.
 //! 5. Plan (`plan.rs`): which pods and claims to create, which pods to fix or delete, in
-//!    order, by `podManagementPolicy` and `updateStrategy`; the status (`replicas`,
+//!    order, by `podManagementPolicy` and `updateStrategy`, and which claims need other
+//!    owner references under `persistentVolumeClaimRetentionPolicy` (`whenDeleted: Delete`:
+//!    the set owns them; `whenScaled: Delete`: a scaled-down pod owns its claims, so the
+//!    garbage collector removes them with it); the status (`replicas`,
 //!    `readyReplicas`, `availableReplicas`, `currentReplicas`, `updatedReplicas`, the
 //!    revisions, `collisionCount`, `observedGeneration`).
 //! 6. Carry the steps out in order, stopping at the first that fails (a pod's claims are

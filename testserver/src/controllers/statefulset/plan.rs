@@ -749,6 +749,25 @@ mod tests {
         );
     }
 
+    /// `isRunningAndAvailable`: with `minReadySeconds`, OrderedReady waits for a ready pod
+    /// to be available before the next, and `availableReplicas` counts only those.
+    #[test]
+    fn min_ready_seconds_hold_up_the_next_pod_and_availability() {
+        // Ready since 00:00, the sync at 01:00.
+        let s = set(json!({"spec": {"minReadySeconds": 7200}}));
+        let running = [pod(&s, 0, "r1", "Running")];
+        let p = run(&s, &running, "r1", "r1");
+        assert!(p.steps.is_empty(), "web-0 is ready, not yet available");
+        assert_eq!(
+            (p.status.ready_replicas, p.status.available_replicas),
+            (Some(1), Some(0))
+        );
+        let s = set(json!({"spec": {"minReadySeconds": 60}}));
+        let p = run(&s, &running, "r1", "r1");
+        assert_eq!(steps(&p), ["create web-1"]);
+        assert_eq!(p.status.available_replicas, Some(1));
+    }
+
     #[test]
     fn max_unavailable_scales_and_deletes_several() {
         let s = set(json!({"spec": {"replicas": 4, "updateStrategy":

@@ -15,8 +15,9 @@
 //! 3. PreBind ([`prebind`], on the chosen node): an unbound delayed claim is bound to the
 //!    matching volume (its `claimRef` set, for the PV controller to finish) or annotated
 //!    with the selected node (for the provisioner). The pod is bound to the node only once
-//!    all its claims are: until then the scheduler waits, and the claims' changes bring the
-//!    pod back (kube-scheduler waits in PreBind the same way, with a timeout).
+//!    all its claims are: until then the pod is reserved on the node and the scheduler
+//!    looks again when a claim or volume changes and every second (kube-scheduler's PreBind
+//!    polls the same way, with a timeout).
 
 use std::{collections::BTreeMap, sync::Arc};
 

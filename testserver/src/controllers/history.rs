@@ -1,5 +1,6 @@
-//! ControllerRevisions, the history a StatefulSet (or a DaemonSet) keeps of its pod
-//! template (kubernetes `pkg/controller/history/controller_history.go`): each revision
+//! ControllerRevisions, the history a StatefulSet or a DaemonSet keeps of its pod
+//! template (kubernetes `pkg/controller/history/controller_history.go`; the DaemonSet's
+//! own naming is `daemonset/revision.rs`): each revision
 //! holds a patch that restores the template, a revision number, and is named
 //! `<parent>-<hash>`.
 //!
@@ -60,10 +61,17 @@ pub(crate) fn hash(data: &Value, collision_count: Option<i32>) -> String {
     safe_encode(&sum.to_string())
 }
 
-/// `ControllerRevisionName`: `<prefix>-<hash>`, the prefix cut to 223 characters.
+/// The longest prefix a revision name keeps (`ControllerRevisionName`: 253 less room for
+/// the hash).
+const MAX_PREFIX: usize = 223;
+
+/// `ControllerRevisionName`: `<prefix>-<hash>`, the prefix cut to 223 bytes.
 pub(crate) fn revision_name(prefix: &str, hash: &str) -> String {
-    let prefix: String = prefix.chars().take(223).collect();
-    format!("{prefix}-{hash}")
+    let mut cut = prefix.len().min(MAX_PREFIX);
+    while !prefix.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    format!("{}-{hash}", &prefix[..cut])
 }
 
 /// A revision's data (`null` when it has none).
@@ -82,6 +90,11 @@ pub(crate) fn number(revision: &ControllerRevision) -> i64 {
 /// Sets a revision's number.
 pub(crate) fn set_number(revision: &mut ControllerRevision, n: i64) {
     *revision.revision.opt_mut() = n;
+}
+
+/// The highest revision number among `revisions` (0 for none), `history.MaxRevision`.
+pub(crate) fn max_number<'a>(revisions: impl IntoIterator<Item = &'a ControllerRevision>) -> i64 {
+    revisions.into_iter().map(number).max().unwrap_or(0)
 }
 
 /// `NewControllerRevision`: a revision of the parent `owner` (namespace `namespace`)

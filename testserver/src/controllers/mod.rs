@@ -30,7 +30,6 @@ mod node_lifecycle;
 mod nodes;
 mod pods;
 mod replicaset;
-mod revision;
 mod scheduler;
 mod statefulset;
 mod taint_eviction;

@@ -11,7 +11,8 @@ use k8s_openapi::api::{
     },
 };
 
-use crate::controllers::{compat::Opt, revision, scheduler};
+use super::revision;
+use crate::controllers::{compat::Opt, scheduler};
 
 /// Whether a node should run the DaemonSet's pod, and whether a pod already there may stay
 /// (`NodeShouldRunDaemonPod`'s two answers).

@@ -47,6 +47,7 @@
 
 pub(crate) mod eligibility;
 pub(crate) mod plan;
+pub(crate) mod revision;
 
 use std::{
     collections::{BTreeMap, BTreeSet},
@@ -77,7 +78,7 @@ use super::{
     compat::Opt,
     config::Cluster,
     events::{EventType, Recorder},
-    pods, revision,
+    pods,
 };
 
 /// The controller's name (kube-controller-manager's `--controllers` spelling).

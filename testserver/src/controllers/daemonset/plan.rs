@@ -17,11 +17,11 @@ use k8s_openapi::{
     apimachinery::pkg::{apis::meta::v1::Time, util::intstr::IntOrString},
 };
 
-use super::eligibility::Eligibility;
+use super::{eligibility::Eligibility, revision};
 use crate::controllers::{
     compat::Opt,
     deployment::rolling::{self, InvalidIntOrPercent},
-    pods, revision,
+    pods,
 };
 
 /// The DaemonSet's pods, by the node they run on or are pinned to (pods both finished and

@@ -1,14 +1,14 @@
-//! ControllerRevisions, the history of the controllers that keep one (DaemonSet,
-//! StatefulSet): their names, hashes, revision numbers and which old ones go
-//! (kubernetes `pkg/controller/history/controller_history.go`, and the DaemonSet
-//! controller's `constructHistory`, `snapshot` and `cleanupHistory` in
-//! `pkg/controller/daemon/update.go`).
+//! A DaemonSet's revisions (kubernetes `pkg/controller/daemon/update.go`:
+//! `constructHistory`, `snapshot`, `cleanupHistory`, `getPatch`), over the
+//! ControllerRevision helpers of `controllers/history.rs`.
 //!
-//! A revision stores, in `data`, a strategic merge patch that restores the owner's pod
+//! A revision stores, in `data`, a strategic merge patch that restores the set's pod
 //! template (`kubectl rollout undo` applies it), carries the template's labels plus
 //! `controller-revision-hash` (so `kubectl rollout history`, which lists revisions by the
-//! owner's selector, finds them), and a `revision` number one above every older revision's.
-//! The hashes are [`super::deployment::hash`]'s: FNV-32a, `SafeEncodeString`-encoded.
+//! set's selector, finds them), and a `revision` number one above every older revision's.
+//! Unlike a StatefulSet's, a DaemonSet's revision is named and labelled by
+//! `controller.ComputeHash` of the pod template ([`super::super::deployment::hash`]'s
+//! FNV-32a), not by `HashControllerRevision` of its data.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -21,39 +21,18 @@ use k8s_openapi::{
 };
 use serde_json::{Value, json};
 
-use super::{
-    compat::{self, Opt},
-    deployment::hash,
-};
+use crate::controllers::{compat, deployment::hash, history};
+
+pub(crate) use crate::controllers::history::{data, max_number, number, set_number};
 
 /// The label naming the revision a pod (and the revision itself) belongs to
 /// (`apps.ControllerRevisionHashLabelKey`, `apps.DefaultDaemonSetUniqueLabelKey`).
 pub(crate) const HASH_LABEL: &str = "controller-revision-hash";
 
-/// The longest prefix a revision name keeps (`ControllerRevisionName`: 253 less room for
-/// the hash).
-const MAX_PREFIX: usize = 223;
-
-/// `ControllerRevisionName`: `<prefix>-<hash>`, the prefix cut to 223 bytes.
-pub(crate) fn name(prefix: &str, hash: &str) -> String {
-    let mut cut = prefix.len().min(MAX_PREFIX);
-    while !prefix.is_char_boundary(cut) {
-        cut -= 1;
-    }
-    format!("{}-{hash}", &prefix[..cut])
-}
-
 /// `controller.ComputeHash`: the hash of a pod template and collision count (what the
 /// DaemonSet controller names its revisions and labels its pods with).
 pub(crate) fn template_hash(template: &PodTemplateSpec, collision_count: Option<i32>) -> String {
     hash::pod_template_hash(template, collision_count)
-}
-
-/// `HashControllerRevision`: the hash of a revision's data and collision count (what the
-/// StatefulSet controller names its revisions with).
-#[allow(dead_code, reason = "for the StatefulSet controller's revisions")]
-pub(crate) fn data_hash(data: &Value, collision_count: Option<i32>) -> String {
-    hash::safe_hash(hash::canonical_value(data).as_bytes(), collision_count)
 }
 
 /// The patch that restores `template` (the DaemonSet controller's `getPatch`):
@@ -66,28 +45,7 @@ pub(crate) fn template_patch(template: &PodTemplateSpec) -> Value {
     json!({"spec": {"template": template}})
 }
 
-/// A revision's number (0 when unset).
-pub(crate) fn number(revision: &ControllerRevision) -> i64 {
-    revision.revision.opt().copied().unwrap_or(0)
-}
-
-/// Sets a revision's number.
-pub(crate) fn set_number(revision: &mut ControllerRevision, number: i64) {
-    *revision.revision.opt_mut() = number;
-}
-
-/// A revision's data (`null` when unset).
-pub(crate) fn data(revision: &ControllerRevision) -> &Value {
-    static NULL: Value = Value::Null;
-    revision.data.opt().map_or(&NULL, |raw| &raw.0)
-}
-
-/// The highest revision number among `revisions` (0 for none), `history.MaxRevision`.
-pub(crate) fn max_number<'a>(revisions: impl IntoIterator<Item = &'a ControllerRevision>) -> i64 {
-    revisions.into_iter().map(number).max().unwrap_or(0)
-}
-
-/// `history.NewControllerRevision`: a revision named `<owner>-<hash>` in the owner's
+/// `snapshot`'s new revision: named `<owner>-<hash>` in the owner's
 /// namespace, controlled by `owner`, labelled with the template's labels and
 /// [`HASH_LABEL`], holding `data` as revision `number`.
 pub(crate) fn new(
@@ -102,7 +60,10 @@ pub(crate) fn new(
     labels.insert(HASH_LABEL.into(), hash.into());
     ControllerRevision {
         metadata: ObjectMeta {
-            name: Some(name(owner.name.as_deref().unwrap_or_default(), hash)),
+            name: Some(history::revision_name(
+                owner.name.as_deref().unwrap_or_default(),
+                hash,
+            )),
             namespace: owner.namespace.clone(),
             labels: Some(labels),
             annotations: owner.annotations.clone(),
@@ -167,14 +128,7 @@ mod tests {
     }
 
     #[test]
-    fn names_are_prefix_dash_hash_with_the_prefix_cut() {
-        assert_eq!(name("web", "abc"), "web-abc");
-        let long = "x".repeat(300);
-        assert_eq!(name(&long, "h").len(), MAX_PREFIX + 2);
-    }
-
-    #[test]
-    fn template_patches_replace_the_template_and_hashes_follow_the_data() {
+    fn template_patches_replace_the_template_and_names_follow_the_template_hash() {
         let template: PodTemplateSpec = serde_json::from_value(json!({
             "metadata": {"labels": {"app": "web"}},
             "spec": {"containers": [{"name": "c", "image": "nginx"}]},
@@ -186,8 +140,6 @@ mod tests {
             patch["spec"]["template"]["metadata"]["labels"]["app"],
             "web"
         );
-        assert_eq!(data_hash(&patch, None), data_hash(&patch.clone(), None));
-        assert_ne!(data_hash(&patch, None), data_hash(&patch, Some(1)));
         assert_eq!(
             template_hash(&template, None),
             hash::pod_template_hash(&template, None)

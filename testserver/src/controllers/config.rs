@@ -6,12 +6,7 @@ use std::{collections::BTreeSet, sync::Arc, time::Duration};
 
 use parking_lot::Mutex;
 
-use k8s_openapi::api::core::v1::EventSource;
-use kubegen::{
-    client::Client,
-    informers::SharedInformerFactory,
-    record::{ClientEventSink, EventBroadcaster, EventRecorder},
-};
+use kubegen::{client::Client, informers::SharedInformerFactory};
 
 use super::faults::{PodFault, PodFaults};
 
@@ -226,22 +221,5 @@ impl Cluster {
     /// Whether the kubelet of `node` is stopped.
     pub fn kubelet_stopped(&self, node: &str) -> bool {
         self.stopped_kubelets.lock().contains(node)
-    }
-}
-
-impl Cluster {
-    /// A client-go event recorder (`kubegen::record`) for `component`
-    /// (`persistentvolume-controller`, `statefulset-controller`, ...) whose events are
-    /// written to the server, as kube-controller-manager's recorders write them (stamped
-    /// with the wall clock, unlike [`Cluster::recorder`]'s); shut the broadcaster down when
-    /// the controller stops.
-    pub fn broadcaster(&self, component: &str) -> (EventBroadcaster, EventRecorder) {
-        let broadcaster = EventBroadcaster::new();
-        broadcaster.start_recording_to_sink(ClientEventSink::new(self.client.clone()));
-        let recorder = broadcaster.new_recorder(EventSource {
-            component: Some(component.to_string()),
-            host: None,
-        });
-        (broadcaster, recorder)
     }
 }

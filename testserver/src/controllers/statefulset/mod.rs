@@ -56,7 +56,6 @@ use kubegen::{
         params::{DeleteParams, Patch, PatchParams, PostParams},
     },
     controller::{Action, CachedClient, Controller, ControllerError},
-    record::{EventRecorder, EventType},
 };
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
@@ -65,7 +64,12 @@ use self::{
     plan::{Input, Revision, Step},
     revision::UpdateRevision,
 };
-use super::{compat::Opt, config::Cluster, history, pods};
+use super::{
+    compat::Opt,
+    config::Cluster,
+    events::{EventType, Recorder},
+    history, pods,
+};
 
 /// How long a sync waits for the caches to show the controller's own writes.
 const CONSISTENCY_WAIT: Duration = Duration::from_secs(5);
@@ -78,7 +82,7 @@ struct Context {
     pod_lister: Lister<Pod>,
     claim_lister: Lister<PersistentVolumeClaim>,
     revision_lister: Lister<ControllerRevision>,
-    events: EventRecorder,
+    events: Recorder,
 }
 
 /// Runs the StatefulSet controller until `stop`.
@@ -103,7 +107,7 @@ pub(crate) async fn run(
         .owns::<Pod>()
         .owns::<ControllerRevision>()
         .build();
-    let (broadcaster, events) = cluster.broadcaster("statefulset-controller");
+    let events = cluster.recorder("statefulset-controller");
     let cx = Arc::new(Context {
         pod_lister: cluster.factory.lister_for::<Pod>(),
         claim_lister: cluster.factory.lister_for::<PersistentVolumeClaim>(),
@@ -114,9 +118,7 @@ pub(crate) async fn run(
         revisions,
         events,
     });
-    let result = controller.run(reconcile, cx, stop).await;
-    broadcaster.shutdown().await;
-    result.map(|_| ())
+    controller.run(reconcile, cx, stop).await.map(|_| ())
 }
 
 /// Whether `client`'s cache shows the controller's own writes (within the wait).
@@ -371,25 +373,29 @@ async fn create_claims(
     for claim in claims {
         let claim_name = name_of(&claim.metadata);
         match cx.claims.create(&PostParams::default(), claim).await {
-            Ok(_) => cx.events.event(
-                set,
-                EventType::Normal,
-                "SuccessfulCreate",
-                format_args!(
-                    "create Claim {claim_name} Pod {pod} in StatefulSet {set_name} success"
-                ),
-            ),
+            Ok(_) => {
+                cx.events
+                    .record(
+                        set,
+                        EventType::Normal,
+                        "SuccessfulCreate",
+                        format!(
+                            "create Claim {claim_name} Pod {pod} in StatefulSet {set_name} success"
+                        ),
+                    )
+                    .await
+            }
             Err(e) if e.is_already_exists() => {}
             Err(Error::Api(status)) => {
-                cx.events.event(
+                cx.events.record(
                     set,
                     EventType::Warning,
                     "FailedCreate",
-                    format_args!(
+                    format!(
                         "create Claim {claim_name} for Pod {pod} in StatefulSet {set_name} failed error: {}",
                         status.message
                     ),
-                );
+                ).await;
                 return Ok(false);
             }
             Err(e) => return Err(e),
@@ -409,26 +415,30 @@ async fn execute(cx: &Context, set: &StatefulSet, step: &Step) -> Result<bool, E
             }
             match cx.pods.create(&PostParams::default(), pod).await {
                 Ok(_) => {
-                    cx.events.event(
-                        set,
-                        EventType::Normal,
-                        "SuccessfulCreate",
-                        format_args!("create Pod {pod_name} in StatefulSet {set_name} successful"),
-                    );
+                    cx.events
+                        .record(
+                            set,
+                            EventType::Normal,
+                            "SuccessfulCreate",
+                            format!("create Pod {pod_name} in StatefulSet {set_name} successful"),
+                        )
+                        .await;
                     Ok(true)
                 }
                 // The cache lags: the pod is there already.
                 Err(e) if e.is_already_exists() => Ok(false),
                 Err(Error::Api(status)) => {
-                    cx.events.event(
-                        set,
-                        EventType::Warning,
-                        "FailedCreate",
-                        format_args!(
-                            "create Pod {pod_name} in StatefulSet {set_name} failed error: {}",
-                            status.message
-                        ),
-                    );
+                    cx.events
+                        .record(
+                            set,
+                            EventType::Warning,
+                            "FailedCreate",
+                            format!(
+                                "create Pod {pod_name} in StatefulSet {set_name} failed error: {}",
+                                status.message
+                            ),
+                        )
+                        .await;
                     Ok(false)
                 }
                 Err(e) => Err(e),
@@ -450,12 +460,14 @@ async fn execute(cx: &Context, set: &StatefulSet, step: &Step) -> Result<bool, E
                 .await
             {
                 Ok(_) => {
-                    cx.events.event(
-                        set,
-                        EventType::Normal,
-                        "SuccessfulDelete",
-                        format_args!("delete Pod {pod_name} in StatefulSet {set_name} successful"),
-                    );
+                    cx.events
+                        .record(
+                            set,
+                            EventType::Normal,
+                            "SuccessfulDelete",
+                            format!("delete Pod {pod_name} in StatefulSet {set_name} successful"),
+                        )
+                        .await;
                     Ok(true)
                 }
                 Err(e) if e.is_not_found() || e.is_conflict() => Ok(true),

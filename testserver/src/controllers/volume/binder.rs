@@ -52,8 +52,8 @@ use std::{collections::BTreeMap, sync::Arc, time::Duration};
 use k8s_openapi::{
     api::{
         core::v1::{
-            EventSource, ObjectReference, PersistentVolume, PersistentVolumeClaim,
-            PersistentVolumeClaimStatus, PersistentVolumeStatus,
+            ObjectReference, PersistentVolume, PersistentVolumeClaim, PersistentVolumeClaimStatus,
+            PersistentVolumeStatus,
         },
         storage::v1::StorageClass,
     },
@@ -66,7 +66,6 @@ use kubegen::{
         params::{DeleteParams, PostParams},
     },
     controller::{Action, Controller, ControllerError, Request},
-    record::{EventRecorder, EventType},
 };
 use tokio_util::sync::CancellationToken;
 
@@ -75,7 +74,10 @@ use super::{
     ANN_STORAGE_PROVISIONER, PROVISIONER, claim_class, default_class, delays_binding,
     find_matching_volume, provisioned_volume, selected_node, volume_name,
 };
-use crate::controllers::config::Cluster;
+use crate::controllers::{
+    config::Cluster,
+    events::{EventType, Recorder},
+};
 
 struct Context {
     cluster: Arc<Cluster>,
@@ -83,9 +85,9 @@ struct Context {
     volumes: Lister<PersistentVolume>,
     classes: Lister<StorageClass>,
     /// The controller's events (`persistentvolume-controller`).
-    events: EventRecorder,
+    events: Recorder,
     /// The provisioner's events (`kubegen.io/hostpath`).
-    provisioner_events: EventRecorder,
+    provisioner_events: Recorder,
 }
 
 /// Runs the PersistentVolume controller (both loops) until `stop`.
@@ -145,11 +147,8 @@ pub(crate) async fn run(
             requests
         })
         .build();
-    let (broadcaster, events) = cluster.broadcaster("persistentvolume-controller");
-    let provisioner_events = broadcaster.new_recorder(EventSource {
-        component: Some(PROVISIONER.to_string()),
-        host: None,
-    });
+    let events = cluster.recorder("persistentvolume-controller");
+    let provisioner_events = cluster.recorder(PROVISIONER);
     let cx = Arc::new(Context {
         cluster,
         claims,
@@ -158,12 +157,11 @@ pub(crate) async fn run(
         events,
         provisioner_events,
     });
-    let result = tokio::try_join!(
+    tokio::try_join!(
         claim_loop.run(sync_claim, cx.clone(), stop.clone()),
         volume_loop.run(sync_volume, cx.clone(), stop.clone()),
-    );
-    broadcaster.shutdown().await;
-    result.map(|_| ())
+    )
+    .map(|_| ())
 }
 
 fn claims_client(
@@ -288,28 +286,34 @@ async fn sync_claim_once(
     let mut claim = claim;
     match class {
         _ if delayed && selected_node(&claim).is_none() => {
-            cx.events.event(
-                claim.as_ref(),
-                EventType::Normal,
-                "WaitForFirstConsumer",
-                "waiting for first consumer to be created before binding",
-            );
+            cx.events
+                .record(
+                    claim.as_ref(),
+                    EventType::Normal,
+                    "WaitForFirstConsumer",
+                    "waiting for first consumer to be created before binding",
+                )
+                .await;
         }
         None if !class_name.is_empty() => {
-            cx.events.event(
-                claim.as_ref(),
-                EventType::Warning,
-                "ProvisioningFailed",
-                format_args!("storageclass.storage.k8s.io {class_name:?} not found"),
-            );
+            cx.events
+                .record(
+                    claim.as_ref(),
+                    EventType::Warning,
+                    "ProvisioningFailed",
+                    format!("storageclass.storage.k8s.io {class_name:?} not found"),
+                )
+                .await;
         }
         None => {
-            cx.events.event(
-                claim.as_ref(),
-                EventType::Normal,
-                "FailedBinding",
-                "no persistent volumes available for this claim and no storage class is set",
-            );
+            cx.events
+                .record(
+                    claim.as_ref(),
+                    EventType::Normal,
+                    "FailedBinding",
+                    "no persistent volumes available for this claim and no storage class is set",
+                )
+                .await;
         }
         Some(class) => match provision(&cx, &claim, class).await? {
             Some(annotated) => claim = Arc::new(annotated),
@@ -349,15 +353,15 @@ async fn provision(
         }
     }
     if class.provisioner != PROVISIONER {
-        cx.events.event(
+        cx.events.record(
             &claim,
             EventType::Normal,
             "ExternalProvisioning",
-            format_args!(
+            format!(
                 "Waiting for a volume to be created either by the external provisioner '{}' or manually by the system administrator. If volume creation is delayed, please verify that the provisioner is running and correctly registered.",
                 class.provisioner
             ),
-        );
+        ).await;
         return Ok(Some(claim));
     }
     let key = format!(
@@ -365,24 +369,30 @@ async fn provision(
         claim.metadata.namespace.as_deref().unwrap_or_default(),
         claim.metadata.name.as_deref().unwrap_or_default()
     );
-    cx.provisioner_events.event(
-        &claim,
-        EventType::Normal,
-        "Provisioning",
-        format_args!("External provisioner is provisioning volume for claim {key:?}"),
-    );
+    cx.provisioner_events
+        .record(
+            &claim,
+            EventType::Normal,
+            "Provisioning",
+            format!("External provisioner is provisioning volume for claim {key:?}"),
+        )
+        .await;
     let volume = provisioned_volume(&claim, class, selected_node(&claim));
     let name = volume.metadata.name.clone().unwrap_or_default();
     match volumes_client(cx)
         .create(&PostParams::default(), &volume)
         .await
     {
-        Ok(_) => cx.provisioner_events.event(
-            &claim,
-            EventType::Normal,
-            "ProvisioningSucceeded",
-            format_args!("Successfully provisioned volume {name}"),
-        ),
+        Ok(_) => {
+            cx.provisioner_events
+                .record(
+                    &claim,
+                    EventType::Normal,
+                    "ProvisioningSucceeded",
+                    format!("Successfully provisioned volume {name}"),
+                )
+                .await
+        }
         Err(e) if e.is_already_exists() => {}
         Err(e) => return Err(e),
     }
@@ -397,7 +407,9 @@ async fn lose(
     message: &str,
 ) -> Result<Action, Error> {
     if claim_phase(claim) != Some("Lost") {
-        cx.events.event(claim, EventType::Warning, reason, message);
+        cx.events
+            .record(claim, EventType::Warning, reason, message)
+            .await;
         let mut updated = claim.clone();
         updated.status.get_or_insert_with(Default::default).phase = Some("Lost".into());
         quietly(claims_client(cx, claim).update_status(&PostParams::default(), &updated)).await?;
@@ -640,7 +652,13 @@ async fn release(cx: &Context, volume: &PersistentVolume) -> Result<Action, Erro
         "error getting deleter volume plugin for volume {name:?}: no deletable volume plugin matched"
     );
     cx.events
-        .event(&volume, EventType::Warning, "VolumeFailedDelete", &message);
+        .record(
+            &volume,
+            EventType::Warning,
+            "VolumeFailedDelete",
+            message.clone(),
+        )
+        .await;
     set_volume_phase(cx, &volume, "Failed", Some(&message)).await?;
     Ok(Action::done())
 }

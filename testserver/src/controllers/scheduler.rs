@@ -139,10 +139,7 @@ async fn reconcile(pod: Arc<Pod>, cx: Arc<Context>) -> Result<Action, Error> {
     let namespace = pod.metadata.namespace.clone().unwrap_or_default();
     let name = pod.metadata.name.clone().unwrap_or_default();
     let nodes = cx.nodes.list(&kube_core::Selector::default());
-    let mut bound = with_assumed(&cx, cx.pods.list(&kube_core::Selector::default()));
-    // A pod waiting for its volumes is assumed on its node; it does not count against
-    // itself.
-    bound.retain(|p| p.metadata.uid != pod.metadata.uid);
+    let bound = pods_by_node(&cx, &nodes, &pod);
     let volumes = match pod_volumes(&cx, &pod) {
         Ok(volumes) => volumes,
         Err(reason) => {
@@ -263,39 +260,49 @@ async fn prebind(
     volume_binding::prebind(&cx.cluster.client, volumes, node).await
 }
 
-/// The cached pods with the assumed bindings applied; assumptions the cache confirms (or
+/// The pods counted on each node: the cached pods bound there (the pod cache's
+/// `spec.nodeName` index, `pods::on_node`) that have not finished, and the pods assumed
+/// there whose binding the cache does not show yet; `pod` itself is left out (a pod
+/// waiting for its volumes is assumed on its node). Assumptions the cache confirms (or
 /// whose pod is gone) are forgotten.
-fn with_assumed(cx: &Context, cached: Vec<Arc<Pod>>) -> Vec<Arc<Pod>> {
-    let mut assumed = cx.assumed.lock();
-    if assumed.is_empty() {
-        return cached;
-    }
-    let mut seen = BTreeMap::new();
-    let pods = cached
-        .into_iter()
-        .map(|p| {
-            let key = Request::for_object(p.as_ref()).map(|r| r.cache_key());
-            let Some(node) = key.as_ref().and_then(|k| assumed.get(k)) else {
-                return p;
-            };
-            let bound = p
-                .spec
-                .as_ref()
-                .and_then(|s| s.node_name.as_deref())
-                .is_some_and(|n| !n.is_empty());
-            seen.insert(key.clone().unwrap_or_default(), bound);
-            if bound {
-                return p;
-            }
-            let mut assumed_pod = (*p).clone();
-            if let Some(spec) = assumed_pod.spec.as_mut() {
-                spec.node_name = Some(node.clone());
-            }
-            Arc::new(assumed_pod)
+fn pods_by_node(cx: &Context, nodes: &[Arc<Node>], pod: &Pod) -> PodsByNode {
+    let other = |p: &Pod| p.metadata.uid != pod.metadata.uid && !pods::is_terminal(p);
+    let mut by_node: PodsByNode = nodes
+        .iter()
+        .filter_map(|n| n.metadata.name.clone())
+        .map(|name| {
+            let on = pods::on_node(&cx.pods, &name)
+                .into_iter()
+                .filter(|p| other(p))
+                .collect();
+            (name, on)
         })
         .collect();
-    assumed.retain(|key, _| seen.get(key) == Some(&false));
-    pods
+    cx.assumed.lock().retain(|key, node| {
+        let Some(cached) = cx.pods.indexer().get_by_key(key) else {
+            return false;
+        };
+        if cached
+            .spec
+            .as_ref()
+            .and_then(|s| s.node_name.as_deref())
+            .is_some_and(|n| !n.is_empty())
+        {
+            return false;
+        }
+        if other(&cached) {
+            let mut assumed = (*cached).clone();
+            if let Some(spec) = assumed.spec.as_mut() {
+                spec.node_name = Some(node.clone());
+            }
+            by_node
+                .entry(node.clone())
+                .or_default()
+                .push(Arc::new(assumed));
+        }
+        true
+    });
+    by_node
 }
 
 /// Why a node does not fit, as kube-scheduler's filter plugins word it in the
@@ -331,15 +338,24 @@ impl Misfit {
 /// The node `pod` goes to, or kube-scheduler's message saying why none fits.
 #[cfg(test)]
 fn choose(pod: &Pod, nodes: &[Arc<Node>], all_pods: &[Arc<Pod>]) -> Result<String, String> {
-    choose_with_volumes(pod, nodes, all_pods, &PodVolumes::default())
+    let mut by_node = PodsByNode::new();
+    for p in all_pods.iter().filter(|p| !pods::is_terminal(p)) {
+        if let Some(node) = p.spec.as_ref().and_then(|s| s.node_name.clone()) {
+            by_node.entry(node).or_default().push(p.clone());
+        }
+    }
+    choose_with_volumes(pod, nodes, &by_node, &PodVolumes::default())
 }
+
+/// The pods counted against each node's capacity, by node name.
+type PodsByNode = BTreeMap<String, Vec<Arc<Pod>>>;
 
 /// The node `pod` goes to, with the VolumeBinding filter for the pod's claims, or
 /// kube-scheduler's message saying why none fits.
 fn choose_with_volumes(
     pod: &Pod,
     nodes: &[Arc<Node>],
-    all_pods: &[Arc<Pod>],
+    pods_on: &PodsByNode,
     volumes: &PodVolumes,
 ) -> Result<String, String> {
     let (cpu, memory) = pods::requests(pod);
@@ -347,13 +363,7 @@ fn choose_with_volumes(
     let mut best: Option<((i64, usize), String)> = None;
     for node in nodes {
         let name = node.metadata.name.clone().unwrap_or_default();
-        let on_node: Vec<&Arc<Pod>> = all_pods
-            .iter()
-            .filter(|p| {
-                p.spec.as_ref().and_then(|s| s.node_name.as_deref()) == Some(name.as_str())
-                    && !pods::is_terminal(p)
-            })
-            .collect();
+        let on_node: Vec<&Arc<Pod>> = pods_on.get(&name).into_iter().flatten().collect();
         let fit = fits(pod, node, &on_node, cpu, memory)
             .and_then(|share| volumes.filter(node).map(|()| share).map_err(Misfit::Volume));
         match fit {

@@ -55,6 +55,13 @@ pub enum ServerError {
     /// A kubelet fault of the cluster configuration cannot be used.
     #[error(transparent)]
     PodFault(#[from] crate::PodFaultError),
+    /// Authentication cannot be set up (a client CA, the token signing key), or a
+    /// ServiceAccount token could not be had.
+    #[error(transparent)]
+    Authn(#[from] crate::AuthnError),
+    /// A client CA was configured for a server without TLS.
+    #[error("client certificates (a client CA) need TLS")]
+    ClientCaWithoutTls,
 }
 
 /// Builder for a [`TestServer`].
@@ -180,8 +187,16 @@ impl TestServerBuilder {
         let shared = Shared::new(engine, &auth);
         let listener = TcpListener::bind(self.addr).await?;
         let addr = listener.local_addr()?;
+        let verifier = match &auth.client_ca_pem {
+            None => None,
+            Some(_) if !self.tls => return Err(ServerError::ClientCaWithoutTls),
+            Some(pem) => {
+                let cas = crate::authn::x509::parse_ca_bundle("client CA", pem.as_bytes())?;
+                Some(crate::authn::x509::client_verifier(&cas)?)
+            }
+        };
         let tls = if self.tls {
-            Some(crate::tls::generate(addr.ip())?)
+            Some(crate::tls::generate(addr.ip(), verifier)?)
         } else {
             None
         };
@@ -246,9 +261,18 @@ async fn accept_loop(
         let acceptor = acceptor.clone();
         tokio::spawn(async move {
             match acceptor {
-                None => serve_connection(stream, shared, conn_token, stop).await,
+                None => serve_connection(stream, shared, None, conn_token, stop).await,
                 Some(acceptor) => match acceptor.accept(stream).await {
-                    Ok(tls) => serve_connection(tls, shared, conn_token, stop).await,
+                    Ok(tls) => {
+                        // Verified by the client CA during the handshake.
+                        let certificate = tls
+                            .get_ref()
+                            .1
+                            .peer_certificates()
+                            .and_then(|chain| chain.first())
+                            .and_then(|der| crate::authn::x509::user_of_certificate(der));
+                        serve_connection(tls, shared, certificate, conn_token, stop).await
+                    }
                     Err(err) => tracing::debug!(%err, "TLS handshake failed"),
                 },
             }
@@ -256,9 +280,12 @@ async fn accept_loop(
     }
 }
 
+/// Serves the requests of one connection; `certificate` is the user of the verified
+/// client certificate its client presented.
 async fn serve_connection<I>(
     io: I,
     shared: Arc<Shared>,
+    certificate: Option<crate::UserInfo>,
     conn_token: CancellationToken,
     stop: CancellationToken,
 ) where
@@ -266,7 +293,8 @@ async fn serve_connection<I>(
 {
     let service = hyper::service::service_fn(move |req: http::Request<Incoming>| {
         let shared = shared.clone();
-        async move { Ok::<_, Infallible>(serve(&shared, req).await) }
+        let certificate = certificate.clone();
+        async move { Ok::<_, Infallible>(serve(&shared, req, certificate).await) }
     });
     let builder = auto::Builder::new(TokioExecutor::new());
     let conn = builder.serve_connection(TokioIo::new(io), service);
@@ -288,6 +316,7 @@ type HttpBody = UnsyncBoxBody<Bytes, Infallible>;
 pub(crate) async fn serve(
     shared: &Arc<Shared>,
     req: http::Request<Incoming>,
+    certificate: Option<crate::UserInfo>,
 ) -> http::Response<HttpBody> {
     let (parts, body) = req.into_parts();
     let bytes = match body.collect().await {
@@ -297,7 +326,7 @@ pub(crate) async fn serve(
             return into_hyper(reply::error(&e));
         }
     };
-    into_hyper(chain::handle(shared, http::Request::from_parts(parts, bytes)).await)
+    into_hyper(chain::handle(shared, http::Request::from_parts(parts, bytes), certificate).await)
 }
 
 /// The most watch events one write of a watch body carries.

@@ -42,6 +42,10 @@ pub enum ServerError {
     /// A paused clock was asked for on a runtime that cannot pause its clock.
     #[error("a paused clock needs a current-thread tokio runtime (#[tokio::test])")]
     PausedClock,
+    /// A request the server answered with an error (creating a ServiceAccount, minting
+    /// its token).
+    #[error(transparent)]
+    Api(#[from] crate::ApiError),
     /// A client configuration for the server could not be built.
     #[error("client config: {0}")]
     Config(String),
@@ -440,6 +444,72 @@ impl TestServer {
         );
         kubegen::client::Client::try_from_config(self.config_with_token(&token)?)
             .map_err(|e| ServerError::Config(e.to_string()))
+    }
+
+    /// A client over HTTP authenticated as the ServiceAccount `namespace`/`name` with a
+    /// fresh ServiceAccount token (a JWT for the server's API audiences, valid for an hour,
+    /// as the TokenRequest API mints it): user `system:serviceaccount:<namespace>:<name>`
+    /// in `system:serviceaccounts` and `system:serviceaccounts:<namespace>`. The
+    /// ServiceAccount is created if it is missing (its namespace must exist); the token
+    /// stops working when it is deleted. With RBAC on the ServiceAccount may do what its
+    /// roles' bindings allow.
+    pub async fn client_for_service_account(
+        &self,
+        namespace: &str,
+        name: &str,
+    ) -> Result<kubegen::client::Client, ServerError> {
+        let token = self.service_account_token(namespace, name, &[]).await?;
+        kubegen::client::Client::try_from_config(self.config_with_token(&token)?)
+            .map_err(|e| ServerError::Config(e.to_string()))
+    }
+
+    /// A fresh token of the ServiceAccount `namespace`/`name` (created if missing, as in
+    /// [`TestServer::client_for_service_account`]) for `audiences` (the server's API
+    /// audiences when empty), valid for an hour: what `kubectl create token` gets.
+    pub async fn service_account_token(
+        &self,
+        namespace: &str,
+        name: &str,
+        audiences: &[&str],
+    ) -> Result<String, ServerError> {
+        use crate::{
+            engine::{Target, WriteOptions},
+            registry::GroupResource,
+        };
+        let engine = &self.shared.engine;
+        let gr = GroupResource::new("", "serviceaccounts");
+        let key = (namespace.to_string(), name.to_string());
+        let sa = match engine.store().get(&gr, &key) {
+            Some(sa) => sa,
+            None => {
+                let target = Target {
+                    rt: crate::engine::resolve(engine, "", "v1", "serviceaccounts")?,
+                    namespace: Some(namespace.to_string()),
+                    name: None,
+                    subresource: None,
+                };
+                let sa = serde_json::json!({
+                    "apiVersion": "v1", "kind": "ServiceAccount",
+                    "metadata": {"name": name, "namespace": namespace},
+                });
+                match engine.create(&target, sa, &WriteOptions::default()) {
+                    Ok(sa) => sa,
+                    // Created meanwhile.
+                    Err(err) if err.code == 409 => engine
+                        .store()
+                        .get(&gr, &key)
+                        .ok_or_else(|| ServerError::Api(err))?,
+                    Err(err) => return Err(err.into()),
+                }
+            }
+        };
+        let issuer = self.shared.auth.authenticator.service_accounts()?;
+        let audiences: Vec<String> = if audiences.is_empty() {
+            issuer.audiences().to_vec()
+        } else {
+            audiences.iter().map(|a| a.to_string()).collect()
+        };
+        Ok(issuer.mint(&sa, &audiences, crate::clock::now(), 3600)?)
     }
 
     /// The CA certificate (PEM) of a TLS server.

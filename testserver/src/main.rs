@@ -105,7 +105,9 @@ fn authorization_mode(flag: &str) -> Result<AuthorizationMode, String> {
             _ => this,
         });
     }
-    chosen.ok_or_else(|| "--authorization-mode: at least one authorization mode must be passed".into())
+    chosen.ok_or_else(|| {
+        "--authorization-mode: at least one authorization mode must be passed".into()
+    })
 }
 
 /// The authentication and authorization flags.

@@ -189,3 +189,50 @@ async fn main() -> ExitCode {
     }
     ExitCode::SUCCESS
 }
+
+#[cfg(test)]
+mod tests {
+    //! After kube-apiserver's `pkg/kubeapiserver/options/authorization.go` (`Validate`:
+    //! known modes, each once, at least one).
+
+    use super::*;
+
+    #[test]
+    fn authorization_modes_parse_as_kube_lists_them() {
+        assert_eq!(
+            authorization_mode("AlwaysAllow"),
+            Ok(AuthorizationMode::AlwaysAllow)
+        );
+        assert_eq!(authorization_mode("RBAC"), Ok(AuthorizationMode::Rbac));
+        assert_eq!(
+            authorization_mode("RBAC,AlwaysAllow"),
+            Ok(AuthorizationMode::AlwaysAllow)
+        );
+        assert!(
+            authorization_mode("Node,RBAC").is_err_and(|e| e.contains("\"Node\" is not supported"))
+        );
+        assert!(authorization_mode("RBAC,RBAC").is_err_and(|e| e.contains("more than once")));
+        assert!(authorization_mode("").is_err());
+    }
+
+    #[test]
+    fn auth_flags_make_the_config() {
+        let args = Args::parse_from([
+            "kubegen-testserver",
+            "--anonymous-auth=false",
+            "--authorization-mode",
+            "RBAC",
+            "--api-audiences",
+            "a,b",
+        ]);
+        let auth = auth_config(&args).expect("config");
+        assert!(!auth.anonymous);
+        assert_eq!(auth.authorization_mode, AuthorizationMode::Rbac);
+        assert_eq!(auth.api_audiences, ["a", "b"]);
+        let args = Args::parse_from(["kubegen-testserver", "--client-ca-file", "ca.pem"]);
+        assert_eq!(
+            auth_config(&args).expect_err("no tls"),
+            "--client-ca-file needs --tls"
+        );
+    }
+}

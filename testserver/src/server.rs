@@ -512,6 +512,11 @@ impl TestServer {
         Ok(issuer.mint(&sa, &audiences, crate::clock::now(), 3600)?)
     }
 
+    /// The authorization mode the server runs (`--authorization-mode`).
+    pub fn authorization_mode(&self) -> crate::AuthorizationMode {
+        self.shared.auth.authorizer.mode()
+    }
+
     /// The CA certificate (PEM) of a TLS server.
     pub fn ca_pem(&self) -> Option<&str> {
         self.ca_pem.as_deref()

@@ -317,7 +317,7 @@ impl ServiceAccountTokens {
         if lifetime > i64::from(u32::MAX) {
             return Err(invalid(
                 "spec.expirationSeconds",
-                &format!("Too long: may not specify a duration larger than 2^32 seconds"),
+                "Too long: may not specify a duration larger than 2^32 seconds",
             ));
         }
         let body_name = req.pointer("/metadata/name").and_then(Value::as_str);

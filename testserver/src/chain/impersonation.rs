@@ -260,13 +260,12 @@ pub(crate) fn impersonate(shared: &Shared, cx: &mut RequestContext) -> ApiResult
                 extra.entry(key.clone()).or_default().push(value.clone());
             }
         }
-        match shared
+        let decision: Decision = shared
             .auth
             .authorizer
-            .authorize(&shared.engine, &attributes)
-        {
-            Decision::Allow(_) => {}
-            Decision::NoOpinion(reason) => return Err(forbidden(&attributes, &reason)),
+            .authorize(&shared.engine, &attributes);
+        if !decision.allowed() {
+            return Err(forbidden(&attributes, decision.reason()));
         }
     }
     if name != ANONYMOUS {

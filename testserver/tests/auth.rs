@@ -504,3 +504,69 @@ fn bad_flags_stop_the_binary() {
     assert!(err.contains("\"Node\" is not supported"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Who the server says `client` is (a SelfSubjectReview).
+async fn whoami_of(client: kubegen::client::Client) -> (String, Vec<String>) {
+    use kubegen::apis::authentication::v1::SelfSubjectReview;
+    let reviews = kubegen::client::ResourceClient::<SelfSubjectReview>::cluster(client);
+    let review = reviews
+        .create(&Default::default(), &SelfSubjectReview::default())
+        .await
+        .unwrap();
+    let user = review.status.unwrap().user_info.unwrap();
+    (user.username.unwrap(), user.groups.unwrap_or_default())
+}
+
+// kube-apiserver: pkg/registry/core/serviceaccount/storage/token.go and
+// pkg/serviceaccount/claims.go (the library's ServiceAccount clients).
+#[tokio::test]
+async fn client_for_service_account_creates_it_and_authenticates_as_it() {
+    use kubegen_testserver::{ClusterConfig, TestServer};
+    let server = TestServer::builder()
+        .cluster(ClusterConfig::none())
+        .start()
+        .await
+        .unwrap();
+    let client = server
+        .client_for_service_account("default", "robot")
+        .await
+        .unwrap();
+    let (name, groups) = whoami_of(client).await;
+    assert_eq!(name, "system:serviceaccount:default:robot");
+    assert_eq!(
+        groups,
+        [
+            "system:serviceaccounts",
+            "system:serviceaccounts:default",
+            "system:authenticated"
+        ]
+    );
+    // The ServiceAccount exists now; a second client reuses it.
+    let (name, _) = whoami_of(
+        server
+            .client_for_service_account("default", "robot")
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(name, "system:serviceaccount:default:robot");
+    assert!(
+        server
+            .service_account_token("default", "robot", &["vault"])
+            .await
+            .unwrap()
+            .contains('.')
+    );
+    let (name, groups) = whoami_of(server.client_as("dave", &["qa"]).unwrap()).await;
+    assert_eq!(
+        (name.as_str(), groups),
+        (
+            "dave",
+            vec!["qa".to_string(), "system:authenticated".to_string()]
+        )
+    );
+    assert_eq!(
+        server.authorization_mode(),
+        kubegen_testserver::AuthorizationMode::AlwaysAllow
+    );
+}

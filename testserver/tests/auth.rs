@@ -414,6 +414,10 @@ fn a_client_certificate_is_its_common_name_and_organizations() {
     let me = server.whoami_with(&carol, &[]);
     assert_eq!(me["username"], "carol");
     assert_eq!(groups(&me), ["devs", "system:authenticated"]);
+    let credential = me["extra"]["authentication.kubernetes.io/credential-id"][0]
+        .as_str()
+        .unwrap();
+    assert!(credential.starts_with("X509SHA256="), "{me}");
     // Without a certificate the client is let through, and is who its token says.
     assert_eq!(server.whoami(&[])["username"], "admin");
     // A certificate of another CA does not get through the handshake.

@@ -3,7 +3,8 @@
 //! verifies a presented certificate against the client CA (a client without one is let
 //! through, to be authenticated otherwise), and the verified certificate's subject names
 //! the user — the common name is the user name, each organization a group
-//! (`CommonNameUserConversion`); a certificate without a common name names nobody.
+//! (`CommonNameUserConversion`), and the extra `authentication.kubernetes.io/credential-id`
+//! is `X509SHA256=<hex fingerprint>`; a certificate without a common name names nobody.
 
 use std::sync::Arc;
 
@@ -31,7 +32,18 @@ pub(crate) fn user_of_certificate(der: &[u8]) -> Option<UserInfo> {
         .filter_map(|o| o.as_str().ok())
         .map(str::to_string)
         .collect();
-    Some(UserInfo::new(name, groups))
+    let mut user = UserInfo::new(name, groups);
+    let fingerprint = ring::digest::digest(&ring::digest::SHA256, der);
+    let hex: String = fingerprint
+        .as_ref()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    user.extra.insert(
+        super::service_account::CREDENTIAL_ID_KEY.into(),
+        vec![format!("X509SHA256={hex}")],
+    );
+    Some(user)
 }
 
 /// The certificates of a PEM bundle (`--client-ca-file`'s contents).
@@ -105,6 +117,8 @@ mod tests {
         let user = user_of_certificate(&cert(Some("alice"), &["devs"])).expect("user");
         assert_eq!(user.name, "alice");
         assert_eq!(user.groups, ["devs"]);
+        let id = &user.extra["authentication.kubernetes.io/credential-id"][0];
+        assert!(id.starts_with("X509SHA256=") && id.len() == 11 + 64, "{id}");
         assert_eq!(user_of_certificate(&cert(None, &["devs"])), None);
         assert_eq!(user_of_certificate(b"garbage"), None);
     }

@@ -574,3 +574,58 @@ async fn client_for_service_account_creates_it_and_authenticates_as_it() {
         kubegen_testserver::AuthorizationMode::AlwaysAllow
     );
 }
+
+// kube-apiserver: staging/src/k8s.io/apiserver/pkg/server/options/authentication.go
+// (a client CA is served over TLS only) and tokenfile.go (a malformed file fails start).
+#[tokio::test]
+async fn the_builder_checks_its_auth_settings() {
+    use kubegen_testserver::{AuthConfig, AuthnError, ClusterConfig, ServerError, TestServer};
+    let (ca, _, _) = client_certificate("carol", "devs");
+    let without_tls = TestServer::builder()
+        .cluster(ClusterConfig::none())
+        .auth(AuthConfig::default().client_ca(ca.clone()))
+        .start()
+        .await;
+    assert!(matches!(without_tls, Err(ServerError::ClientCaWithoutTls)));
+    let with_tls = TestServer::builder()
+        .cluster(ClusterConfig::none())
+        .tls(true)
+        .auth(AuthConfig::default().client_ca(ca))
+        .start()
+        .await
+        .unwrap();
+    assert!(with_tls.url().starts_with("https://"));
+    let bad = TestServer::builder()
+        .cluster(ClusterConfig::none())
+        .tls(true)
+        .auth(AuthConfig::default().client_ca("not a certificate"))
+        .start()
+        .await;
+    assert!(matches!(
+        bad,
+        Err(ServerError::Authn(AuthnError::ClientCa { .. }))
+    ));
+    let err = AuthConfig::default()
+        .tokens_from_csv("inline.csv", "a,b,c\nd,e\n")
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "inline.csv:2: must have at least 3 columns (token, user name, user uid), found 2"
+    );
+    let auth = AuthConfig::default()
+        .tokens_from_csv("inline.csv", "t,erin,u1,\"a,b\"\n")
+        .unwrap();
+    let server = TestServer::builder()
+        .cluster(ClusterConfig::none())
+        .auth(auth)
+        .start()
+        .await
+        .unwrap();
+    let config = server
+        .config()
+        .unwrap()
+        .with_credentials(kubegen::client::Credentials::Bearer("t".to_string().into()));
+    let client = kubegen::client::Client::try_from_config(config).unwrap();
+    let (name, groups) = whoami_of(client).await;
+    assert_eq!((name.as_str(), groups.len()), ("erin", 3));
+}

@@ -134,14 +134,12 @@ fn requests(headers: &http::HeaderMap) -> ApiResult<Vec<Request>> {
     for (name, value) in headers {
         if let Some(key) = name.as_str().strip_prefix(EXTRA_PREFIX) {
             others = true;
-            // Keys are percent-encoded to carry characters headers cannot (`url.PathUnescape`).
-            let key = unescape(key).ok_or_else(|| {
-                ApiError::internal(format!(
-                    "Internal error occurred: invalid escaped extra key {key:?}"
-                ))
-            })?;
+            // Keys are lower-cased, then percent-decoded to carry characters headers cannot
+            // (`unescapeExtraKey`: a malformed escape is kept as it came).
+            let key = key.to_lowercase();
+            let key = unescape(&key).unwrap_or(key);
             extras
-                .entry(key.to_lowercase())
+                .entry(key)
                 .or_default()
                 .push(value.to_str().unwrap_or_default().to_string());
         }
@@ -344,6 +342,7 @@ mod tests {
                 ("Impersonate-Extra-Scopes", "view"),
                 ("Impersonate-Extra-Scopes", "edit"),
                 ("Impersonate-Extra-Example.com%2Fteam", "a"),
+                ("Impersonate-Extra-Bad%zz", "b"),
                 ("Impersonate-Uid", "1234"),
             ],
         );
@@ -354,6 +353,7 @@ mod tests {
         assert_eq!(user.groups, ["wheel", "ops", ALL_AUTHENTICATED]);
         assert_eq!(user.extra["scopes"], ["view", "edit"]);
         assert_eq!(user.extra["example.com/team"], ["a"]);
+        assert_eq!(user.extra["bad%zz"], ["b"]);
         assert_eq!(cx.impersonator, Some(alice()));
         assert!(
             cx.parts

@@ -358,6 +358,35 @@ fn kubectl_create_token_and_its_token() {
     assert!(!ok);
     assert!(err.contains("(Unauthorized)"), "{err}");
 
+    // A token bound to a Pod carries it and dies with it.
+    server.ok(&[
+        "run",
+        "worker",
+        "--image=nginx",
+        "--overrides={\"spec\":{\"serviceAccountName\":\"builder\"}}",
+    ]);
+    let bound = server
+        .ok(&[
+            "create",
+            "token",
+            "builder",
+            "--bound-object-kind",
+            "Pod",
+            "--bound-object-name",
+            "worker",
+        ])
+        .trim()
+        .to_string();
+    let me = server.whoami(&["--token", &bound]);
+    assert_eq!(
+        me["extra"]["authentication.kubernetes.io/pod-name"][0],
+        "worker"
+    );
+    server.ok(&["delete", "pod", "worker", "--wait=false"]);
+    let (ok, _, err) = server.run(&["--token", &bound, "get", "pods"]);
+    assert!(!ok);
+    assert!(err.contains("You must be logged in"), "{err}");
+
     // Deleting the ServiceAccount invalidates its tokens; a new one of the same name
     // (another uid) does not bring them back.
     server.ok(&["delete", "serviceaccount", "builder"]);

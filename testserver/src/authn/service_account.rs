@@ -38,6 +38,21 @@ pub const ALL_SERVICE_ACCOUNTS: &str = "system:serviceaccounts";
 /// The extra key naming a token's credential (`serviceaccount.CredentialIDKey`).
 pub const CREDENTIAL_ID_KEY: &str = "authentication.kubernetes.io/credential-id";
 
+/// The extra key naming the Pod a token is bound to (`serviceaccount.PodNameKey`).
+pub const POD_NAME_KEY: &str = "authentication.kubernetes.io/pod-name";
+/// The extra key with the uid of the Pod a token is bound to (`serviceaccount.PodUIDKey`).
+pub const POD_UID_KEY: &str = "authentication.kubernetes.io/pod-uid";
+
+/// The object a token is bound to (a TokenRequest's `spec.boundObjectRef`): it is valid
+/// only while that object exists with that uid.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Bound {
+    /// A Pod (of the ServiceAccount's namespace): its name and uid.
+    Pod(String, String),
+    /// A Secret (of the ServiceAccount's namespace): its name and uid.
+    Secret(String, String),
+}
+
 /// The shortest lifetime a TokenRequest may ask for (10 minutes).
 const MIN_EXPIRATION_SECONDS: i64 = 600;
 /// A TokenRequest's lifetime when it asks for none (`SetDefaults_TokenRequestSpec`).
@@ -87,6 +102,12 @@ struct Claims {
 struct KubernetesClaims {
     namespace: String,
     serviceaccount: ObjectRef,
+    /// The Pod the token is bound to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pod: Option<ObjectRef>,
+    /// The Secret the token is bound to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    secret: Option<ObjectRef>,
 }
 
 /// A reference to the ServiceAccount.
@@ -171,6 +192,22 @@ impl ServiceAccountTokens {
         now: jiff::Timestamp,
         lifetime: i64,
     ) -> Result<String, AuthnError> {
+        self.mint_bound(sa, audiences, now, lifetime, None)
+    }
+
+    /// [`Self::mint`], bound to `bound` when given.
+    pub(crate) fn mint_bound(
+        &self,
+        sa: &Value,
+        audiences: &[String],
+        now: jiff::Timestamp,
+        lifetime: i64,
+        bound: Option<&Bound>,
+    ) -> Result<String, AuthnError> {
+        let reference = |name: &String, uid: &String| ObjectRef {
+            name: name.clone(),
+            uid: uid.clone(),
+        };
         let namespace = meta::namespace(sa);
         let name = meta::name(sa);
         let iat = now.as_second();
@@ -187,6 +224,14 @@ impl ServiceAccountTokens {
                 serviceaccount: ObjectRef {
                     name: name.to_string(),
                     uid: meta::uid(sa).to_string(),
+                },
+                pod: match bound {
+                    Some(Bound::Pod(name, uid)) => Some(reference(name, uid)),
+                    _ => None,
+                },
+                secret: match bound {
+                    Some(Bound::Secret(name, uid)) => Some(reference(name, uid)),
+                    _ => None,
                 },
             },
         };
@@ -267,6 +312,37 @@ impl ServiceAccountTokens {
         }
         let mut user = UserInfo::new(user_name(namespace, &sa_ref.name), group_names(namespace));
         user.uid = sa_ref.uid.clone();
+        // A bound token lives as long as its object (claims.go `Validate`).
+        for (resource, kind, reference) in [
+            ("pods", "pod", &claims.kubernetes.pod),
+            ("secrets", "secret", &claims.kubernetes.secret),
+        ] {
+            let Some(reference) = reference else {
+                continue;
+            };
+            let stored = engine.store().get(
+                &GroupResource::new("", resource),
+                &(namespace.clone(), reference.name.clone()),
+            );
+            let Some(object) = stored else {
+                return Verdict::Invalid(format!(
+                    "{kind} {namespace}/{} has been deleted",
+                    reference.name
+                ));
+            };
+            if meta::uid(&object) != reference.uid {
+                return Verdict::Invalid(format!(
+                    "{kind} UID ({}) does not match claim ({})",
+                    meta::uid(&object),
+                    reference.uid
+                ));
+            }
+        }
+        if let Some(pod) = &claims.kubernetes.pod {
+            user.extra
+                .insert(POD_NAME_KEY.into(), vec![pod.name.clone()]);
+            user.extra.insert(POD_UID_KEY.into(), vec![pod.uid.clone()]);
+        }
         if !claims.jti.is_empty() {
             user.extra.insert(
                 CREDENTIAL_ID_KEY.into(),
@@ -353,9 +429,13 @@ impl ServiceAccountTokens {
             })
             .filter(|a: &Vec<String>| !a.is_empty())
             .unwrap_or_else(|| self.audiences.clone());
+        let bound = match spec.get("boundObjectRef").filter(|r| !r.is_null()) {
+            Some(reference) => Some(bound_object(engine, namespace, name, reference)?),
+            None => None,
+        };
         let now = crate::clock::now();
         let token = self
-            .mint(&sa, &audiences, now, lifetime)
+            .mint_bound(&sa, &audiences, now, lifetime, bound.as_ref())
             .map_err(|e| ApiError::internal(e.to_string()))?;
         let expires = now
             .checked_add(jiff::SignedDuration::from_secs(lifetime))
@@ -381,6 +461,76 @@ impl ServiceAccountTokens {
         );
         Ok(req)
     }
+}
+
+/// The object a TokenRequest binds its token to (token.go): a Pod running as the
+/// ServiceAccount, or a Secret, of the namespace; 404 when it does not exist, 400 for
+/// another kind or a Pod of another ServiceAccount, 409 when the reference's uid is not
+/// the object's.
+fn bound_object(
+    engine: &Engine,
+    namespace: &str,
+    service_account: &str,
+    reference: &Value,
+) -> ApiResult<Bound> {
+    let text = |field: &str| {
+        reference
+            .get(field)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string()
+    };
+    let (kind, api_version, name, uid) =
+        (text("kind"), text("apiVersion"), text("name"), text("uid"));
+    let group = api_version.rsplit_once('/').map(|(g, _)| g).unwrap_or("");
+    let resource = match (group, kind.as_str()) {
+        ("", "Pod") => "pods",
+        ("", "Secret") => "secrets",
+        _ => {
+            let version = api_version.rsplit('/').next().unwrap_or_default();
+            return Err(ApiError::bad_request(format!(
+                "cannot bind token to object of type {}, Kind={kind}",
+                if group.is_empty() {
+                    format!("/{version}")
+                } else {
+                    format!("{group}/{version}")
+                }
+            )));
+        }
+    };
+    let object = engine
+        .store()
+        .get(
+            &GroupResource::new("", resource),
+            &(namespace.to_string(), name.clone()),
+        )
+        .ok_or_else(|| ApiError::not_found("", resource, &name))?;
+    if resource == "pods"
+        && object
+            .pointer("/spec/serviceAccountName")
+            .and_then(Value::as_str)
+            .unwrap_or("default")
+            != service_account
+    {
+        return Err(ApiError::bad_request(format!(
+            "cannot bind token for serviceaccount {service_account:?} to pod running with different serviceaccount name."
+        )));
+    }
+    let actual = meta::uid(&object).to_string();
+    if !uid.is_empty() && uid != actual {
+        return Err(ApiError::conflict(
+            "",
+            &kind,
+            &name,
+            &format!(
+                "the UID in the bound object reference ({uid}) does not match the UID in record. The object might have been deleted and then recreated"
+            ),
+        ));
+    }
+    Ok(match resource {
+        "pods" => Bound::Pod(name, actual),
+        _ => Bound::Secret(name, actual),
+    })
 }
 
 /// Whether a create on `group`/`resource`/`subresource` is a TokenRequest.
@@ -585,6 +735,76 @@ mod tests {
         assert_eq!(
             (err.code, err.message.as_str()),
             (404, "serviceaccounts \"nobody\" not found")
+        );
+    }
+
+    #[tokio::test]
+    async fn a_token_bound_to_a_pod_lives_as_long_as_the_pod() {
+        use crate::endpoints::handlers::testing::send;
+        let server = InProcess::new();
+        let ns = "/api/v1/namespaces/default";
+        let sa = json!({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "sa"}});
+        assert_eq!(
+            send(&server, "POST", &format!("{ns}/serviceaccounts"), Some(sa))
+                .await
+                .0,
+            201
+        );
+        let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+            "spec": {"serviceAccountName": "sa", "containers": [{"name": "c", "image": "nginx"}]}});
+        let (code, pod) = send(&server, "POST", &format!("{ns}/pods"), Some(pod)).await;
+        assert_eq!(code, 201, "{pod}");
+        let request = |reference: Value| {
+            json!({"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
+                   "spec": {"boundObjectRef": reference}})
+        };
+        let token_path = format!("{ns}/serviceaccounts/sa/token");
+        let (code, tr) = send(
+            &server,
+            "POST",
+            &token_path,
+            Some(request(
+                json!({"kind": "Pod", "apiVersion": "v1", "name": "p"}),
+            )),
+        )
+        .await;
+        assert_eq!(code, 201, "{tr}");
+        let token = tr["status"]["token"].as_str().expect("token").to_string();
+        let shared = server.shared();
+        let tokens = shared
+            .auth
+            .authenticator
+            .service_accounts()
+            .expect("issuer");
+        let now = crate::clock::now();
+        let Verdict::User(user, _) = tokens.verify(&shared.engine, &token, &aud(), now) else {
+            panic!("bound token refused");
+        };
+        assert_eq!(user.extra[POD_NAME_KEY], ["p"]);
+        assert_eq!(user.extra[POD_UID_KEY], [meta::uid(&pod)]);
+
+        for (reference, code) in [
+            (
+                json!({"kind": "Pod", "apiVersion": "v1", "name": "nope"}),
+                404,
+            ),
+            (
+                json!({"kind": "Pod", "apiVersion": "v1", "name": "p", "uid": "other"}),
+                409,
+            ),
+            (
+                json!({"kind": "Deployment", "apiVersion": "apps/v1", "name": "p"}),
+                400,
+            ),
+        ] {
+            let (got, body) = send(&server, "POST", &token_path, Some(request(reference))).await;
+            assert_eq!(got, code, "{body}");
+        }
+        let (code, _) = send(&server, "DELETE", &format!("{ns}/pods/p"), None).await;
+        assert_eq!(code, 200);
+        assert_eq!(
+            tokens.verify(&shared.engine, &token, &aud(), now),
+            Verdict::Invalid("pod default/p has been deleted".into())
         );
     }
 

@@ -10,7 +10,7 @@
 //! * bearer tokens (`Authorization: Bearer <token>`, the scheme case-insensitive): the
 //!   static token table ([`token_file`], `--token-auth-file`, and the tokens the library
 //!   mints for [`crate::TestServer::client_as`]), then ServiceAccount tokens
-//!   ([`service_account`], minted by the TokenRequest API);
+//!   ([`service_account`], minted by the TokenRequest API, [`token_request`]);
 //! * the in-process front's user ([`crate::InProcess::as_user`]), for a request without
 //!   a bearer token;
 //! * anonymous (`--anonymous-auth`, default on).
@@ -19,6 +19,7 @@
 
 pub(crate) mod service_account;
 pub(crate) mod token_file;
+pub(crate) mod token_request;
 mod user;
 pub(crate) mod x509;
 

@@ -68,7 +68,7 @@ impl<'a> Scope<'a> {
                 || (sub == "scale" && rt.scale.is_some())
                 || rt.strategy.serves_subresource(sub)
                 || (info.verb == kubegen::catalog::Verb::Create
-                    && crate::authn::service_account::is_token_request(&rt.group, &rt.plural, sub))
+                    && crate::authn::token_request::is_token_request(&rt.group, &rt.plural, sub))
                 || (info.verb == kubegen::catalog::Verb::Create
                     && rt
                         .strategy

@@ -58,20 +58,16 @@ fn create_subresource(scope: &Scope<'_>, cx: &mut RequestContext) -> ApiResult<R
     admit(scope, cx, opts.dry_run, None)?;
     cx.trail.enter("registry")?;
     if let Some(sub) = &scope.target.subresource
-        && crate::authn::service_account::is_token_request(&scope.rt.group, &scope.rt.plural, sub)
+        && crate::authn::token_request::is_token_request(&scope.rt.group, &scope.rt.plural, sub)
     {
         // A ServiceAccount's `token`: a TokenRequest answered, nothing stored (token.go).
-        let answered = scope
-            .shared
-            .auth
-            .authenticator
-            .service_accounts()?
-            .token_request(
-                scope.engine(),
-                scope.target.namespace.as_deref().unwrap_or_default(),
-                scope.target.name.as_deref().unwrap_or_default(),
-                &value,
-            )?;
+        let answered = crate::authn::token_request::answer(
+            scope.shared.auth.authenticator.service_accounts()?,
+            scope.engine(),
+            scope.target.namespace.as_deref().unwrap_or_default(),
+            scope.target.name.as_deref().unwrap_or_default(),
+            &value,
+        )?;
         cx.trail.enter("encode")?;
         return Ok(reply::json(201, &answered));
     }

@@ -3,8 +3,10 @@
 //! flags set, [`Auth`] the running authenticators and authorizer every request of one
 //! server passes.
 
+use std::path::Path;
+
 use crate::{
-    authn::{Authenticator, UserInfo},
+    authn::{Authenticator, AuthnError, UserInfo, service_account},
     authz::{AuthorizationMode, Authorizer},
 };
 
@@ -19,6 +21,16 @@ pub struct AuthConfig {
     pub tokens: Vec<(String, UserInfo)>,
     /// `--authorization-mode`.
     pub authorization_mode: AuthorizationMode,
+    /// `--client-ca-file`'s certificates (PEM): a TLS server verifies a client
+    /// certificate signed by one of them, and the certificate's subject names the user
+    /// (CN the name, O the groups). A client without a certificate is let through.
+    pub client_ca_pem: Option<String>,
+    /// `--service-account-issuer`: the `iss` of the ServiceAccount tokens the server mints
+    /// (default `https://kubernetes.default.svc.cluster.local`).
+    pub service_account_issuer: String,
+    /// `--api-audiences`: the audiences a token must be for to be accepted by the API
+    /// (default: the issuer alone).
+    pub api_audiences: Vec<String>,
 }
 
 impl Default for AuthConfig {
@@ -27,6 +39,9 @@ impl Default for AuthConfig {
             anonymous: true,
             tokens: Vec::new(),
             authorization_mode: AuthorizationMode::AlwaysAllow,
+            client_ca_pem: None,
+            service_account_issuer: service_account::DEFAULT_ISSUER.to_string(),
+            api_audiences: Vec::new(),
         }
     }
 }
@@ -47,6 +62,57 @@ impl AuthConfig {
     /// Adds a static bearer token for `user`.
     pub fn token(mut self, token: impl Into<String>, user: UserInfo) -> Self {
         self.tokens.push((token.into(), user));
+        self
+    }
+
+    /// Adds the rows of a `--token-auth-file` (kube-apiserver's `tokenfile.go`: CSV rows
+    /// `token,user,uid[,"group1,group2"]`, blank lines skipped); an unreadable file or a
+    /// malformed row is an error naming `file:line`.
+    pub fn token_auth_file(self, path: impl AsRef<Path>) -> Result<Self, AuthnError> {
+        let rows = crate::authn::token_file::read(path.as_ref())?;
+        Ok(self.with_rows(rows))
+    }
+
+    /// Adds the rows of a token file's `text` (see [`AuthConfig::token_auth_file`]);
+    /// `name` stands for the file in errors.
+    pub fn tokens_from_csv(self, name: &str, text: &str) -> Result<Self, AuthnError> {
+        let rows = crate::authn::token_file::parse(name, text)?;
+        Ok(self.with_rows(rows))
+    }
+
+    fn with_rows(mut self, rows: Vec<(String, UserInfo)>) -> Self {
+        self.tokens.extend(rows);
+        self
+    }
+
+    /// `--client-ca-file`: reads the PEM bundle at `path` (an error when it is unreadable
+    /// or holds no certificate); see [`AuthConfig::client_ca_pem`].
+    pub fn client_ca_file(self, path: impl AsRef<Path>) -> Result<Self, AuthnError> {
+        let path = path.as_ref();
+        let pem = std::fs::read_to_string(path).map_err(|source| AuthnError::Read {
+            path: path.display().to_string(),
+            source,
+        })?;
+        crate::authn::x509::parse_ca_bundle(&path.display().to_string(), pem.as_bytes())?;
+        Ok(self.client_ca(pem))
+    }
+
+    /// Verifies client certificates against the CA certificates in `pem` (see
+    /// [`AuthConfig::client_ca_pem`]; checked when a TLS server starts).
+    pub fn client_ca(mut self, pem: impl Into<String>) -> Self {
+        self.client_ca_pem = Some(pem.into());
+        self
+    }
+
+    /// `--service-account-issuer`.
+    pub fn service_account_issuer(mut self, issuer: impl Into<String>) -> Self {
+        self.service_account_issuer = issuer.into();
+        self
+    }
+
+    /// `--api-audiences`.
+    pub fn api_audiences(mut self, audiences: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.api_audiences = audiences.into_iter().map(Into::into).collect();
         self
     }
 }

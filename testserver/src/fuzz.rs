@@ -53,7 +53,7 @@ pub fn request(data: &[u8]) {
         return;
     };
     let server = crate::InProcess::new();
-    let reply = runtime.block_on(crate::chain::handle(server.shared(), request));
+    let reply = runtime.block_on(crate::chain::handle(server.shared(), request, None));
     assert!(
         reply.status().as_u16() >= 200,
         "an answer: {}",

@@ -63,7 +63,7 @@ pub(crate) mod validation;
 use std::path::Path;
 
 pub use auth::AuthConfig;
-pub use authn::UserInfo;
+pub use authn::{AuthnError, UserInfo};
 pub use authz::AuthorizationMode;
 pub use controllers::{
     ClusterConfig, FAULT_ANNOTATION, FaultAction, PodFault, PodFaultError, Workload,

@@ -42,6 +42,10 @@ pub enum ServerError {
     /// A paused clock was asked for on a runtime that cannot pause its clock.
     #[error("a paused clock needs a current-thread tokio runtime (#[tokio::test])")]
     PausedClock,
+    /// A request the server answered with an error (creating a ServiceAccount, minting
+    /// its token).
+    #[error(transparent)]
+    Api(#[from] crate::ApiError),
     /// A client configuration for the server could not be built.
     #[error("client config: {0}")]
     Config(String),
@@ -55,6 +59,13 @@ pub enum ServerError {
     /// A kubelet fault of the cluster configuration cannot be used.
     #[error(transparent)]
     PodFault(#[from] crate::PodFaultError),
+    /// Authentication cannot be set up (a client CA, the token signing key), or a
+    /// ServiceAccount token could not be had.
+    #[error(transparent)]
+    Authn(#[from] crate::AuthnError),
+    /// A client CA was configured for a server without TLS.
+    #[error("client certificates (a client CA) need TLS")]
+    ClientCaWithoutTls,
 }
 
 /// Builder for a [`TestServer`].
@@ -180,8 +191,16 @@ impl TestServerBuilder {
         let shared = Shared::new(engine, &auth);
         let listener = TcpListener::bind(self.addr).await?;
         let addr = listener.local_addr()?;
+        let verifier = match &auth.client_ca_pem {
+            None => None,
+            Some(_) if !self.tls => return Err(ServerError::ClientCaWithoutTls),
+            Some(pem) => {
+                let cas = crate::authn::x509::parse_ca_bundle("client CA", pem.as_bytes())?;
+                Some(crate::authn::x509::client_verifier(&cas)?)
+            }
+        };
         let tls = if self.tls {
-            Some(crate::tls::generate(addr.ip())?)
+            Some(crate::tls::generate(addr.ip(), verifier)?)
         } else {
             None
         };
@@ -246,9 +265,18 @@ async fn accept_loop(
         let acceptor = acceptor.clone();
         tokio::spawn(async move {
             match acceptor {
-                None => serve_connection(stream, shared, conn_token, stop).await,
+                None => serve_connection(stream, shared, None, conn_token, stop).await,
                 Some(acceptor) => match acceptor.accept(stream).await {
-                    Ok(tls) => serve_connection(tls, shared, conn_token, stop).await,
+                    Ok(tls) => {
+                        // Verified by the client CA during the handshake.
+                        let certificate = tls
+                            .get_ref()
+                            .1
+                            .peer_certificates()
+                            .and_then(|chain| chain.first())
+                            .and_then(|der| crate::authn::x509::user_of_certificate(der));
+                        serve_connection(tls, shared, certificate, conn_token, stop).await
+                    }
                     Err(err) => tracing::debug!(%err, "TLS handshake failed"),
                 },
             }
@@ -256,9 +284,12 @@ async fn accept_loop(
     }
 }
 
+/// Serves the requests of one connection; `certificate` is the user of the verified
+/// client certificate its client presented.
 async fn serve_connection<I>(
     io: I,
     shared: Arc<Shared>,
+    certificate: Option<crate::UserInfo>,
     conn_token: CancellationToken,
     stop: CancellationToken,
 ) where
@@ -266,7 +297,8 @@ async fn serve_connection<I>(
 {
     let service = hyper::service::service_fn(move |req: http::Request<Incoming>| {
         let shared = shared.clone();
-        async move { Ok::<_, Infallible>(serve(&shared, req).await) }
+        let certificate = certificate.clone();
+        async move { Ok::<_, Infallible>(serve(&shared, req, certificate).await) }
     });
     let builder = auto::Builder::new(TokioExecutor::new());
     let conn = builder.serve_connection(TokioIo::new(io), service);
@@ -288,6 +320,7 @@ type HttpBody = UnsyncBoxBody<Bytes, Infallible>;
 pub(crate) async fn serve(
     shared: &Arc<Shared>,
     req: http::Request<Incoming>,
+    certificate: Option<crate::UserInfo>,
 ) -> http::Response<HttpBody> {
     let (parts, body) = req.into_parts();
     let bytes = match body.collect().await {
@@ -297,7 +330,7 @@ pub(crate) async fn serve(
             return into_hyper(reply::error(&e));
         }
     };
-    into_hyper(chain::handle(shared, http::Request::from_parts(parts, bytes)).await)
+    into_hyper(chain::handle(shared, http::Request::from_parts(parts, bytes), certificate).await)
 }
 
 /// The most watch events one write of a watch body carries.
@@ -411,6 +444,77 @@ impl TestServer {
         );
         kubegen::client::Client::try_from_config(self.config_with_token(&token)?)
             .map_err(|e| ServerError::Config(e.to_string()))
+    }
+
+    /// A client over HTTP authenticated as the ServiceAccount `namespace`/`name` with a
+    /// fresh ServiceAccount token (a JWT for the server's API audiences, valid for an hour,
+    /// as the TokenRequest API mints it): user `system:serviceaccount:<namespace>:<name>`
+    /// in `system:serviceaccounts` and `system:serviceaccounts:<namespace>`. The
+    /// ServiceAccount is created if it is missing (its namespace must exist); the token
+    /// stops working when it is deleted. With RBAC on the ServiceAccount may do what its
+    /// roles' bindings allow.
+    pub async fn client_for_service_account(
+        &self,
+        namespace: &str,
+        name: &str,
+    ) -> Result<kubegen::client::Client, ServerError> {
+        let token = self.service_account_token(namespace, name, &[]).await?;
+        kubegen::client::Client::try_from_config(self.config_with_token(&token)?)
+            .map_err(|e| ServerError::Config(e.to_string()))
+    }
+
+    /// A fresh token of the ServiceAccount `namespace`/`name` (created if missing, as in
+    /// [`TestServer::client_for_service_account`]) for `audiences` (the server's API
+    /// audiences when empty), valid for an hour: what `kubectl create token` gets.
+    pub async fn service_account_token(
+        &self,
+        namespace: &str,
+        name: &str,
+        audiences: &[&str],
+    ) -> Result<String, ServerError> {
+        use crate::{
+            engine::{Target, WriteOptions},
+            registry::GroupResource,
+        };
+        let engine = &self.shared.engine;
+        let gr = GroupResource::new("", "serviceaccounts");
+        let key = (namespace.to_string(), name.to_string());
+        let sa = match engine.store().get(&gr, &key) {
+            Some(sa) => sa,
+            None => {
+                let target = Target {
+                    rt: crate::engine::resolve(engine, "", "v1", "serviceaccounts")?,
+                    namespace: Some(namespace.to_string()),
+                    name: None,
+                    subresource: None,
+                };
+                let sa = serde_json::json!({
+                    "apiVersion": "v1", "kind": "ServiceAccount",
+                    "metadata": {"name": name, "namespace": namespace},
+                });
+                match engine.create(&target, sa, &WriteOptions::default()) {
+                    Ok(sa) => sa,
+                    // Created meanwhile.
+                    Err(err) if err.code == 409 => engine
+                        .store()
+                        .get(&gr, &key)
+                        .ok_or_else(|| ServerError::Api(err))?,
+                    Err(err) => return Err(err.into()),
+                }
+            }
+        };
+        let issuer = self.shared.auth.authenticator.service_accounts()?;
+        let audiences: Vec<String> = if audiences.is_empty() {
+            issuer.audiences().to_vec()
+        } else {
+            audiences.iter().map(|a| a.to_string()).collect()
+        };
+        Ok(issuer.mint(&sa, &audiences, crate::clock::now(), 3600)?)
+    }
+
+    /// The authorization mode the server runs (`--authorization-mode`).
+    pub fn authorization_mode(&self) -> crate::AuthorizationMode {
+        self.shared.auth.authorizer.mode()
     }
 
     /// The CA certificate (PEM) of a TLS server.

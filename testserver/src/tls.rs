@@ -1,6 +1,7 @@
 //! TLS for the HTTP front: a fresh self-signed CA and a server certificate for
 //! `localhost` and the listen address, generated at start. The CA goes into the written
-//! kubeconfig as `certificate-authority-data`.
+//! kubeconfig as `certificate-authority-data`. With a client CA (`--client-ca-file`) the
+//! server asks for a client certificate and verifies one that is presented.
 
 use std::{net::IpAddr, sync::Arc};
 
@@ -34,8 +35,13 @@ impl std::fmt::Debug for TlsMaterial {
     }
 }
 
-/// Creates a CA and a server certificate valid for `localhost` and `ip`.
-pub fn generate(ip: IpAddr) -> Result<TlsMaterial, TlsError> {
+/// Creates a CA and a server certificate valid for `localhost` and `ip`; the server
+/// verifies client certificates with `client_verifier` when given (`--client-ca-file`),
+/// and asks for none without one.
+pub fn generate(
+    ip: IpAddr,
+    client_verifier: Option<Arc<dyn rustls::server::danger::ClientCertVerifier>>,
+) -> Result<TlsMaterial, TlsError> {
     let mut ca_params = CertificateParams::new(Vec::<String>::new())?;
     ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
     ca_params
@@ -64,13 +70,16 @@ pub fn generate(ip: IpAddr) -> Result<TlsMaterial, TlsError> {
     let cert = params.signed_by(&key, &issuer)?;
 
     let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let mut config = rustls::ServerConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()?
-        .with_no_client_auth()
-        .with_single_cert(
-            vec![CertificateDer::from(cert.der().to_vec())],
-            PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(key.serialize_der())),
-        )?;
+    let builder = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()?;
+    let builder = match client_verifier {
+        Some(verifier) => builder.with_client_cert_verifier(verifier),
+        None => builder.with_no_client_auth(),
+    };
+    let mut config = builder.with_single_cert(
+        vec![CertificateDer::from(cert.der().to_vec())],
+        PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(key.serialize_der())),
+    )?;
     config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
     Ok(TlsMaterial {
         ca_pem: ca_cert.pem(),

@@ -10,10 +10,12 @@ use crate::{endpoints::context::RequestContext, errors::ApiResult, shared::Share
 
 /// Authenticates the request, recording its user.
 pub(crate) fn authenticate(shared: &Shared, cx: &mut RequestContext) -> ApiResult<()> {
-    let user = shared
-        .auth
-        .authenticator
-        .authenticate(&cx.parts.headers, cx.front_user.as_ref())?;
+    let user = shared.auth.authenticator.authenticate(
+        &shared.engine,
+        &cx.parts.headers,
+        cx.client_certificate.as_ref(),
+        cx.front_user.as_ref(),
+    )?;
     cx.parts.headers.remove(header::AUTHORIZATION);
     cx.user = Some(user);
     Ok(())

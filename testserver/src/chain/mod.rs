@@ -31,6 +31,7 @@ pub(crate) mod request_info;
 use bytes::Bytes;
 
 use crate::{
+    authn::UserInfo,
     endpoints::{
         context::RequestContext,
         reply::{self, Reply},
@@ -39,10 +40,17 @@ use crate::{
     shared::Shared,
 };
 
-/// Serves one request through the chain.
-pub(crate) async fn handle(shared: &Shared, req: http::Request<Bytes>) -> Reply {
+/// Serves one request through the chain; `client_certificate` is the user of the
+/// verified certificate the connection's client presented, if any.
+pub(crate) async fn handle(
+    shared: &Shared,
+    req: http::Request<Bytes>,
+    client_certificate: Option<UserInfo>,
+) -> Reply {
     let (parts, body) = req.into_parts();
-    serve(shared, RequestContext::new(parts, body)).await
+    let mut cx = RequestContext::new(parts, body);
+    cx.client_certificate = client_certificate;
+    serve(shared, cx).await
 }
 
 /// Serves a request already in its context (the in-process front resolves its route

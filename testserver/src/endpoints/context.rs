@@ -19,10 +19,13 @@ pub(crate) struct RequestContext {
     /// What the path addresses (an error is answered by the endpoint, after
     /// authentication and authorization); `None` until the request-info stage ran.
     pub(crate) route: Option<ApiResult<Route>>,
-    /// The identity the front established for the connection: a verified client
-    /// certificate's user, or the in-process front's user; used when the request carries
-    /// no bearer token.
+    /// The identity the front established for the connection: the in-process front's
+    /// user; used when the request carries no bearer token.
     pub(crate) front_user: Option<UserInfo>,
+    /// The user of the verified client certificate the connection's client presented
+    /// (`--client-ca-file`); kube-apiserver's x509 authenticator runs before the bearer
+    /// token's, so it wins over a token.
+    pub(crate) client_certificate: Option<UserInfo>,
     /// The user the request acts as: who authenticated, or whom they impersonate; `None`
     /// until authentication ran.
     pub(crate) user: Option<UserInfo>,
@@ -43,6 +46,7 @@ impl RequestContext {
             body,
             route: None,
             front_user: None,
+            client_certificate: None,
             user: None,
             impersonator: None,
             decision: None,

@@ -68,6 +68,8 @@ impl<'a> Scope<'a> {
                 || (sub == "scale" && rt.scale.is_some())
                 || rt.strategy.serves_subresource(sub)
                 || (info.verb == kubegen::catalog::Verb::Create
+                    && crate::authn::token_request::is_token_request(&rt.group, &rt.plural, sub))
+                || (info.verb == kubegen::catalog::Verb::Create
                     && rt
                         .strategy
                         .create_subresource(sub, &serde_json::Value::Null, &serde_json::Value::Null)

@@ -3,6 +3,9 @@
 //! A review's `status` is computed from its `spec` and the requesting user by the
 //! server's authenticators or authorizer, and the object comes back with it (201).
 
+mod self_subject_review;
+mod token_review;
+
 use serde_json::Value;
 
 use crate::{
@@ -17,9 +20,14 @@ pub(crate) fn answer(
     cx: &RequestContext,
     object: &Value,
 ) -> Option<ApiResult<Value>> {
-    let _ = (cx, object);
     let rt = &scope.rt;
     match (rt.group.as_str(), rt.plural.as_str()) {
+        ("authentication.k8s.io", "selfsubjectreviews") => {
+            Some(self_subject_review::answer(cx, object))
+        }
+        ("authentication.k8s.io", "tokenreviews") => {
+            Some(token_review::answer(scope.shared, object))
+        }
         _ => None,
     }
 }

@@ -42,8 +42,9 @@ pub(crate) fn create(scope: &Scope<'_>, cx: &mut RequestContext) -> ApiResult<Re
     ))
 }
 
-/// A POST to a subresource (a pod's `binding`): answered with a `Status` of `Success`
-/// (201), as kube-apiserver's `BindingREST` answers.
+/// A POST to a subresource: a pod's `binding`, answered with a `Status` of `Success`
+/// (201), as kube-apiserver's `BindingREST` answers; a ServiceAccount's `token`, answered
+/// with the TokenRequest and its token (201).
 fn create_subresource(scope: &Scope<'_>, cx: &mut RequestContext) -> ApiResult<Reply> {
     let mut opts = options::write(
         scope.engine(),
@@ -56,6 +57,20 @@ fn create_subresource(scope: &Scope<'_>, cx: &mut RequestContext) -> ApiResult<R
     let value = decode::object(&cx.parts.headers, &cx.body, true, &mut opts)?;
     admit(scope, cx, opts.dry_run, None)?;
     cx.trail.enter("registry")?;
+    if let Some(sub) = &scope.target.subresource
+        && crate::authn::token_request::is_token_request(&scope.rt.group, &scope.rt.plural, sub)
+    {
+        // A ServiceAccount's `token`: a TokenRequest answered, nothing stored (token.go).
+        let answered = crate::authn::token_request::answer(
+            scope.shared.auth.authenticator.service_accounts()?,
+            scope.engine(),
+            scope.target.namespace.as_deref().unwrap_or_default(),
+            scope.target.name.as_deref().unwrap_or_default(),
+            &value,
+        )?;
+        cx.trail.enter("encode")?;
+        return Ok(reply::json(201, &answered));
+    }
     scope
         .engine()
         .create_subresource(&scope.target, &value, &opts)?;

@@ -4,6 +4,7 @@
 //! server passes.
 
 use crate::{
+    audit::AuditConfig,
     authn::{Authenticator, UserInfo},
     authz::{AuthorizationMode, Authorizer},
 };
@@ -19,6 +20,8 @@ pub struct AuthConfig {
     pub tokens: Vec<(String, UserInfo)>,
     /// `--authorization-mode`.
     pub authorization_mode: AuthorizationMode,
+    /// `--audit-log-path`, and the in-memory audit log of tests (off by default).
+    pub audit: AuditConfig,
 }
 
 impl Default for AuthConfig {
@@ -27,6 +30,7 @@ impl Default for AuthConfig {
             anonymous: true,
             tokens: Vec::new(),
             authorization_mode: AuthorizationMode::AlwaysAllow,
+            audit: AuditConfig::default(),
         }
     }
 }
@@ -47,6 +51,19 @@ impl AuthConfig {
     /// Adds a static bearer token for `user`.
     pub fn token(mut self, token: impl Into<String>, user: UserInfo) -> Self {
         self.tokens.push((token.into(), user));
+        self
+    }
+
+    /// Audits every request into memory ([`crate::TestServer::audit_events`]).
+    pub fn audit(mut self) -> Self {
+        self.audit.memory = true;
+        self
+    }
+
+    /// `--audit-log-path`: appends every request's audit event to `path` as a JSON line
+    /// (`-` is standard output).
+    pub fn audit_log_path(mut self, path: impl Into<std::path::PathBuf>) -> Self {
+        self.audit.log_path = Some(path.into());
         self
     }
 }

@@ -49,6 +49,10 @@ struct Args {
     /// Milliseconds the containers of a run-to-completion pod (a Job's) run.
     #[arg(long, default_value_t = 1000)]
     pod_run_time_ms: u64,
+    /// Append an audit.k8s.io/v1 Event per request to this file as JSON lines (`-`:
+    /// stdout); read it back with `kubegen-codegen rbac --from-audit`.
+    #[arg(long)]
+    audit_log_path: Option<PathBuf>,
 }
 
 #[tokio::main]
@@ -72,6 +76,9 @@ async fn main() -> ExitCode {
         cluster.controllers.clear();
     }
     builder = builder.tls(args.tls).cluster(cluster);
+    if let Some(path) = &args.audit_log_path {
+        builder = builder.audit_log_path(path);
+    }
     if let Some(t) = &args.token {
         builder = builder.token(t.clone());
     }

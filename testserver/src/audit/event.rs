@@ -203,7 +203,9 @@ mod micro_time {
         s.collect_str(&format_args!("{t:.6}"))
     }
 
-    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<jiff::Timestamp, D::Error> {
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<jiff::Timestamp, D::Error> {
         let text = String::deserialize(d)?;
         text.parse().map_err(D::Error::custom)
     }

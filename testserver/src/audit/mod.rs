@@ -37,7 +37,9 @@ mod sink;
 use std::path::PathBuf;
 
 pub(crate) use event::micro_now;
-pub use event::{API_VERSION, AuditEvent, KIND, AuditUser, Level, ObjectReference, ResponseStatus, Stage};
+pub use event::{
+    API_VERSION, AuditEvent, AuditUser, KIND, Level, ObjectReference, ResponseStatus, Stage,
+};
 pub(crate) use sink::Auditor;
 
 /// Audit settings, part of [`crate::AuthConfig`] (kube-apiserver's `--audit-*` flags).

@@ -62,28 +62,31 @@ pub(crate) fn finish(shared: &Shared, cx: &mut RequestContext, reply: &Reply) {
         code,
         ..ResponseStatus::default()
     };
-    if started {
-        if let Some(impersonator) = &cx.impersonator {
-            event.user = audit_user(impersonator);
-            event.impersonated_user = cx.user.as_ref().map(audit_user);
-        }
-        if let Some(decision) = &cx.decision {
-            let verdict = match decision {
-                Decision::Allow(_) => "allow",
-                Decision::NoOpinion(_) => "forbid",
-            };
-            event
-                .annotations
-                .insert(DECISION_ANNOTATION.into(), verdict.into());
-            event
-                .annotations
-                .insert(REASON_ANNOTATION.into(), decision.reason().into());
-        }
-    } else {
-        // The request ended in authentication: no user, and kube's failed-authentication
-        // message (the `Authorization` header is still there).
+    if !started {
+        // The request ended before the audit stage: in authentication (no user, and
+        // kube's failed-authentication message; the `Authorization` header is still
+        // there), or, in tests, at the audit stage itself.
         describe_request(&mut event, cx);
-        status.message = failed_authentication_message(cx);
+        match &cx.user {
+            Some(user) => event.user = audit_user(user),
+            None => status.message = failed_authentication_message(cx),
+        }
+    }
+    if let Some(impersonator) = &cx.impersonator {
+        event.user = audit_user(impersonator);
+        event.impersonated_user = cx.user.as_ref().map(audit_user);
+    }
+    if let Some(decision) = &cx.decision {
+        let verdict = match decision {
+            Decision::Allow(_) => "allow",
+            Decision::NoOpinion(_) => "forbid",
+        };
+        event
+            .annotations
+            .insert(DECISION_ANNOTATION.into(), verdict.into());
+        event
+            .annotations
+            .insert(REASON_ANNOTATION.into(), decision.reason().into());
     }
     if code >= 400
         && let ReplyBody::Full(body) = reply.body()
@@ -116,11 +119,10 @@ struct StatusBody {
 
 /// The request's own fields: URI, verb, source addresses, user agent, object.
 fn describe_request(event: &mut AuditEvent, cx: &RequestContext) {
-    event.request_uri = cx
-        .parts
-        .uri
-        .path_and_query()
-        .map_or_else(|| cx.parts.uri.path().to_string(), |p| p.as_str().to_string());
+    event.request_uri = cx.parts.uri.path_and_query().map_or_else(
+        || cx.parts.uri.path().to_string(),
+        |p| p.as_str().to_string(),
+    );
     event.source_ips = source_ips(&cx.parts);
     event.user_agent = cx
         .parts
@@ -213,5 +215,91 @@ fn failed_authentication_message(cx: &RequestContext) -> String {
         "Authentication failed, no credentials provided".into()
     } else {
         format!("Authentication failed, attempted: {}", methods.join(", "))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use bytes::Bytes;
+
+    use super::*;
+    use crate::{AuthConfig, InProcess};
+
+    fn request(method: &str, uri: &str) -> RequestContext {
+        let (parts, body) = http::Request::builder()
+            .method(method)
+            .uri(uri)
+            .body(Bytes::new())
+            .expect("request")
+            .into_parts();
+        RequestContext::new(parts, body)
+    }
+
+    #[tokio::test]
+    async fn an_impersonated_request_records_the_impersonator_as_its_user() {
+        let server = InProcess::with_auth(Default::default(), &AuthConfig::default().audit());
+        let shared = server.shared();
+        let mut cx = request("GET", "/api/v1/namespaces/default/secrets/s");
+        cx.front_user = Some(UserInfo::new("alice", ["system:authenticated"]));
+        // What the impersonation stage leaves: the impersonator beside the user acted as.
+        cx.impersonator = Some(UserInfo::new("admin", ["system:masters"]));
+        let reply = crate::chain::serve(shared, cx).await;
+        assert_eq!(reply.status().as_u16(), 404);
+        let events = shared.audit_events();
+        assert_eq!(events.len(), 1);
+        assert_eq!(events[0].user.username, "admin");
+        assert_eq!(
+            events[0]
+                .impersonated_user
+                .as_ref()
+                .map(|u| u.username.as_str()),
+            Some("alice")
+        );
+        assert_eq!(events[0].acting_user().username, "alice");
+        assert_eq!(events[0].verb, "get");
+    }
+
+    #[tokio::test]
+    async fn a_request_ended_by_a_later_stage_is_still_audited() {
+        for stage in [
+            "audit",
+            "impersonation",
+            "authorization",
+            "endpoint",
+            "registry",
+        ] {
+            let server = InProcess::with_auth(Default::default(), &AuthConfig::default().audit());
+            let shared = server.shared();
+            let mut cx = request("DELETE", "/apis/apps/v1/namespaces/default/deployments/d");
+            cx.trail.fail_at = Some(stage);
+            let reply = crate::chain::serve(shared, cx).await;
+            assert_eq!(reply.status().as_u16(), 500, "{stage}");
+            let events = shared.audit_events();
+            assert_eq!(events.len(), 1, "{stage}");
+            let status = events[0].response_status.clone().unwrap_or_default();
+            assert_eq!(
+                (status.code, status.reason.as_str()),
+                (500, "InternalError")
+            );
+            assert_eq!(events[0].verb, "delete", "{stage}");
+            assert_eq!(events[0].user.username, "system:anonymous", "{stage}");
+        }
+    }
+
+    #[test]
+    fn the_failed_authentication_message_names_the_credentials_tried() {
+        let mut cx = request("GET", "/api");
+        assert_eq!(
+            failed_authentication_message(&cx),
+            "Authentication failed, no credentials provided"
+        );
+        cx.parts.headers.insert(
+            header::AUTHORIZATION,
+            http::HeaderValue::from_static("Bearer x"),
+        );
+        assert_eq!(
+            failed_authentication_message(&cx),
+            "Authentication failed, attempted: bearer"
+        );
     }
 }

@@ -204,14 +204,12 @@ fn the_sample_log_learns_the_golden_output() {
     );
 }
 
+/// A resource request's `(group, resource, verb)`.
+type Grant = (String, String, String);
+
 /// `(group, resource, verb)` of every resource request and `(url, verb)` of every
 /// non-resource request the operator made.
-fn recorded(
-    log: &Path,
-) -> (
-    BTreeSet<(String, String, String)>,
-    BTreeSet<(String, String)>,
-) {
+fn recorded(log: &Path) -> (BTreeSet<Grant>, BTreeSet<(String, String)>) {
     let (mut resources, mut urls) = (BTreeSet::new(), BTreeSet::new());
     for line in std::fs::read_to_string(log).unwrap().lines() {
         let event: AuditEvent = serde_json::from_str(line).unwrap();

@@ -282,7 +282,9 @@ async fn serve_connection<I>(
     I: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
 {
     let service = hyper::service::service_fn(move |mut req: http::Request<Incoming>| {
-        req.extensions_mut().insert(crate::audit::PeerAddr(peer));
+        if shared.audit.enabled() {
+            req.extensions_mut().insert(crate::audit::PeerAddr(peer));
+        }
         let shared = shared.clone();
         async move { Ok::<_, Infallible>(serve(&shared, req).await) }
     });

@@ -1,11 +1,12 @@
-//! Stage 3, audit (kube-apiserver's `WithAudit`, which sits between authentication and
-//! impersonation): the request's [`crate::audit::AuditEvent`] is begun when the request
-//! arrives ([`begin`], its receive time), started once the request is authenticated
-//! ([`start`]: URI, verb, user, source addresses, user agent, object), and written when
-//! the request completes ([`finish`]: the impersonated user, the authorization decision,
-//! the response's status), however it ended. A request that failed authentication
-//! never reaches this stage; [`finish`] audits it as kube-apiserver's
-//! `WithFailedAuthenticationAudit` does. Nothing happens when auditing is off.
+//! The audit stage, after authentication (kube-apiserver's `WithAudit`, which sits
+//! between authentication and impersonation): the request's
+//! [`crate::audit::AuditEvent`] is begun when the request arrives ([`begin`], its
+//! receive time), started once the request is authenticated ([`start`]: URI, verb,
+//! user, source addresses, user agent, object), and written when the request completes
+//! ([`finish`]: the impersonated user, the authorization decision, the response's
+//! status), however it ended. A request that failed authentication never reaches this
+//! stage; [`finish`] audits it as kube-apiserver's `WithFailedAuthenticationAudit` does.
+//! Nothing happens when auditing is off.
 
 use std::net::IpAddr;
 

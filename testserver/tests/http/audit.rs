@@ -293,3 +293,56 @@ async fn the_in_process_front_audits_its_users_requests() {
         Some("pods")
     );
 }
+
+/// The binary's `--audit-log-path`: the file gets a JSON line per request; a file that
+/// cannot be opened stops the server at startup.
+#[tokio::test]
+async fn the_binary_writes_its_audit_log_and_refuses_a_path_it_cannot_open() {
+    use std::io::{BufRead, BufReader};
+    use std::process::{Command, Stdio};
+
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_kubegen-testserver"))
+        .args(["--no-controllers", "--nodes", "0", "--audit-log-path"])
+        .arg(dir.path().join("missing/audit.log"))
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("audit log "), "{stderr}");
+
+    let log = dir.path().join("audit.log");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kubegen-testserver"))
+        .args(["--no-controllers", "--nodes", "0", "--token", "t"])
+        .arg("--audit-log-path")
+        .arg(&log)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut url = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut url)
+        .unwrap();
+    let code = reqwest::Client::new()
+        .get(format!("{}/version", url.trim()))
+        .bearer_auth("t")
+        .header("user-agent", AGENT)
+        .send()
+        .await
+        .unwrap()
+        .status()
+        .as_u16();
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_eq!(code, 200);
+    let text = std::fs::read_to_string(&log).unwrap();
+    let events: Vec<AuditEvent> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .filter(|e: &AuditEvent| e.user_agent == AGENT)
+        .collect();
+    assert_eq!(events.len(), 1, "{text}");
+    assert_eq!(events[0].request_uri, "/version");
+    assert_eq!(events[0].user.username, "admin");
+}

@@ -44,9 +44,11 @@ enum Command {
     )]
     Crd(CrdOptions),
     /// Write the ClusterRole (and namespaced Roles) of every +kubebuilder:rbac marker in
-    /// the .rs files under --input-dir, or with --verify exit 1 with a diff when stale.
+    /// the .rs files under --input-dir, or with --verify exit 1 with a diff when stale;
+    /// with --from-audit print the markers (and their role) that allow the requests an
+    /// audit log recorded.
     #[command(
-        after_help = "Example:\n  kubegen-codegen rbac --input-dir src --output config/rbac/role.yaml [--verify]"
+        after_help = "Examples:\n  kubegen-codegen rbac --input-dir src --output config/rbac/role.yaml [--verify]\n  kubegen-codegen rbac --from-audit audit.log [--user system:serviceaccount:ns:op] [--namespace ns]"
     )]
     Rbac(RbacOptions),
     /// Write marked Rust types for every served version of each CRD into
@@ -114,17 +116,30 @@ struct CreateApiArgs {
 #[derive(Args, Debug)]
 struct RbacOptions {
     /// The source directory whose .rs files carry the markers (e.g. src).
-    #[arg(long)]
-    input_dir: PathBuf,
+    #[arg(long, required_unless_present = "from_audit")]
+    input_dir: Option<PathBuf>,
     /// The role file to write (kubebuilder's config/rbac/role.yaml).
-    #[arg(long)]
-    output: PathBuf,
+    #[arg(long, required_unless_present = "from_audit")]
+    output: Option<PathBuf>,
     /// The ClusterRole's name (a marker's roleName overrides it).
     #[arg(long, default_value = kubegen_codegen::rbac::DEFAULT_ROLE_NAME)]
     role_name: String,
     /// Compare instead of writing; exit 1 with a diff when stale.
     #[arg(long)]
     verify: bool,
+    /// Print the +kubebuilder:rbac markers, and the role they generate, that allow the
+    /// requests of this audit log (JSON lines of audit.k8s.io/v1 Events, e.g.
+    /// kube-apiserver's or kubegen-testserver's --audit-log-path), denied ones included.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["input_dir", "output", "verify"])]
+    from_audit: Option<PathBuf>,
+    /// With --from-audit: only this user's requests (the impersonated user's, when one
+    /// is); default: every user not in system:masters.
+    #[arg(long, value_name = "NAME", requires = "from_audit")]
+    user: Option<String>,
+    /// With --from-audit: requests in this namespace become a Role there
+    /// (`namespace=NS` markers); the rest stay in the ClusterRole.
+    #[arg(long, value_name = "NS", requires = "from_audit")]
+    namespace: Option<String>,
 }
 
 #[derive(Args, Debug)]
@@ -244,26 +259,44 @@ fn crd(opts: &CrdOptions) -> Result<ExitCode, Error> {
     Ok(ExitCode::SUCCESS)
 }
 
+fn rbac_from_audit(opts: &RbacOptions, log: &std::path::Path) -> Result<ExitCode, Error> {
+    use kubegen_codegen::rbac::audit::{AuditFilter, from_audit};
+    let filter = AuditFilter {
+        user: opts.user.clone(),
+        namespace: opts.namespace.clone(),
+    };
+    match from_audit(log, &filter, &opts.role_name)? {
+        Some(text) => print!("{text}"),
+        None => eprintln!("no requests to learn from in {}", log.display()),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 fn rbac(opts: &RbacOptions) -> Result<ExitCode, Error> {
     use kubegen_codegen::rbac::files as rbac_files;
+    if let Some(log) = &opts.from_audit {
+        return rbac_from_audit(opts, log);
+    }
+    let (Some(input_dir), Some(output)) = (&opts.input_dir, &opts.output) else {
+        return Err(Error::Config(
+            "rbac needs --input-dir and --output, or --from-audit".into(),
+        ));
+    };
     if opts.verify {
-        let outcome = rbac_files::verify(&opts.input_dir, &opts.output, &opts.role_name)?;
+        let outcome = rbac_files::verify(input_dir, output, &opts.role_name)?;
         if outcome.is_up_to_date() {
-            eprintln!("{} is up to date.", opts.output.display());
+            eprintln!("{} is up to date.", output.display());
             return Ok(ExitCode::SUCCESS);
         }
         print!("{}", outcome.diff);
         eprintln!(
             "{} is out of date; run hack/update-codegen.sh",
-            opts.output.display()
+            output.display()
         );
         return Ok(ExitCode::from(1));
     }
-    if !rbac_files::update(&opts.input_dir, &opts.output, &opts.role_name)? {
-        eprintln!(
-            "no +kubebuilder:rbac markers under {}",
-            opts.input_dir.display()
-        );
+    if !rbac_files::update(input_dir, output, &opts.role_name)? {
+        eprintln!("no +kubebuilder:rbac markers under {}", input_dir.display());
     }
     Ok(ExitCode::SUCCESS)
 }

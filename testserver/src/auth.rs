@@ -6,6 +6,7 @@
 use std::path::Path;
 
 use crate::{
+    audit::AuditConfig,
     authn::{Authenticator, AuthnError, UserInfo, service_account},
     authz::{AuthorizationMode, Authorizer},
 };
@@ -31,6 +32,8 @@ pub struct AuthConfig {
     /// `--api-audiences`: the audiences a token must be for to be accepted by the API
     /// (default: the issuer alone).
     pub api_audiences: Vec<String>,
+    /// `--audit-log-path`, and the in-memory audit log of tests (off by default).
+    pub audit: AuditConfig,
 }
 
 impl Default for AuthConfig {
@@ -42,6 +45,7 @@ impl Default for AuthConfig {
             client_ca_pem: None,
             service_account_issuer: service_account::DEFAULT_ISSUER.to_string(),
             api_audiences: Vec::new(),
+            audit: AuditConfig::default(),
         }
     }
 }
@@ -113,6 +117,19 @@ impl AuthConfig {
     /// `--api-audiences`.
     pub fn api_audiences(mut self, audiences: impl IntoIterator<Item = impl Into<String>>) -> Self {
         self.api_audiences = audiences.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Audits every request into memory ([`crate::TestServer::audit_events`]).
+    pub fn audit(mut self) -> Self {
+        self.audit.memory = true;
+        self
+    }
+
+    /// `--audit-log-path`: appends every request's audit event to `path` as a JSON line
+    /// (`-` is standard output).
+    pub fn audit_log_path(mut self, path: impl Into<std::path::PathBuf>) -> Self {
+        self.audit.log_path = Some(path.into());
         self
     }
 }

@@ -103,6 +103,21 @@ impl InProcess {
         InProcess::from_shared(Shared::new(crate::apiserver::new_engine(config), auth))
     }
 
+    /// [`InProcess::with_auth`], failing when the audit log file cannot be opened.
+    pub fn try_with_auth(
+        config: EngineConfig,
+        auth: &crate::AuthConfig,
+    ) -> Result<Self, crate::audit::AuditError> {
+        let shared = Shared::try_new(crate::apiserver::new_engine(config), auth)?;
+        Ok(InProcess::from_shared(shared))
+    }
+
+    /// The audit events so far, oldest first (empty unless auditing into memory:
+    /// [`crate::AuthConfig::audit`]); requests a reactor answered are not among them.
+    pub fn audit_events(&self) -> Vec<crate::AuditEvent> {
+        self.inner.shared.audit_events()
+    }
+
     /// This front acting as `user` (reactors and the action log stay shared): a request
     /// without a bearer token is `user`'s, authorized as theirs. A front's user is
     /// otherwise the API server's own loopback identity, in `system:masters`

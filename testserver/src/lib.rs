@@ -20,6 +20,7 @@
 pub(crate) mod admission;
 pub(crate) mod apiserver;
 pub(crate) mod apply;
+pub mod audit;
 mod auth;
 pub(crate) mod authn;
 pub(crate) mod authz;
@@ -62,6 +63,7 @@ pub(crate) mod validation;
 
 use std::path::Path;
 
+pub use audit::{AuditConfig, AuditEvent};
 pub use auth::AuthConfig;
 pub use authn::{AuthnError, UserInfo};
 pub use authz::AuthorizationMode;

@@ -71,6 +71,10 @@ struct Args {
     /// Milliseconds the containers of a run-to-completion pod (a Job's) run.
     #[arg(long, default_value_t = 1000)]
     pod_run_time_ms: u64,
+    /// Append an audit.k8s.io/v1 Event per request to this file as JSON lines (`-`:
+    /// stdout); read it back with `kubegen-codegen rbac --from-audit`.
+    #[arg(long)]
+    audit_log_path: Option<PathBuf>,
 }
 
 /// `--authorization-mode`: kube-apiserver's comma-separated list of authorizers; this
@@ -160,6 +164,9 @@ async fn main() -> ExitCode {
         }
     };
     builder = builder.tls(args.tls).cluster(cluster).auth(auth);
+    if let Some(path) = &args.audit_log_path {
+        builder = builder.audit_log_path(path);
+    }
     if let Some(t) = &args.token {
         builder = builder.token(t.clone());
     }

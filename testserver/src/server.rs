@@ -66,6 +66,9 @@ pub enum ServerError {
     /// A client CA was configured for a server without TLS.
     #[error("client certificates (a client CA) need TLS")]
     ClientCaWithoutTls,
+    /// The audit log file cannot be opened.
+    #[error(transparent)]
+    Audit(#[from] crate::audit::AuditError),
 }
 
 /// Builder for a [`TestServer`].
@@ -113,6 +116,19 @@ impl TestServerBuilder {
     /// Authentication, authorization and audit settings ([`crate::AuthConfig`]).
     pub fn auth(mut self, auth: crate::AuthConfig) -> Self {
         self.auth = auth;
+        self
+    }
+
+    /// Audits every request into memory ([`TestServer::audit_events`]).
+    pub fn audit(mut self) -> Self {
+        self.auth.audit.memory = true;
+        self
+    }
+
+    /// `--audit-log-path`: appends every request's audit event to `path` as a JSON line;
+    /// [`TestServerBuilder::start`] fails when the file cannot be opened.
+    pub fn audit_log_path(mut self, path: impl Into<std::path::PathBuf>) -> Self {
+        self.auth.audit.log_path = Some(path.into());
         self
     }
 
@@ -188,7 +204,7 @@ impl TestServerBuilder {
             token.clone(),
             crate::UserInfo::new(ADMIN, [crate::authn::SYSTEM_MASTERS]),
         ));
-        let shared = Shared::new(engine, &auth);
+        let shared = Shared::try_new(engine, &auth)?;
         let listener = TcpListener::bind(self.addr).await?;
         let addr = listener.local_addr()?;
         let verifier = match &auth.client_ca_pem {
@@ -252,7 +268,7 @@ async fn accept_loop(
             _ = stop.cancelled() => return,
             accepted = listener.accept() => accepted,
         };
-        let (stream, _) = match accepted {
+        let (stream, peer) = match accepted {
             Ok(a) => a,
             Err(err) => {
                 tracing::warn!(%err, "accept failed");
@@ -265,7 +281,7 @@ async fn accept_loop(
         let acceptor = acceptor.clone();
         tokio::spawn(async move {
             match acceptor {
-                None => serve_connection(stream, shared, None, conn_token, stop).await,
+                None => serve_connection(stream, peer, shared, None, conn_token, stop).await,
                 Some(acceptor) => match acceptor.accept(stream).await {
                     Ok(tls) => {
                         // Verified by the client CA during the handshake.
@@ -275,7 +291,7 @@ async fn accept_loop(
                             .peer_certificates()
                             .and_then(|chain| chain.first())
                             .and_then(|der| crate::authn::x509::user_of_certificate(der));
-                        serve_connection(tls, shared, certificate, conn_token, stop).await
+                        serve_connection(tls, peer, shared, certificate, conn_token, stop).await
                     }
                     Err(err) => tracing::debug!(%err, "TLS handshake failed"),
                 },
@@ -288,6 +304,7 @@ async fn accept_loop(
 /// client certificate its client presented.
 async fn serve_connection<I>(
     io: I,
+    peer: SocketAddr,
     shared: Arc<Shared>,
     certificate: Option<crate::UserInfo>,
     conn_token: CancellationToken,
@@ -295,7 +312,10 @@ async fn serve_connection<I>(
 ) where
     I: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
 {
-    let service = hyper::service::service_fn(move |req: http::Request<Incoming>| {
+    let service = hyper::service::service_fn(move |mut req: http::Request<Incoming>| {
+        if shared.audit.enabled() {
+            req.extensions_mut().insert(crate::audit::PeerAddr(peer));
+        }
         let shared = shared.clone();
         let certificate = certificate.clone();
         async move { Ok::<_, Infallible>(serve(&shared, req, certificate).await) }
@@ -535,6 +555,12 @@ impl TestServer {
     /// Shared state (faults, engine) — also what the in-process transport wraps.
     pub fn shared(&self) -> &Arc<Shared> {
         &self.shared
+    }
+
+    /// The audit events so far, oldest first (empty unless the server audits into
+    /// memory: [`TestServerBuilder::audit`]); see [`crate::audit`].
+    pub fn audit_events(&self) -> Vec<crate::AuditEvent> {
+        self.shared.audit_events()
     }
 
     /// Stops the kubelet of `node`, as a crashed or partitioned node: it renews no Lease

@@ -17,9 +17,16 @@
 //!   sorted by namespace then name.
 //! * `files` (feature `files`): the CLI's `rbac` command: every marker in the `.rs` files
 //!   of a directory, `update` / `verify` of the role file.
+//! * `audit` (feature `files`): `rbac --from-audit`: the markers, and the role, that allow
+//!   the requests an audit log recorded.
+//! * A [`RuleMarker`] prints as its marker (`Display`), which reads back as the same
+//!   marker.
 
 #[cfg(feature = "files")]
+pub mod audit;
+#[cfg(feature = "files")]
 pub mod files;
+mod print;
 
 use std::collections::{BTreeMap, BTreeSet};
 

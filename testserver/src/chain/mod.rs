@@ -3,14 +3,16 @@
 //! first), one stage a file, shared by both fronts:
 //!
 //! ```text
-//! request ─► request_info ─► authentication ─► impersonation ─► authorization
-//!         ─► fault_injection ─► endpoint (decode ─► admission: mutating ─► validating
+//! request ─► request_info ─► authentication ─► audit ─► impersonation
+//!         ─► authorization ─► fault_injection ─► endpoint (decode ─► admission: mutating ─► validating
 //!                                          ─► registry ─► encode)
 //! ```
 //!
 //! * [`request_info`]: what the path addresses (`WithRequestInfo`); a path nothing serves
 //!   is answered by the endpoint, after authentication, as kube-apiserver does.
 //! * [`authentication`]: who makes the request (`WithAuthentication`, 401 `Unauthorized`).
+//! * [`audit`]: the request's audit event (`WithAudit`), written when the request
+//!   completes however it ended (see [`crate::audit`]); nothing when auditing is off.
 //! * [`impersonation`]: `Impersonate-*` headers (`WithImpersonation`).
 //! * [`authorization`]: `WithAuthorization`, `AlwaysAllow` or RBAC (403 `Forbidden`).
 //! * Priority and fairness (`WithPriorityAndFairness`, `WithMaxInFlightLimit`) is not
@@ -21,6 +23,7 @@
 //!
 //! An error in any stage ends the request there, answered with its `metav1.Status`.
 
+pub(crate) mod audit;
 pub(crate) mod authentication;
 pub(crate) mod authorization;
 pub(crate) mod endpoint;
@@ -56,10 +59,13 @@ pub(crate) async fn handle(
 /// Serves a request already in its context (the in-process front resolves its route
 /// first, for the action log and the reactors).
 pub(crate) async fn serve(shared: &Shared, mut cx: RequestContext) -> Reply {
-    match run(shared, &mut cx).await {
+    audit::begin(shared, &mut cx);
+    let reply = match run(shared, &mut cx).await {
         Ok(reply) => reply,
         Err(err) => reply::error(&err),
-    }
+    };
+    audit::finish(shared, &mut cx, &reply);
+    reply
 }
 
 /// The stages in order; the first error ends the request.
@@ -68,6 +74,8 @@ async fn run(shared: &Shared, cx: &mut RequestContext) -> ApiResult<Reply> {
     request_info::resolve(shared, cx);
     cx.trail.enter("authentication")?;
     authentication::authenticate(shared, cx)?;
+    cx.trail.enter("audit")?;
+    audit::start(cx);
     cx.trail.enter("impersonation")?;
     impersonation::impersonate(shared, cx)?;
     cx.trail.enter("authorization")?;
@@ -86,6 +94,7 @@ mod tests {
     const CREATE_TRIP: &[&str] = &[
         "request_info",
         "authentication",
+        "audit",
         "impersonation",
         "authorization",
         "fault_injection",
@@ -182,7 +191,7 @@ mod tests {
             .fail(FailRule::on(Verb::Create).resource("configmaps").code(409));
         let (code, status, passed) = trip(&shared, create_request(Some("secret"))).await;
         assert_eq!((code, status["reason"].as_str()), (409, Some("Conflict")));
-        assert_eq!(passed, CREATE_TRIP[..5]);
+        assert_eq!(passed, CREATE_TRIP[..6]);
 
         let (code, _, passed) = trip(&shared, create_request(Some("secret"))).await;
         assert_eq!(code, 201);

@@ -34,6 +34,8 @@ pub(crate) struct RequestContext {
     pub(crate) impersonator: Option<UserInfo>,
     /// The authorization stage's decision; `None` until it ran.
     pub(crate) decision: Option<crate::authz::Decision>,
+    /// The request's audit event while under way; `None` when auditing is off.
+    pub(crate) audit: Option<Box<crate::audit::Pending>>,
     /// The stages passed so far.
     pub(crate) trail: Trail,
 }
@@ -50,6 +52,7 @@ impl RequestContext {
             user: None,
             impersonator: None,
             decision: None,
+            audit: None,
             trail: Trail::default(),
         }
     }

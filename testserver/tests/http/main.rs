@@ -2,6 +2,7 @@
 
 #![allow(clippy::unwrap_used)] // helpers outside #[test] fns: a failed call is a failed test
 
+mod audit;
 mod builtins;
 mod common;
 mod crd;

@@ -47,6 +47,7 @@ pub(crate) mod inprocess;
 pub(crate) mod kubeconfig;
 pub(crate) mod managed_fields;
 pub(crate) mod meta;
+mod operator_rbac;
 pub(crate) mod patch;
 pub(crate) mod protobuf;
 pub(crate) mod registry;

@@ -66,6 +66,9 @@ pub enum ServerError {
     /// A client CA was configured for a server without TLS.
     #[error("client certificates (a client CA) need TLS")]
     ClientCaWithoutTls,
+    /// A manifest given to the server does not parse or holds nothing usable.
+    #[error("manifest: {0}")]
+    Manifest(String),
     /// The audit log file cannot be opened.
     #[error(transparent)]
     Audit(#[from] crate::audit::AuditError),

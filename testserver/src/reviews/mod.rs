@@ -3,6 +3,12 @@
 //! A review's `status` is computed from its `spec` and the requesting user by the
 //! server's authenticators or authorizer, and the object comes back with it (201).
 
+mod access;
+mod local_subject_access_review;
+mod self_subject_access_review;
+mod self_subject_rules_review;
+mod subject_access_review;
+
 use serde_json::Value;
 
 use crate::{
@@ -17,9 +23,26 @@ pub(crate) fn answer(
     cx: &RequestContext,
     object: &Value,
 ) -> Option<ApiResult<Value>> {
-    let _ = (cx, object);
     let rt = &scope.rt;
+    let (authorizer, engine) = (&scope.shared.auth.authorizer, scope.engine());
+    let anonymous = crate::authn::UserInfo::anonymous();
+    let user = cx.user.as_ref().unwrap_or(&anonymous);
     match (rt.group.as_str(), rt.plural.as_str()) {
+        (access::GROUP, "subjectaccessreviews") => {
+            Some(subject_access_review::answer(authorizer, engine, object))
+        }
+        (access::GROUP, "localsubjectaccessreviews") => {
+            let namespace = scope.target.namespace.as_deref().unwrap_or_default();
+            Some(local_subject_access_review::answer(
+                authorizer, engine, namespace, object,
+            ))
+        }
+        (access::GROUP, "selfsubjectaccessreviews") => Some(self_subject_access_review::answer(
+            authorizer, engine, user, object,
+        )),
+        (access::GROUP, "selfsubjectrulesreviews") => Some(self_subject_rules_review::answer(
+            authorizer, engine, user, object,
+        )),
         _ => None,
     }
 }

@@ -62,6 +62,7 @@ impl PolicyRule {
     }
 
     /// `self` limited to `names` (`.Names(...)`).
+    #[cfg(test)]
     pub(crate) fn names(mut self, names: &[&str]) -> Self {
         self.resource_names = names.iter().map(|s| s.to_string()).collect();
         self

@@ -34,7 +34,7 @@ pub(crate) fn invalid(field: &str, value: &str, detail: &str) -> Cause {
 
 /// Go's `%#v` of a `NonResourceAttributes` (or `"null"` when absent), as `field.Invalid`
 /// prints a struct pointer.
-fn non_resource_value(spec: &Value) -> String {
+pub(crate) fn non_resource_value(spec: &Value) -> String {
     match spec.get("nonResourceAttributes").filter(|v| !v.is_null()) {
         None => "\"null\"".into(),
         Some(n) => format!(

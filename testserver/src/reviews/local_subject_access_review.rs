@@ -5,7 +5,8 @@
 use serde_json::{Value, json};
 
 use super::access::{
-    attributes, invalid, invalid_review, s, spec_user, status, validate_subject_spec, with_status,
+    attributes, invalid, invalid_review, non_resource_value, s, spec_user, status,
+    validate_subject_spec, with_status,
 };
 use crate::{
     Engine,
@@ -61,7 +62,7 @@ pub(crate) fn answer(
     {
         causes.push(invalid(
             "spec.nonResourceAttributes",
-            "authorization.NonResourceAttributes{...}",
+            &non_resource_value(&spec),
             "disallowed on this kind of request",
         ));
     }

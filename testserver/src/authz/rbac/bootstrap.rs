@@ -380,7 +380,7 @@ mod tests {
 
     use super::*;
 
-    fn rules_of<'a>(roles: &'a [Value], name: &str) -> Vec<PolicyRule> {
+    fn rules_of(roles: &[Value], name: &str) -> Vec<PolicyRule> {
         let role = roles
             .iter()
             .find(|r| crate::meta::name(r) == name)

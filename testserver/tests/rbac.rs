@@ -534,6 +534,30 @@ subjects:
         text.contains("is attempting to grant RBAC permissions not currently held"),
         "{text}"
     );
+
+    // An aggregation rule can gather anything: it takes `*` on `*.*`, even with
+    // `escalate` (clusterrole/policybased/storage.go).
+    let cluster_writer = r#"
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: clusterrole-writer}
+rules:
+- apiGroups: ["rbac.authorization.k8s.io"]
+  resources: ["clusterroles"]
+  verbs: ["create"]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: dave-clusterrole-writer}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: clusterrole-writer}
+subjects:
+- {apiGroup: rbac.authorization.k8s.io, kind: User, name: dave}
+"#;
+    admin.ok(&["apply", "-f", "-"], Some(cluster_writer)).await;
+    let aggregating = "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: gatherer}\naggregationRule:\n  clusterRoleSelectors: [{matchLabels: {x: y}}]\n";
+    let text = dave.fails(&["create", "-f", "-"], Some(aggregating)).await;
+    assert!(text.contains(r#"clusterroles.rbac.authorization.k8s.io "gatherer" is forbidden: must have cluster-admin privileges to use the aggregationRule"#), "{text}");
+    admin.ok(&["create", "-f", "-"], Some(aggregating)).await;
 }
 
 /// RBAC objects are validated with kube's messages.

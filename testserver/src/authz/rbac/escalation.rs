@@ -74,8 +74,23 @@ pub(crate) fn guard(
                 if old.is_some_and(|old| only_gc_fields(new, old)) {
                     return Ok(());
                 }
+                let name = meta::name(new);
                 confirm_no_escalation(&user, &owner, &errors, &PolicyRule::of_role(new))
-                    .map_err(|msg| forbidden(&plural, meta::name(new), &msg))
+                    .map_err(|msg| forbidden(&plural, name, &msg))?;
+                // clusterrole/policybased/storage.go: an aggregation rule can gather
+                // anything, so setting (or changing away from) one takes `*` on `*.*`.
+                let aggregates = |v: &Value| v.get("aggregationRule").is_some_and(|a| !a.is_null());
+                if plural == "clusterroles"
+                    && (aggregates(new) || old.is_some_and(aggregates))
+                    && confirm_no_escalation(&user, &owner, &errors, &full_authority()).is_err()
+                {
+                    return Err(forbidden(
+                        &plural,
+                        name,
+                        "must have cluster-admin privileges to use the aggregationRule",
+                    ));
+                }
+                Ok(())
             })))
         }
         "rolebindings" | "clusterrolebindings" => {
@@ -117,6 +132,14 @@ pub(crate) fn guard(
         }
         _ => Ok(None),
     }
+}
+
+/// `fullAuthority`: every verb on everything, and every non-resource URL.
+fn full_authority() -> Vec<PolicyRule> {
+    vec![
+        PolicyRule::resource(&["*"], &["*"], &["*"]),
+        PolicyRule::urls(&["*"], &["*"]),
+    ]
 }
 
 /// `BindingAuthorized`: whether `user` may `bind` the role `role_ref` names, in the

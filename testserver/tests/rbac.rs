@@ -446,6 +446,15 @@ async fn escalation_is_refused_unless_escalate_or_bind() {
         )
         .await;
     assert!(text.contains("rolebindings.rbac.authorization.k8s.io \"dave-edit\" is forbidden: user \"dave\" (groups=[\"system:authenticated\"]) is attempting to grant RBAC permissions not currently held:"), "{text}");
+    // A server-side apply that creates a binding is checked too.
+    let applied = "apiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata: {name: applied-edit, namespace: default}\nroleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: edit}\nsubjects:\n- {apiGroup: rbac.authorization.k8s.io, kind: User, name: erin}\n";
+    let text = dave
+        .fails(&["apply", "--server-side", "-f", "-"], Some(applied))
+        .await;
+    assert!(
+        text.contains("is attempting to grant RBAC permissions not currently held"),
+        "{text}"
+    );
     // Binding a role whose rules dave holds is fine.
     dave.ok(
         &[

@@ -202,8 +202,9 @@ pub struct WriteOptions {
 
 /// A check the registry runs on the object a create or main-resource update is about to
 /// store, given the new object and (on update) the current one — kube's policy-based
-/// storages wrap their registry with such checks (`rest.ValidateObjectFunc`). It runs
-/// under the store's lock, so it must not read the store: what it needs is read before.
+/// storages wrap their registry with such checks (`rest.ValidateObjectFunc`). On update
+/// it runs under the store's lock, so it must not read the store then (what it needs is
+/// read before); on create (`old` is `None`) it runs before the lock is taken.
 #[derive(Clone)]
 pub struct WriteGuard(Arc<GuardFn>);
 

@@ -14,6 +14,8 @@
 //! read before the write. The checks run only with `--authorization-mode=RBAC` (with
 //! `AlwaysAllow` kube's `escalate`/`bind` checks always pass).
 
+use std::sync::Arc;
+
 use serde_json::Value;
 
 use super::{
@@ -35,7 +37,7 @@ use crate::{
 /// `None` for a patch), or `None` when nothing is to be checked.
 pub(crate) fn guard(
     authorizer: &Authorizer,
-    engine: &Engine,
+    engine: &Arc<Engine>,
     target: &Target,
     user: &UserInfo,
     body: Option<&Value>,
@@ -114,15 +116,29 @@ pub(crate) fn guard(
                 .map_err(|e| e.registry_message());
             let (owner, errors) = rules_for(engine.store(), user, &namespace);
             let user = user.clone();
+            let (engine, authorizer) = (engine.clone(), Authorizer::new(authorizer.mode()));
             Ok(Some(WriteGuard::new(move |new, old| {
                 if old.is_some_and(|old| only_gc_fields(new, old)) {
                     return Ok(());
                 }
-                // A changed roleRef is refused by validation (it is immutable).
-                if old.is_some() && RoleRef::of(new) != role_ref {
-                    return Ok(());
-                }
                 let name = meta::name(new);
+                let new_ref = RoleRef::of(new);
+                let mut role_rules = role_rules.clone();
+                if new_ref != role_ref {
+                    if old.is_some() {
+                        // A changed roleRef is refused by validation (it is immutable).
+                        return Ok(());
+                    }
+                    // A server-side apply that creates the binding: its roleRef is known
+                    // only now. A create's guard runs before the store's lock is taken,
+                    // so the store may be read here.
+                    if binding_authorized(&authorizer, &engine, &user, &new_ref, &namespace) {
+                        return Ok(());
+                    }
+                    role_rules = RuleResolver::new(engine.store())
+                        .role_reference_rules(&new_ref, &namespace)
+                        .map_err(|e| e.registry_message());
+                }
                 let rules = role_rules
                     .as_ref()
                     .map_err(|msg| forbidden(&plural, name, msg))?;

@@ -540,6 +540,18 @@ impl TestServer {
         self.shared.auth.authorizer.mode()
     }
 
+    /// A kubeconfig for `user` in `groups` (and `system:authenticated`): a fresh bearer
+    /// token for the user joins the server's static token table, as for
+    /// [`TestServer::client_as`], so kubectl can be driven as that user.
+    pub fn kubeconfig_as(&self, user: &str, groups: &[&str]) -> String {
+        let token = crate::authn::random_token();
+        self.shared.auth.authenticator.add_token(
+            token.clone(),
+            crate::UserInfo::new(user, groups.iter().copied()),
+        );
+        crate::kubeconfig::render(&self.url(), Some(&token), self.ca_pem.as_deref())
+    }
+
     /// The CA certificate (PEM) of a TLS server.
     pub fn ca_pem(&self) -> Option<&str> {
         self.ca_pem.as_deref()

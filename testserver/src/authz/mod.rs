@@ -5,6 +5,8 @@
 //! pass every check before the mode is asked, as kube-apiserver's privileged-group
 //! authorizer runs first.
 
+pub(crate) mod rbac;
+
 use crate::authn::{SYSTEM_MASTERS, UserInfo};
 
 /// `--authorization-mode`.
@@ -86,13 +88,36 @@ impl Authorizer {
 
     /// Decides `attributes` against the objects of `engine`.
     pub(crate) fn authorize(&self, engine: &crate::Engine, attributes: &Attributes) -> Decision {
-        let _ = engine;
         if attributes.user.in_group(SYSTEM_MASTERS) {
             return Decision::Allow(String::new());
         }
         match self.mode {
             AuthorizationMode::AlwaysAllow => Decision::Allow(String::new()),
-            AuthorizationMode::Rbac => Decision::NoOpinion(String::new()),
+            AuthorizationMode::Rbac => rbac::authorizer::authorize(engine.store(), attributes),
+        }
+    }
+
+    /// The rules `user` has in `namespace` (kube's `authorizer.RuleResolver.RulesFor`,
+    /// what a SelfSubjectRulesReview answers): resource rules, non-resource rules,
+    /// whether the list is incomplete, and the errors met. `AlwaysAllow` has every rule.
+    pub(crate) fn rules_for(
+        &self,
+        engine: &crate::Engine,
+        user: &UserInfo,
+        namespace: &str,
+    ) -> (Vec<rbac::rule::PolicyRule>, Vec<String>) {
+        match self.mode {
+            AuthorizationMode::AlwaysAllow => (
+                vec![
+                    rbac::rule::PolicyRule::resource(&["*"], &["*"], &["*"]),
+                    rbac::rule::PolicyRule::urls(&["*"], &["*"]),
+                ],
+                Vec::new(),
+            ),
+            AuthorizationMode::Rbac => {
+                let (rules, errors) = rbac::authorizer::rules_for(engine.store(), user, namespace);
+                (rules, errors.iter().map(ToString::to_string).collect())
+            }
         }
     }
 }

@@ -6,6 +6,10 @@ use serde_json::Value;
 use super::printers::{AGE, DEFAULT, NAME, arr, col, computed, s};
 use super::{Builtin, row};
 use crate::registry::{Cell, NameRule, PrinterColumn};
+use crate::strategy::{
+    StrategyRef,
+    rbac::{Bindings, Roles},
+};
 
 /// The API group.
 pub(super) const GROUP: &str = "rbac.authorization.k8s.io";
@@ -15,21 +19,25 @@ pub(super) const ROWS: &[Builtin] = &[
     Builtin {
         name_rule: NameRule::PathSegment,
         columns: DEFAULT,
+        strategy: || StrategyRef::new(Roles { namespaced: true }),
         ..row("roles")
     },
     Builtin {
         name_rule: NameRule::PathSegment,
         columns: DEFAULT,
+        strategy: || StrategyRef::new(Roles { namespaced: false }),
         ..row("clusterroles")
     },
     Builtin {
         name_rule: NameRule::PathSegment,
         columns: BINDING_COLUMNS,
+        strategy: || StrategyRef::new(Bindings { namespaced: true }),
         ..row("rolebindings")
     },
     Builtin {
         name_rule: NameRule::PathSegment,
         columns: BINDING_COLUMNS,
+        strategy: || StrategyRef::new(Bindings { namespaced: false }),
         ..row("clusterrolebindings")
     },
 ];

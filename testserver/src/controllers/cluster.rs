@@ -104,6 +104,9 @@ async fn run(workload: Workload, cluster: Arc<Cluster>, stop: CancellationToken)
         Workload::CronJob => super::cronjob::run(cluster, stop).await,
         Workload::PersistentVolume => super::volume::run(cluster, stop).await,
         Workload::StatefulSet => super::statefulset::run(cluster, stop).await,
+        Workload::ClusterRoleAggregation => {
+            super::clusterrole_aggregation::run(cluster, stop).await
+        }
     };
     if let Err(err) = result {
         tracing::error!(controller = workload.name(), %err, "controller stopped");

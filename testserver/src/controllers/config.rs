@@ -41,11 +41,14 @@ pub enum Workload {
     PersistentVolume,
     /// kube-controller-manager's StatefulSet controller.
     StatefulSet,
+    /// kube-controller-manager's ClusterRole aggregation controller: a ClusterRole with an
+    /// aggregation rule gets the rules of the ClusterRoles its selectors match.
+    ClusterRoleAggregation,
 }
 
 impl Workload {
     /// Every workload controller, in start order.
-    pub const ALL: [Workload; 12] = [
+    pub const ALL: [Workload; 13] = [
         Workload::Scheduler,
         Workload::Kubelet,
         Workload::ReplicaSet,
@@ -58,6 +61,7 @@ impl Workload {
         Workload::CronJob,
         Workload::PersistentVolume,
         Workload::StatefulSet,
+        Workload::ClusterRoleAggregation,
     ];
 
     /// The controller's name, as kube-controller-manager's `--controllers` flag spells it
@@ -76,6 +80,7 @@ impl Workload {
             Workload::CronJob => "cronjob",
             Workload::PersistentVolume => "persistentvolume-binder",
             Workload::StatefulSet => "statefulset",
+            Workload::ClusterRoleAggregation => "clusterrole-aggregation",
         }
     }
 }

@@ -10,6 +10,7 @@
 //!   front.
 
 mod cluster;
+mod clusterrole_aggregation;
 mod compat;
 mod config;
 mod crd;

@@ -74,6 +74,7 @@ pub(crate) fn write(
             mode,
             ..FieldCheck::default()
         },
+        guard: None,
     })
 }
 

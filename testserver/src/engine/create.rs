@@ -86,6 +86,9 @@ impl Engine {
                 m.insert("name".into(), Value::String(generated));
             }
         }
+        if let Some(guard) = &opts.guard {
+            guard.check(&obj, None)?;
+        }
         let name = meta::name(&obj).to_string();
         if name.is_empty() {
             return Err(ApiError::invalid(

@@ -130,7 +130,8 @@ impl Target {
         Ok((self.ns_key(), name))
     }
 
-    fn ns_key(&self) -> String {
+    /// The namespace part of the target's key (`""` for a cluster-scoped resource).
+    pub(crate) fn ns_key(&self) -> String {
         if self.rt.namespaced {
             self.namespace.clone().unwrap_or_default()
         } else {
@@ -194,6 +195,40 @@ pub struct WriteOptions {
     pub force: bool,
     /// `fieldValidation`, the body's duplicate fields and where warnings go.
     pub fields: FieldCheck,
+    /// A check of the object about to be stored, run after a patch is applied and before
+    /// the strategy (RBAC's escalation check, `crate::authz::rbac::escalation`).
+    pub guard: Option<WriteGuard>,
+}
+
+/// A check the registry runs on the object a create or main-resource update is about to
+/// store, given the new object and (on update) the current one — kube's policy-based
+/// storages wrap their registry with such checks (`rest.ValidateObjectFunc`). On update
+/// it runs under the store's lock, so it must not read the store then (what it needs is
+/// read before); on create (`old` is `None`) it runs before the lock is taken.
+#[derive(Clone)]
+pub struct WriteGuard(Arc<GuardFn>);
+
+/// The function of a [`WriteGuard`].
+type GuardFn = dyn Fn(&Value, Option<&Value>) -> ApiResult<()> + Send + Sync;
+
+impl WriteGuard {
+    /// A guard running `check`.
+    pub fn new(
+        check: impl Fn(&Value, Option<&Value>) -> ApiResult<()> + Send + Sync + 'static,
+    ) -> Self {
+        WriteGuard(Arc::new(check))
+    }
+
+    /// Runs the check on `new` (replacing `old`, on update).
+    pub fn check(&self, new: &Value, old: Option<&Value>) -> ApiResult<()> {
+        (self.0)(new, old)
+    }
+}
+
+impl std::fmt::Debug for WriteGuard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("WriteGuard")
+    }
 }
 
 /// Options of deletes (metav1.DeleteOptions plus `dryRun`).

@@ -81,6 +81,9 @@ impl Engine {
                 Some("scale") => crate::scale::apply_scale(&rt, old, &body)?,
                 Some(other) => rt.strategy.update_subresource(other, old, &body),
                 None => {
+                    if let Some(guard) = &opts.guard {
+                        guard.check(&body, Some(old))?;
+                    }
                     let mut body = body;
                     rt.strategy.apply_defaults(&mut body);
                     let mut new = main_update(&rt, old, body)?;

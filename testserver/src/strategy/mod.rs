@@ -14,6 +14,7 @@ pub(crate) mod apps;
 pub(crate) mod batch;
 pub(crate) mod core;
 pub mod defaults;
+pub(crate) mod rbac;
 pub(crate) mod services;
 
 use std::{fmt, sync::Arc};

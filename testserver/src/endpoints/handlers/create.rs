@@ -7,7 +7,7 @@ use super::{
         reply::{self, Reply},
         scope::Scope,
     },
-    admit,
+    admit, escalation_guard,
 };
 use crate::errors::ApiResult;
 
@@ -29,6 +29,7 @@ pub(crate) fn create(scope: &Scope<'_>, cx: &mut RequestContext) -> ApiResult<Re
     cx.trail.enter("decode")?;
     let mut value = decode::object(&cx.parts.headers, &cx.body, scope.rt.builtin, &mut opts)?;
     admit(scope, cx, opts.dry_run, Some(&mut value))?;
+    opts.guard = escalation_guard(scope, cx, Some(&value))?;
     cx.trail.enter("registry")?;
     if let Some(reviewed) = crate::reviews::answer(scope, cx, &value) {
         cx.trail.enter("encode")?;

@@ -20,8 +20,34 @@ use super::{
 };
 use crate::{
     admission::{self, Attributes},
+    engine::WriteGuard,
     errors::ApiResult,
 };
+
+/// RBAC's escalation check of a write of a role or binding, for the registry to run on
+/// the object it is about to store (`crate::authz::rbac::escalation`, kube's policy-based
+/// storage); `body` is the object sent (`None` for a patch).
+fn escalation_guard(
+    scope: &Scope<'_>,
+    cx: &RequestContext,
+    body: Option<&Value>,
+) -> ApiResult<Option<WriteGuard>> {
+    let anonymous;
+    let user = match cx.user.as_ref() {
+        Some(user) => user,
+        None => {
+            anonymous = UserInfo::anonymous();
+            &anonymous
+        }
+    };
+    crate::authz::rbac::escalation::guard(
+        &scope.shared.auth.authorizer,
+        scope.engine(),
+        &scope.target,
+        user,
+        body,
+    )
+}
 
 /// The admission steps of a write: the mutating plugins, then the validating ones.
 fn admit(

@@ -13,7 +13,7 @@ use super::{
         reply::{self, Reply},
         scope::Scope,
     },
-    admit,
+    admit, escalation_guard,
 };
 use crate::{
     engine::{BodyOrigin, Engine, Target, WriteOptions},
@@ -63,6 +63,7 @@ pub(crate) fn patch(scope: &Scope<'_>, cx: &mut RequestContext) -> ApiResult<Rep
     // The patched object exists only inside the registry's update: admission sees the
     // request (the admission issue moves it into the update, where kube-apiserver runs it).
     admit(scope, cx, opts.dry_run, None)?;
+    opts.guard = escalation_guard(scope, cx, None)?;
     cx.trail.enter("registry")?;
     let (code, obj) = apply_patch(scope.engine(), &scope.target, patch_type, &cx.body, &opts)?;
     cx.trail.enter("encode")?;

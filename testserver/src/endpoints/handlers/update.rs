@@ -8,7 +8,7 @@ use super::{
         reply::{self, Reply},
         scope::Scope,
     },
-    admit,
+    admit, escalation_guard,
 };
 use crate::errors::ApiResult;
 
@@ -28,6 +28,7 @@ pub(crate) fn update(scope: &Scope<'_>, cx: &mut RequestContext) -> ApiResult<Re
     cx.trail.enter("decode")?;
     let mut value = decode::object(&cx.parts.headers, &cx.body, builtin, &mut opts)?;
     admit(scope, cx, opts.dry_run, Some(&mut value))?;
+    opts.guard = escalation_guard(scope, cx, Some(&value))?;
     cx.trail.enter("registry")?;
     let obj = scope.engine().update(&scope.target, value, &opts)?;
     cx.trail.enter("encode")?;

@@ -140,9 +140,10 @@ pub async fn run(
         .await?;
     let scaled = |d: Option<&Deployment>| d.is_some_and(|d| d.spec.replicas == Some(3));
     await_condition(deployments.clone(), "example-foo", scaled, STEP_TIMEOUT).await?;
-    let progressing = |f: Option<&Foo>| ready_is(f, false, 1);
-    await_condition(foos.clone(), "example-foo", progressing, STEP_TIMEOUT).await?;
-    say("   the operator scaled Deployment example-foo to 3; Foo Ready=False (1 of 3 available)");
+    // The Foo is Ready=False while fewer than 3 replicas are available, but how long that
+    // lasts is the cluster's business (pods can start before the operator writes a status
+    // in between), so the walk-through waits for the outcome only.
+    say("   the operator scaled Deployment example-foo to 3");
     let ready_3 = |f: Option<&Foo>| ready_is(f, true, 3);
     await_condition(foos.clone(), "example-foo", ready_3, STEP_TIMEOUT).await?;
     say("   Foo example-foo: Ready=True, availableReplicas 3");

@@ -152,7 +152,7 @@ fn markers(src: &std::path::Path) -> Vec<(std::path::PathBuf, String)> {
 fn named_in_the_403(marker: &str) -> String {
     let field = |key: &str| {
         marker
-            .split(|c| c == ':' || c == ',')
+            .split([':', ','])
             .find_map(|kv| kv.strip_prefix(&format!("{key}=")))
             .unwrap_or_default()
             .to_string()

@@ -83,6 +83,25 @@ impl Fake {
         Fake { server, client }
     }
 
+    /// An empty server like [`Fake::new`] that authenticates and authorizes as `auth`
+    /// says (e.g. `AuthConfig::default().rbac()`). Its own client is still the API
+    /// server's loopback identity, in `system:masters`, so seeding and setup are
+    /// allowed; [`Fake::as_user`] gives clients that act as someone else.
+    pub fn with_auth(auth: &crate::AuthConfig) -> Self {
+        Fake::from_server(InProcess::with_auth(
+            EngineConfig::default().auto_create_namespaces(true),
+            auth,
+        ))
+    }
+
+    /// This fake acting as `user`: the same objects, reactors and action log, but its
+    /// client's requests are `user`'s and, under RBAC ([`Fake::with_auth`]), authorized
+    /// as theirs (in `system:authenticated` too, as every authenticated user is). See
+    /// [`InProcess::as_user`].
+    pub fn as_user(&self, user: crate::UserInfo) -> Self {
+        Fake::from_server(self.server.as_user(user))
+    }
+
     /// A client whose requests this fake serves.
     pub fn client(&self) -> kubegen::client::Client {
         self.client.clone()

@@ -6,7 +6,11 @@
 //! (`pkg/registry/rbac/validation/rule.go` `ConfirmNoEscalation`,
 //! `pkg/registry/rbac/escalation_check.go`), validation (`pkg/apis/rbac/validation`),
 //! aggregation (`pkg/controller/clusterroleaggregation`) and the bootstrap policy
-//! (`plugin/pkg/auth/authorizer/rbac/bootstrappolicy/policy.go`).
+//! (`plugin/pkg/auth/authorizer/rbac/bootstrappolicy/policy.go`); impersonation under
+//! RBAC (`kubectl --as`, `staging/src/k8s.io/apiserver/pkg/endpoints/filters/impersonation.go`).
+//! The last tests use kubegen clients instead of kubectl: a ServiceAccount bound by a
+//! RoleBinding, the in-process front and `Fake` under RBAC, and TokenReview's
+//! `create tokenreviews` check.
 //!
 //! kubectl is part of the test environment: every test fails, never skips, without
 //! `/usr/bin/kubectl`.
@@ -20,7 +24,15 @@ use std::{
     time::Duration,
 };
 
-use kubegen_testserver::{ClusterConfig, TestServer, Workload};
+use k8s_openapi::api::{
+    authentication::v1::TokenReview,
+    core::v1::ConfigMap,
+    rbac::v1::{ClusterRole, ClusterRoleBinding, Role, RoleBinding},
+};
+use kubegen::client::ResourceClient;
+use kubegen_testserver::{
+    AuthConfig, ClusterConfig, EngineConfig, InProcess, TestServer, UserInfo, Workload, fake::Fake,
+};
 
 const KUBECTL: &str = "/usr/bin/kubectl";
 
@@ -727,4 +739,496 @@ async fn bootstrap_roles_exist_and_aggregate() {
             .trim(),
         "yes"
     );
+}
+
+// ---------------------------------------------------------------------------------------
+// Impersonation under RBAC: `kubectl --as`.
+// ---------------------------------------------------------------------------------------
+
+/// The admin asks as alice and bob (`kubectl auth can-i --as`, `--list --as`, and a
+/// request as alice), each answered from the impersonated user's rules.
+///
+/// kube-apiserver: `staging/src/k8s.io/apiserver/pkg/endpoints/filters/impersonation.go`
+/// (the request becomes the impersonated user's, who is added to `system:authenticated`),
+/// `pkg/registry/authorization/selfsubjectaccessreview/rest.go` and
+/// `selfsubjectrulesreview/rest.go` (the reviews ask about the request's user), and the
+/// 403 text of `staging/src/k8s.io/apiserver/pkg/endpoints/handlers/responsewriters/errors.go`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_admin_asks_as_other_users() {
+    let server = rbac_server().await;
+    let admin = user(&server, "asadmin", "admin", &[]);
+    admin.ok(&["apply", "-f", "-"], Some(POD_READER)).await;
+
+    assert_eq!(
+        admin
+            .ok(
+                &[
+                    "auth", "can-i", "list", "pods", "-n", "default", "--as", "alice"
+                ],
+                None
+            )
+            .await
+            .trim(),
+        "yes"
+    );
+    assert_eq!(
+        admin
+            .fails(
+                &[
+                    "auth", "can-i", "list", "pods", "-n", "default", "--as", "bob"
+                ],
+                None
+            )
+            .await
+            .trim(),
+        "no"
+    );
+    let text = admin
+        .fails(&["get", "pods", "-n", "kube-system", "--as", "alice"], None)
+        .await;
+    assert!(text.contains(r#"Error from server (Forbidden): pods is forbidden: User "alice" cannot list resource "pods" in API group "" in the namespace "kube-system""#), "{text}");
+    admin
+        .ok(&["get", "pods", "-n", "default", "--as", "alice"], None)
+        .await;
+
+    let list = admin
+        .ok(
+            &["auth", "can-i", "--list", "-n", "default", "--as", "alice"],
+            None,
+        )
+        .await;
+    let pods = list
+        .lines()
+        .find(|l| l.starts_with("pods "))
+        .unwrap_or_default();
+    assert!(pods.contains("[get list]"), "{list}");
+    // The admin's own `*.*` rule is not alice's.
+    assert!(!list.lines().any(|l| l.starts_with("*.* ")), "{list}");
+    let bobs = admin
+        .ok(
+            &["auth", "can-i", "--list", "-n", "default", "--as", "bob"],
+            None,
+        )
+        .await;
+    assert!(!bobs.lines().any(|l| l.starts_with("pods ")), "{bobs}");
+}
+
+const ALICE_IMPERSONATES_BOB: &str = r#"
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: impersonate-bob}
+rules:
+- apiGroups: [""]
+  resources: ["users"]
+  verbs: ["impersonate"]
+  resourceNames: ["bob"]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: alice-impersonates-bob}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: impersonate-bob}
+subjects:
+- {apiGroup: rbac.authorization.k8s.io, kind: User, name: alice}
+"#;
+
+/// A user may impersonate only whom an `impersonate` grant names: `resourceNames: [bob]`
+/// lets alice act as bob, not as carol.
+///
+/// kube-apiserver: `staging/src/k8s.io/apiserver/pkg/endpoints/filters/impersonation.go`
+/// (an `impersonate` check on `users` named by the `Impersonate-User` header, the 403 from
+/// `responsewriters.Forbidden` with the user's name as the resource name) and
+/// https://kubernetes.io/docs/reference/access-authn-authz/authentication/#user-impersonation.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn impersonation_needs_an_impersonate_grant_naming_the_user() {
+    let server = rbac_server().await;
+    let admin = user(&server, "imp", "admin", &[]);
+    let alice = user(&server, "imp", "alice", &[]);
+
+    // kubectl auth whoami hides a 403's message (`pkg/cmd/auth/whoami.go`: "not enabled
+    // ... or you do not have permission"), and discovery's 403 prints as "Forbidden:
+    // unknown" with kube-apiserver too (client-go's aggregated discovery; e.g.
+    // kubeedge/kubeedge#6322), so the refusal's text is checked with `get --raw`.
+    let text = alice
+        .fails(
+            &[
+                "get",
+                "--raw",
+                "/api/v1/namespaces/default/pods",
+                "--as",
+                "bob",
+            ],
+            None,
+        )
+        .await;
+    assert!(text.contains(r#"Error from server (Forbidden): users "bob" is forbidden: User "alice" cannot impersonate resource "users" in API group "" at the cluster scope"#), "{text}");
+
+    admin
+        .ok(&["apply", "-f", "-"], Some(ALICE_IMPERSONATES_BOB))
+        .await;
+    let name = alice
+        .ok(
+            &[
+                "--as",
+                "bob",
+                "auth",
+                "whoami",
+                "-o",
+                "jsonpath={.status.userInfo.username}",
+            ],
+            None,
+        )
+        .await;
+    assert_eq!(name.trim(), "bob");
+    alice
+        .fails(&["--as", "carol", "auth", "whoami"], None)
+        .await;
+    let text = alice
+        .fails(
+            &[
+                "--as",
+                "carol",
+                "get",
+                "--raw",
+                "/api/v1/namespaces/default/pods",
+            ],
+            None,
+        )
+        .await;
+    assert!(text.contains(r#"Error from server (Forbidden): users "carol" is forbidden: User "alice" cannot impersonate resource "users" in API group "" at the cluster scope"#), "{text}");
+    // Impersonating a group needs its own grant.
+    let text = alice
+        .fails(
+            &["--as", "bob", "--as-group", "devs", "get", "--raw", "/api"],
+            None,
+        )
+        .await;
+    assert!(text.contains(r#"groups "devs" is forbidden: User "alice" cannot impersonate resource "groups" in API group "" at the cluster scope"#), "{text}");
+}
+
+/// Any authenticated user may ask who they are: the bootstrap `system:basic-user`
+/// ClusterRole, bound to `system:authenticated`, allows creating selfsubjectreviews.
+///
+/// kube-apiserver: `plugin/pkg/auth/authorizer/rbac/bootstrappolicy/policy.go`
+/// (`system:basic-user`: selfsubjectaccessreviews, selfsubjectrulesreviews,
+/// selfsubjectreviews) and `pkg/registry/authentication/selfsubjectreview/rest.go`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn whoami_is_allowed_to_every_user() {
+    let server = rbac_server().await;
+    let dana = user(&server, "whoami", "dana", &["qa"]);
+    let out = dana
+        .ok(
+            &[
+                "auth",
+                "whoami",
+                "-o",
+                "jsonpath={.status.userInfo.username}|{.status.userInfo.groups}",
+            ],
+            None,
+        )
+        .await;
+    assert_eq!(out, r#"dana|["qa","system:authenticated"]"#);
+}
+
+// ---------------------------------------------------------------------------------------
+// kubegen clients under RBAC (no kubectl).
+// ---------------------------------------------------------------------------------------
+
+fn from_json<T: serde::de::DeserializeOwned>(value: serde_json::Value) -> T {
+    serde_json::from_value(value).unwrap()
+}
+
+/// A Role letting `subject` (an rbac `Subject` as JSON) list and create ConfigMaps in
+/// `namespace`, and its RoleBinding.
+fn configmap_editor(namespace: &str, subject: serde_json::Value) -> (Role, RoleBinding) {
+    let role = from_json(serde_json::json!({
+        "metadata": {"name": "cm-editor", "namespace": namespace},
+        "rules": [{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get", "list", "create"]}],
+    }));
+    let binding = from_json(serde_json::json!({
+        "metadata": {"name": "cm-editor", "namespace": namespace},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "cm-editor"},
+        "subjects": [subject],
+    }));
+    (role, binding)
+}
+
+async fn grant(admin: &kubegen::client::Client, role: &Role, binding: &RoleBinding) {
+    let ns = role.metadata.namespace.as_deref().unwrap();
+    ResourceClient::<Role>::namespaced(admin.clone(), ns)
+        .create(&Default::default(), role)
+        .await
+        .unwrap();
+    ResourceClient::<RoleBinding>::namespaced(admin.clone(), ns)
+        .create(&Default::default(), binding)
+        .await
+        .unwrap();
+}
+
+fn config_map(name: &str) -> ConfigMap {
+    from_json(serde_json::json!({"metadata": {"name": name}, "data": {"k": "v"}}))
+}
+
+/// The 403 of `err`: its code, reason and message.
+fn forbidden(err: kubegen::client::Error) -> String {
+    let status = err
+        .status()
+        .unwrap_or_else(|| panic!("not an API error: {err}"));
+    assert_eq!(
+        (status.code, status.reason.as_str()),
+        (403, "Forbidden"),
+        "{status:?}"
+    );
+    status.message.clone()
+}
+
+/// A ServiceAccount bound by a RoleBinding in its namespace may list ConfigMaps there and
+/// nowhere else.
+///
+/// kube-apiserver: `plugin/pkg/auth/authorizer/rbac/rbac.go` (a `ServiceAccount` subject
+/// matches `system:serviceaccount:<namespace>:<name>`,
+/// `pkg/apis/rbac/v1/evaluation_helpers.go` `appliesToUser`) and
+/// `staging/src/k8s.io/apiserver/pkg/endpoints/handlers/responsewriters/errors.go`
+/// (`forbiddenMessage`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_service_account_may_do_what_its_rolebinding_allows() {
+    let server = TestServer::builder()
+        .rbac()
+        .cluster(ClusterConfig::none())
+        .start()
+        .await
+        .unwrap();
+    let admin = server.client().unwrap();
+    let robot = server
+        .client_for_service_account("default", "robot")
+        .await
+        .unwrap();
+    let cms = ResourceClient::<ConfigMap>::namespaced(robot.clone(), "default");
+    let message = forbidden(cms.list(&Default::default()).await.unwrap_err());
+    assert_eq!(
+        message,
+        r#"configmaps is forbidden: User "system:serviceaccount:default:robot" cannot list resource "configmaps" in API group "" in the namespace "default""#
+    );
+
+    let (role, binding) = configmap_editor(
+        "default",
+        serde_json::json!({"kind": "ServiceAccount", "name": "robot", "namespace": "default"}),
+    );
+    grant(&admin, &role, &binding).await;
+    cms.create(&Default::default(), &config_map("settings"))
+        .await
+        .unwrap();
+    let names: Vec<_> = cms
+        .list(&Default::default())
+        .await
+        .unwrap()
+        .items
+        .into_iter()
+        .filter_map(|c| c.metadata.name)
+        .collect();
+    assert!(names.contains(&"settings".to_string()), "{names:?}");
+
+    let elsewhere = ResourceClient::<ConfigMap>::namespaced(robot, "kube-system");
+    let message = forbidden(elsewhere.list(&Default::default()).await.unwrap_err());
+    assert_eq!(
+        message,
+        r#"configmaps is forbidden: User "system:serviceaccount:default:robot" cannot list resource "configmaps" in API group "" in the namespace "kube-system""#
+    );
+    let message = forbidden(
+        elsewhere
+            .create(&Default::default(), &config_map("x"))
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(
+        message,
+        r#"configmaps is forbidden: User "system:serviceaccount:default:robot" cannot create resource "configmaps" in API group "" in the namespace "kube-system""#
+    );
+}
+
+/// The in-process front authorizes as its user: alice is refused until the admin (the
+/// front's default loopback user, in `system:masters`) binds her a Role.
+///
+/// kube-apiserver: `staging/src/k8s.io/apiserver/pkg/authorization/authorizerfactory/builtin.go`
+/// and `pkg/kubeapiserver/authorizer/config.go` (`system:masters` is always allowed),
+/// `plugin/pkg/auth/authorizer/rbac/rbac.go` (a `Group` subject matches the user's groups)
+/// and `responsewriters/errors.go` (`forbiddenMessage`).
+#[tokio::test]
+async fn an_in_process_user_is_authorized_by_rbac() {
+    let admin = InProcess::with_auth(EngineConfig::default(), &AuthConfig::default().rbac());
+    let alice = admin.as_user(UserInfo::new("alice", ["devs"]));
+    assert_eq!(alice.user().name, "alice");
+    let admin_client = kubegen::client::Client::new(admin.clone());
+    let cms = ResourceClient::<ConfigMap>::namespaced(
+        kubegen::client::Client::new(alice.clone()),
+        "default",
+    );
+    let message = forbidden(cms.list(&Default::default()).await.unwrap_err());
+    assert_eq!(
+        message,
+        r#"configmaps is forbidden: User "alice" cannot list resource "configmaps" in API group "" in the namespace "default""#
+    );
+    let message = forbidden(
+        cms.create(&Default::default(), &config_map("a"))
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(
+        message,
+        r#"configmaps is forbidden: User "alice" cannot create resource "configmaps" in API group "" in the namespace "default""#
+    );
+
+    // Bound through her group.
+    let (role, binding) = configmap_editor(
+        "default",
+        serde_json::json!({"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": "devs"}),
+    );
+    grant(&admin_client, &role, &binding).await;
+    cms.create(&Default::default(), &config_map("a"))
+        .await
+        .unwrap();
+    assert_eq!(cms.list(&Default::default()).await.unwrap().items.len(), 1);
+    let message = forbidden(
+        ResourceClient::<ConfigMap>::namespaced(kubegen::client::Client::new(alice), "other")
+            .list(&Default::default())
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(
+        message,
+        r#"configmaps is forbidden: User "alice" cannot list resource "configmaps" in API group "" in the namespace "other""#
+    );
+}
+
+/// `Fake::with_auth` and `Fake::as_user`: a fake under RBAC whose own client is the
+/// all-powerful loopback user, and fakes of the same state acting as other users.
+///
+/// kube-apiserver as above (`rbac.go`, `forbiddenMessage`); the shared state is
+/// client-go's `testing.Fake` (one tracker, many clients).
+#[tokio::test]
+async fn a_fake_under_rbac_acts_as_its_user() {
+    let fake = Fake::with_auth(&AuthConfig::default().rbac());
+    fake.add(&{
+        let mut cm = config_map("seeded");
+        cm.metadata.namespace = Some("team".into());
+        cm
+    })
+    .unwrap();
+    let alice = fake.as_user(UserInfo::new("alice", ["devs"]));
+    assert_eq!(alice.user().name, "alice");
+    let cms = ResourceClient::<ConfigMap>::namespaced(alice.client(), "team");
+    let message = forbidden(cms.get("seeded").await.unwrap_err());
+    assert_eq!(
+        message,
+        r#"configmaps "seeded" is forbidden: User "alice" cannot get resource "configmaps" in API group "" in the namespace "team""#
+    );
+
+    let (role, binding) = configmap_editor(
+        "team",
+        serde_json::json!({"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "alice"}),
+    );
+    grant(&fake.client(), &role, &binding).await;
+    assert_eq!(
+        cms.get("seeded").await.unwrap().data.unwrap()["k"],
+        "v".to_string()
+    );
+    // The same state, reactors and action log: the admin sees what alice wrote.
+    cms.create(&Default::default(), &config_map("hers"))
+        .await
+        .unwrap();
+    ResourceClient::<ConfigMap>::namespaced(fake.client(), "team")
+        .get("hers")
+        .await
+        .unwrap();
+    assert!(
+        fake.actions()
+            .iter()
+            .any(|a| a.matches("create", "configmaps"))
+    );
+    // Bob, another user of the same fake, still may not.
+    let bob = fake.as_user(UserInfo::new("bob", Vec::<String>::new()));
+    let message = forbidden(
+        ResourceClient::<ConfigMap>::namespaced(bob.client(), "team")
+            .list(&Default::default())
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(
+        message,
+        r#"configmaps is forbidden: User "bob" cannot list resource "configmaps" in API group "" in the namespace "team""#
+    );
+}
+
+/// A TokenReview is `create tokenreviews` (cluster-scoped, authentication.k8s.io): a
+/// plain user is refused; bound to an auth-delegator ClusterRole, they may review tokens.
+///
+/// kube-apiserver: `pkg/registry/authentication/tokenreview/storage.go`, and the
+/// `system:auth-delegator` ClusterRole of
+/// `plugin/pkg/auth/authorizer/rbac/bootstrappolicy/policy.go` (create tokenreviews and
+/// subjectaccessreviews), which the ClusterRole here copies.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn token_reviews_need_create_tokenreviews() {
+    let server = TestServer::builder()
+        .rbac()
+        .cluster(ClusterConfig::none())
+        .start()
+        .await
+        .unwrap();
+    let token = server
+        .service_account_token("default", "robot", &[])
+        .await
+        .unwrap();
+    let review: TokenReview = from_json(serde_json::json!({"spec": {"token": token}}));
+    let webhook = server.client_as("webhook", &[]).unwrap();
+    let reviews = ResourceClient::<TokenReview>::cluster(webhook);
+    let message = forbidden(
+        reviews
+            .create(&Default::default(), &review)
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(
+        message,
+        r#"tokenreviews.authentication.k8s.io is forbidden: User "webhook" cannot create resource "tokenreviews" in API group "authentication.k8s.io" at the cluster scope"#
+    );
+
+    let admin = server.client().unwrap();
+    let role: ClusterRole = from_json(serde_json::json!({
+        "metadata": {"name": "auth-delegator"},
+        "rules": [
+            {"apiGroups": ["authentication.k8s.io"], "resources": ["tokenreviews"], "verbs": ["create"]},
+            {"apiGroups": ["authorization.k8s.io"], "resources": ["subjectaccessreviews"], "verbs": ["create"]},
+        ],
+    }));
+    let binding: ClusterRoleBinding = from_json(serde_json::json!({
+        "metadata": {"name": "webhook-auth-delegator"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "auth-delegator"},
+        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "webhook"}],
+    }));
+    ResourceClient::<ClusterRole>::cluster(admin.clone())
+        .create(&Default::default(), &role)
+        .await
+        .unwrap();
+    ResourceClient::<ClusterRoleBinding>::cluster(admin)
+        .create(&Default::default(), &binding)
+        .await
+        .unwrap();
+    let status = reviews
+        .create(&Default::default(), &review)
+        .await
+        .unwrap()
+        .status
+        .unwrap();
+    assert_eq!(status.authenticated, Some(true), "{status:?}");
+    assert_eq!(
+        status.user.unwrap().username.as_deref(),
+        Some("system:serviceaccount:default:robot")
+    );
+    let bad: TokenReview = from_json(serde_json::json!({"spec": {"token": "not-a-token"}}));
+    let status = reviews
+        .create(&Default::default(), &bad)
+        .await
+        .unwrap()
+        .status
+        .unwrap();
+    assert_ne!(status.authenticated, Some(true), "{status:?}");
 }

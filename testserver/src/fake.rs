@@ -87,6 +87,24 @@ impl Fake {
     /// says (e.g. `AuthConfig::default().rbac()`). Its own client is still the API
     /// server's loopback identity, in `system:masters`, so seeding and setup are
     /// allowed; [`Fake::as_user`] gives clients that act as someone else.
+    ///
+    /// ```
+    /// # #![allow(clippy::unwrap_used)]
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use kubegen::client::ResourceClient;
+    /// use kubegen_testserver::{AuthConfig, UserInfo, fake::Fake};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// let fake = Fake::with_auth(&AuthConfig::default().rbac());
+    /// let alice = fake.as_user(UserInfo::new("alice", ["devs"]));
+    /// let cms: ResourceClient<ConfigMap> = ResourceClient::namespaced(alice.client(), "default");
+    /// let err = cms.list(&Default::default()).await.unwrap_err();
+    /// assert_eq!(err.code(), Some(403));
+    /// // The fake's own client is the loopback admin.
+    /// let admin: ResourceClient<ConfigMap> = ResourceClient::namespaced(fake.client(), "default");
+    /// assert!(admin.list(&Default::default()).await.is_ok());
+    /// # }
+    /// ```
     pub fn with_auth(auth: &crate::AuthConfig) -> Self {
         Fake::from_server(InProcess::with_auth(
             EngineConfig::default().auto_create_namespaces(true),

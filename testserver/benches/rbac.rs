@@ -127,7 +127,13 @@ async fn round(server: &TestServer, round: usize) -> [f64; 3] {
             async move {
                 let cm = json!({"apiVersion": "v1", "kind": "ConfigMap",
                     "metadata": {"name": format!("cm-{round}-{i}")}, "data": {"k": "v"}});
-                let r = http.post(&base).bearer_auth(TOKEN).json(&cm).send().await.unwrap();
+                let r = http
+                    .post(&base)
+                    .bearer_auth(TOKEN)
+                    .json(&cm)
+                    .send()
+                    .await
+                    .unwrap();
                 assert_eq!(r.status(), 201);
             }
         }

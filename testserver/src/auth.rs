@@ -147,7 +147,12 @@ impl Auth {
     /// The authenticators and authorizer `config` asks for.
     pub(crate) fn new(config: &AuthConfig) -> Self {
         Auth {
-            authenticator: Authenticator::new(config),
+            authenticator: Authenticator::new(
+                config.anonymous,
+                &config.tokens,
+                &config.service_account_issuer,
+                &config.api_audiences,
+            ),
             authorizer: Authorizer::new(config.authorization_mode),
         }
     }

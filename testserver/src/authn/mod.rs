@@ -94,26 +94,29 @@ pub(crate) struct Authenticator {
 }
 
 impl Authenticator {
-    /// Authenticators from the server's configuration.
-    pub(crate) fn new(config: &crate::AuthConfig) -> Self {
-        let tokens = config
-            .tokens
+    /// Authenticators from the server's configuration (`crate::AuthConfig`'s fields):
+    /// whether anonymous requests are allowed, the static tokens, the ServiceAccount
+    /// token issuer and the API audiences (the issuer alone when empty).
+    pub(crate) fn new(
+        anonymous: bool,
+        tokens: &[(String, UserInfo)],
+        issuer: &str,
+        api_audiences: &[String],
+    ) -> Self {
+        let tokens = tokens
             .iter()
             .map(|(token, user)| (token.clone(), user.clone()))
             .collect();
-        let service_accounts =
-            ServiceAccountTokens::generate(&config.service_account_issuer, &config.api_audiences)
-                .inspect_err(|err| tracing::error!(%err, "no service account tokens"))
-                .ok();
+        let service_accounts = ServiceAccountTokens::generate(issuer, api_audiences)
+            .inspect_err(|err| tracing::error!(%err, "no service account tokens"))
+            .ok();
         let audiences = match &service_accounts {
             Some(sa) => sa.audiences().to_vec(),
-            None if config.api_audiences.is_empty() => {
-                vec![config.service_account_issuer.clone()]
-            }
-            None => config.api_audiences.clone(),
+            None if api_audiences.is_empty() => vec![issuer.to_string()],
+            None => api_audiences.to_vec(),
         };
         Authenticator {
-            anonymous: config.anonymous,
+            anonymous,
             tokens: RwLock::new(tokens),
             service_accounts,
             audiences,
@@ -261,11 +264,11 @@ mod tests {
     }
 
     fn authenticator(anonymous: bool) -> (Authenticator, std::sync::Arc<Engine>) {
-        let config = crate::AuthConfig::default()
-            .anonymous(anonymous)
-            .token("tok", UserInfo::new("alice", ["devs"]));
+        let tokens = [("tok".to_string(), UserInfo::new("alice", ["devs"]))];
         let engine = crate::apiserver::new_engine(crate::EngineConfig::default());
-        (Authenticator::new(&config), engine)
+        let authenticator =
+            Authenticator::new(anonymous, &tokens, service_account::DEFAULT_ISSUER, &[]);
+        (authenticator, engine)
     }
 
     #[test]

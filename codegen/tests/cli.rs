@@ -4,16 +4,10 @@
 
 mod common;
 
-use std::path::Path;
-use std::process::{Command, Output};
+use common::run;
 
-fn run(args: &[&str], cwd: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_kubegen-codegen"))
-        .args(args)
-        .current_dir(cwd)
-        .output()
-        .unwrap()
-}
+use std::path::Path;
+use std::process::Output;
 
 fn codegen(cmd: &str, cwd: &Path, extra: &[&str]) -> Output {
     let mut args = vec![

@@ -5,6 +5,7 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
 
 use kubegen_codegen::Config;
 
@@ -56,4 +57,13 @@ pub fn write_tree(root: &Path, files: &[(&str, &str)]) {
         fs::create_dir_all(path.parent().unwrap()).unwrap();
         fs::write(path, text).unwrap();
     }
+}
+
+/// Runs the `kubegen-codegen` binary with `args` in `cwd`.
+pub fn run(args: &[&str], cwd: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_kubegen-codegen"))
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .unwrap()
 }

@@ -9,9 +9,13 @@
 
 #![allow(clippy::unwrap_used)] // a failed call is a failed test
 
+mod common;
+
+use common::run;
+
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 use kubegen_codegen::rbac;
 use kubegen_testserver::{AuditEvent, ClusterConfig, TestServer, UserInfo};
@@ -24,14 +28,6 @@ fn data(file: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("testdata/audit")
         .join(file)
-}
-
-fn run(args: &[&str], cwd: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_kubegen-codegen"))
-        .args(args)
-        .current_dir(cwd)
-        .output()
-        .unwrap()
 }
 
 fn stdout(out: &Output) -> String {

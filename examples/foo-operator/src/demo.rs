@@ -11,15 +11,14 @@ use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::Event;
-use kube_core::ObjectMeta;
 use kubegen::client::params::{DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use kubegen::client::{Client, ResourceClient};
 use kubegen::controllerutil::wait::{WaitError, await_condition, is_deleted};
 use kubegen::controllerutil::{contains_finalizer, is_condition_false, is_condition_true};
 use serde_json::json;
 
+use crate::Foo;
 use crate::operator::{ERR_RESOURCE_EXISTS, FINALIZER, READY};
-use crate::{Foo, FooSpec};
 
 /// How long each step may take.
 pub const STEP_TIMEOUT: Duration = Duration::from_secs(20);
@@ -36,20 +35,6 @@ pub enum DemoError {
     /// An API call failed.
     #[error(transparent)]
     Api(#[from] kubegen::client::Error),
-}
-
-fn foo(name: &str, deployment: &str, replicas: i32) -> Foo {
-    Foo {
-        metadata: ObjectMeta {
-            name: Some(name.into()),
-            ..ObjectMeta::default()
-        },
-        spec: FooSpec {
-            deployment_name: deployment.into(),
-            replicas: Some(replicas),
-        },
-        status: None,
-    }
 }
 
 fn ready_is(foo: Option<&Foo>, want: bool, available: i32) -> bool {
@@ -117,7 +102,7 @@ pub async fn run(
 
     say("1. creating Foo example-foo (deploymentName example-foo, replicas 1)");
     let created = foos
-        .create(&pp, &foo("example-foo", "example-foo", 1))
+        .create(&pp, &Foo::for_deployment("example-foo", "example-foo", 1))
         .await?;
     let uid = created.metadata.uid.clone().unwrap_or_default();
     let owned = |d: Option<&Deployment>| {
@@ -149,7 +134,8 @@ pub async fn run(
     say("   Foo example-foo: Ready=True, availableReplicas 3");
 
     say("3. creating Foo intruder that wants Deployment not-mine");
-    foos.create(&pp, &foo("intruder", "not-mine", 1)).await?;
+    foos.create(&pp, &Foo::for_deployment("intruder", "not-mine", 1))
+        .await?;
     let message = event(&events, ERR_RESOURCE_EXISTS, "intruder").await?;
     let refused = |f: Option<&Foo>| ready_is(f, false, 0);
     await_condition(foos.clone(), "intruder", refused, STEP_TIMEOUT).await?;

@@ -57,6 +57,24 @@ pub struct Foo {
     pub status: Option<FooStatus>,
 }
 
+impl Foo {
+    /// A Foo named `name` (no namespace: the client's) that wants Deployment
+    /// `deployment_name` with `replicas` replicas.
+    pub fn for_deployment(name: &str, deployment_name: &str, replicas: i32) -> Foo {
+        Foo {
+            metadata: ObjectMeta {
+                name: Some(name.into()),
+                ..ObjectMeta::default()
+            },
+            spec: FooSpec {
+                deployment_name: deployment_name.into(),
+                replicas: Some(replicas),
+            },
+            status: None,
+        }
+    }
+}
+
 /// The desired Deployment.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, kubegen::Schema)]
 #[serde(rename_all = "camelCase")]

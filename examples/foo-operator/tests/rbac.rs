@@ -9,12 +9,9 @@
 
 use std::time::Duration;
 
-use foo_operator::{CRD_YAML, Foo, FooSpec, operator};
+use foo_operator::{CRD_YAML, Foo, operator};
 use k8s_openapi::api::{apps::v1::Deployment, core::v1::Event};
-use kube_core::{
-    ObjectMeta,
-    params::{DeleteParams, ListParams, PostParams},
-};
+use kube_core::params::{DeleteParams, ListParams, PostParams};
 use kubegen::client::ResourceClient;
 use kubegen_testserver::{TestServer, audit::AuditEvent};
 
@@ -24,20 +21,6 @@ const ROLE: &str = include_str!("../config/rbac/role.yaml");
 const SERVICE_ACCOUNT: &str = "foo-operator";
 const USER: &str = "system:serviceaccount:default:foo-operator";
 const WAIT: Duration = Duration::from_secs(20);
-
-fn foo(name: &str) -> Foo {
-    Foo {
-        metadata: ObjectMeta {
-            name: Some(name.into()),
-            ..ObjectMeta::default()
-        },
-        spec: FooSpec {
-            deployment_name: name.into(),
-            replicas: Some(1),
-        },
-        status: None,
-    }
-}
 
 /// The first request of the operator the server refused, as the operator was told.
 fn first_forbidden(server: &TestServer) -> Option<String> {
@@ -81,7 +64,7 @@ async fn life_of_a_foo(role: &str) -> Result<(), String> {
     let deployments = ResourceClient::<Deployment>::namespaced(admin.clone(), "default");
     let events = ResourceClient::<Event>::namespaced(admin.clone(), "default");
     let result = async {
-        foos.create(&PostParams::default(), &foo("a"))
+        foos.create(&PostParams::default(), &Foo::for_deployment("a", "a", 1))
             .await
             .map_err(|e| e.to_string())?;
         let mut step = "the Deployment, the Ready status and the Synced event";

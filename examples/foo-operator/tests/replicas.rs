@@ -10,9 +10,9 @@ use std::{
     time::{Duration, Instant},
 };
 
-use foo_operator::{CRD_YAML, Foo, FooSpec};
+use foo_operator::{CRD_YAML, Foo};
 use k8s_openapi::api::{apps::v1::Deployment, coordination::v1::Lease};
-use kube_core::{ObjectMeta, params::PostParams};
+use kube_core::params::PostParams;
 use kubegen::client::ResourceClient;
 use kubegen_testserver::TestServer;
 use parking_lot::Mutex;
@@ -116,20 +116,6 @@ async fn until<F: Future<Output = bool>>(what: &str, mut check: impl FnMut() -> 
     }
 }
 
-fn foo(name: &str) -> Foo {
-    Foo {
-        metadata: ObjectMeta {
-            name: Some(name.into()),
-            ..ObjectMeta::default()
-        },
-        spec: FooSpec {
-            deployment_name: name.into(),
-            replicas: Some(1),
-        },
-        status: None,
-    }
-}
-
 /// Lines in which a replica reported a finished reconcile.
 fn reconciles(replica: &Replica) -> Vec<(Instant, String)> {
     replica
@@ -199,7 +185,7 @@ async fn two_replicas_one_leader_and_a_takeover_on_sigterm() {
 
     let foos = ResourceClient::<Foo>::namespaced(client.clone(), "default");
     let deployments = ResourceClient::<Deployment>::namespaced(client.clone(), "default");
-    foos.create(&PostParams::default(), &foo("a"))
+    foos.create(&PostParams::default(), &Foo::for_deployment("a", "a", 1))
         .await
         .expect("create");
     until("Deployment a", || async {
@@ -237,7 +223,7 @@ async fn two_replicas_one_leader_and_a_takeover_on_sigterm() {
         "the leader exits 0 on SIGTERM"
     );
 
-    foos.create(&PostParams::default(), &foo("b"))
+    foos.create(&PostParams::default(), &Foo::for_deployment("b", "b", 1))
         .await
         .expect("create");
     until("Deployment b", || async {

@@ -61,6 +61,7 @@ pub(crate) mod store;
 pub(crate) mod strategy;
 pub(crate) mod tls;
 pub(crate) mod validation;
+pub(crate) mod webhook;
 
 use std::path::Path;
 

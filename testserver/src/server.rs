@@ -572,6 +572,13 @@ impl TestServer {
         &self.shared
     }
 
+    /// Routes the Service `<name>.<namespace>.svc:<port>` (port 443 unless the manifest
+    /// says otherwise) that webhook configurations and CRD conversion webhooks name to
+    /// `addr`, where the test's webhook server listens: the server has no cluster network.
+    pub fn register_service(&self, namespace: &str, name: &str, port: u16, addr: SocketAddr) {
+        self.shared.register_service(namespace, name, port, addr);
+    }
+
     /// The audit events so far, oldest first (empty unless the server audits into
     /// memory: [`TestServerBuilder::audit`]); see [`crate::audit`].
     pub fn audit_events(&self) -> Vec<crate::AuditEvent> {

@@ -28,6 +28,8 @@ pub struct Shared {
     pub shutdown: CancellationToken,
     /// The kubelet faults in force ([`crate::PodFault`]), read by the simulated kubelets.
     pub(crate) pod_faults: Arc<PodFaults>,
+    /// Where the Services that webhooks name are reached ([`crate::webhook::services`]).
+    pub(crate) services: crate::webhook::Services,
 }
 
 impl Shared {
@@ -60,7 +62,21 @@ impl Shared {
             audit,
             shutdown: CancellationToken::new(),
             pod_faults: Arc::default(),
+            services: crate::webhook::Services::default(),
         })
+    }
+
+    /// Routes the Service `<name>.<namespace>.svc:<port>` that webhook configurations and
+    /// CRD conversion webhooks name to `addr` (there is no cluster network: the test says
+    /// where its webhook server listens).
+    pub fn register_service(
+        &self,
+        namespace: &str,
+        name: &str,
+        port: u16,
+        addr: std::net::SocketAddr,
+    ) {
+        self.services.register(namespace, name, port, addr);
     }
 
     /// The audit events kept in memory so far, oldest first (empty unless

@@ -1,6 +1,7 @@
 //! AdmissionReview bodies: decoding a request (keeping its objects as raw JSON, which the
 //! defaulter's patch is computed against) and building error answers.
 
+use base64::Engine;
 use kube_core::{
     DynamicObject, Status,
     admission::{AdmissionRequest, AdmissionResponse, AdmissionReview},
@@ -132,14 +133,28 @@ pub(crate) fn allowed(request: &AdmissionRequest<DynamicObject>) -> AdmissionRes
     response
 }
 
-/// The review that carries `response`, serialised.
+/// The review that carries `response`, serialised. The patch goes out base64-encoded, as
+/// Go encodes a `[]byte` (kube-core's `Vec<u8>` would be an array of numbers).
 pub(crate) fn encode(response: AdmissionResponse) -> Vec<u8> {
-    serde_json::to_vec(&response.into_review()).unwrap_or_else(|error| {
-        // An AdmissionReview of plain data always serialises; keep the API server's
-        // contract anyway.
-        let fallback = errored_undecoded(String::new(), 500, &error.to_string());
-        serde_json::to_vec(&fallback.into_review()).unwrap_or_default()
-    })
+    let mut review = match serde_json::to_value(response.into_review()) {
+        Ok(review) => review,
+        Err(error) => {
+            // An AdmissionReview of plain data always serialises; keep the API server's
+            // contract anyway.
+            let fallback = errored_undecoded(String::new(), 500, &error.to_string());
+            return serde_json::to_vec(&fallback.into_review()).unwrap_or_default();
+        }
+    };
+    if let Some(patch) = review.pointer_mut("/response/patch")
+        && let Some(bytes) = patch.as_array().map(|a| {
+            a.iter()
+                .filter_map(|b| b.as_u64().and_then(|b| u8::try_from(b).ok()))
+                .collect::<Vec<u8>>()
+        })
+    {
+        *patch = Value::String(base64::engine::general_purpose::STANDARD.encode(bytes));
+    }
+    serde_json::to_vec(&review).unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -111,5 +111,13 @@ pub(crate) fn certified_key(chain_pem: &[u8], key_pem: &[u8]) -> Result<Certifie
         message: e.to_string(),
     })?;
     let signing_key = any_supported_type(&key).map_err(CertError::Key)?;
-    Ok(CertifiedKey::new(chain, signing_key))
+    let certified = CertifiedKey::new(chain, signing_key);
+    // A key from one rotation and a certificate from another (files caught mid-write) are
+    // refused, so the current pair keeps serving.
+    match certified.keys_match() {
+        Ok(()) | Err(rustls::Error::InconsistentKeys(rustls::InconsistentKeys::Unknown)) => {
+            Ok(certified)
+        }
+        Err(error) => Err(CertError::Key(error)),
+    }
 }

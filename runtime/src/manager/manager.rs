@@ -214,7 +214,7 @@ impl ManagerBuilder {
         healthz.add("ping", Arc::new(|| Ok(())));
         let mut readyz = Checks::default();
         #[cfg(feature = "webhook")]
-        let webhook = self.webhook_server.map(|server| {
+        let webhook = self.webhook_server.inspect(|server| {
             server.register_metrics(&mut registry);
             let started = server.started();
             readyz.add(
@@ -226,7 +226,6 @@ impl ManagerBuilder {
                         .ok_or_else(|| "the webhook server has not started".to_owned())
                 }),
             );
-            server
         });
         let synced = factory.clone();
         readyz.add(

@@ -184,7 +184,7 @@ impl ServerBuilder {
             CertificateSource::SelfSigned(config) => {
                 let mut certs = SelfSigned::new(config)?;
                 certs.issue(&resolver)?;
-                Maintenance::SelfSigned(certs)
+                Maintenance::SelfSigned(Box::new(certs))
             }
             CertificateSource::Directory(dir) => {
                 dir.load(&resolver)?;
@@ -210,7 +210,7 @@ impl ServerBuilder {
 /// What keeps the certificate fresh while the server runs.
 #[derive(Debug)]
 enum Maintenance {
-    SelfSigned(SelfSigned),
+    SelfSigned(Box<SelfSigned>),
     Directory(CertDir),
 }
 
@@ -307,7 +307,7 @@ impl Server {
         let resolver = self.resolver.clone();
         tasks.spawn(match self.maintenance {
             Maintenance::SelfSigned(certs) => {
-                futures::future::Either::Left(certs.run(resolver, certs_stop))
+                futures::future::Either::Left((*certs).run(resolver, certs_stop))
             }
             Maintenance::Directory(dir) => {
                 futures::future::Either::Right(dir.watch(resolver, certs_stop))

@@ -64,6 +64,8 @@
 //!   probes, metrics, signals; controller-runtime's manager).
 //! * [`client`]: the REST client.
 //! * [`catalog`]: the table of contents a generated API tree carries (`catalog::RESOURCES`).
+//! * `webhook` (cargo feature `webhook`): admission and conversion webhook servers on
+//!   rustls, their certificates and CA injection (controller-runtime's `pkg/webhook`).
 //! * [`record`]: events about objects — recorder, broadcaster, correlation (client-go's
 //!   `tools/record`).
 //! * [`deepcopy`]: owned, mutable copies of cached objects; `#[derive(kubegen::Resource)]`.
@@ -80,7 +82,7 @@
 //! Cargo features: `derive` (default: the derive macros, `kubegen-derive`); one per
 //! built-in API group (`core`, `apps`, `coordination`, ...: its generated clients,
 //! listers and informers); `applyconfig` (their apply configurations); `kubernetes`
-//! (every group and `applyconfig`).
+//! (every group and `applyconfig`); `webhook` (`kubegen::webhook`).
 //!
 //! Objects are shared as `Arc<K>`: everything read from a cache is immutable, so "never
 //! mutate the cache" is enforced by the type system.
@@ -118,6 +120,8 @@ pub mod manager;
 pub mod metrics;
 pub mod record;
 pub mod terminal;
+#[cfg(feature = "webhook")]
+pub mod webhook;
 pub mod workqueue;
 
 mod object;

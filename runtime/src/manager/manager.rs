@@ -9,7 +9,8 @@
 //!    factory: caches warm whether or not this replica leads (controller-runtime's
 //!    warmup), so a new leader reconciles at once, and `/readyz` turns 200 when they have
 //!    synced.
-//! 2. Starts the runnables that do not need leadership.
+//! 2. Starts the runnables that do not need leadership (with the `webhook` feature, the
+//!    webhook server: every replica serves admission and conversion requests).
 //! 3. With leader election, stands for election; on winning, starts the runnables that need
 //!    leadership (controllers) with a token that fires when leadership is lost. Without, it
 //!    starts them at once.
@@ -100,9 +101,35 @@ pub struct ManagerBuilder {
     probe_addr: Option<SocketAddr>,
     metrics_addr: Option<SocketAddr>,
     graceful_shutdown_timeout: Duration,
+    #[cfg(feature = "webhook")]
+    webhook_server: Option<crate::webhook::Server>,
+    #[cfg(feature = "webhook")]
+    ca_injector: Option<crate::webhook::CaInjector>,
 }
 
 impl ManagerBuilder {
+    /// Serves `server`'s webhooks while the manager runs, on every replica (webhooks do not
+    /// need leadership), its `controller_runtime_webhook_*` series on the manager's
+    /// `/metrics`, and `/readyz` failing until it serves (controller-runtime's webhook
+    /// server runnable and `StartedChecker`).
+    #[cfg(feature = "webhook")]
+    #[must_use]
+    pub fn webhook_server(mut self, server: crate::webhook::Server) -> Self {
+        self.webhook_server = Some(server);
+        self
+    }
+
+    /// Keeps the CA bundle of the [`webhook_server`](Self::webhook_server) injected with
+    /// `injector` (at start, on every rotation, and every resync period), on every replica.
+    /// For a self-signed certificate, whose CA is the replica's own: run one replica, or
+    /// serve a shared certificate from a directory (cert-manager) instead.
+    #[cfg(feature = "webhook")]
+    #[must_use]
+    pub fn ca_injector(mut self, injector: crate::webhook::CaInjector) -> Self {
+        self.ca_injector = Some(injector);
+        self
+    }
+
     /// The informer factory's default resync period (default: none).
     #[must_use]
     pub fn default_resync(mut self, resync: Duration) -> Self {
@@ -186,6 +213,20 @@ impl ManagerBuilder {
         let mut healthz = Checks::default();
         healthz.add("ping", Arc::new(|| Ok(())));
         let mut readyz = Checks::default();
+        #[cfg(feature = "webhook")]
+        let webhook = self.webhook_server.inspect(|server| {
+            server.register_metrics(&mut registry);
+            let started = server.started();
+            readyz.add(
+                "webhook",
+                Arc::new(move || {
+                    started
+                        .load(std::sync::atomic::Ordering::Acquire)
+                        .then_some(())
+                        .ok_or_else(|| "the webhook server has not started".to_owned())
+                }),
+            );
+        });
         let synced = factory.clone();
         readyz.add(
             "informers",
@@ -196,7 +237,8 @@ impl ManagerBuilder {
                     .ok_or_else(|| "caches have not synced".to_owned())
             }),
         );
-        Ok(Manager {
+        #[allow(unused_mut)]
+        let mut manager = Manager {
             client: self.client,
             factory,
             registry: Arc::new(Mutex::new(registry)),
@@ -211,7 +253,22 @@ impl ManagerBuilder {
             shared_metrics,
             graceful_shutdown_timeout: self.graceful_shutdown_timeout,
             broadcaster: None,
-        })
+        };
+        #[cfg(feature = "webhook")]
+        if let Some(server) = webhook {
+            if let Some(injector) = self.ca_injector {
+                let bundles = server.cert_resolver().subscribe_ca_bundle();
+                manager.add_runnable("ca-injector", false, move |stop| {
+                    injector.run(bundles, stop)
+                });
+            }
+            manager.add_runnable("webhook-server", false, move |stop| async move {
+                if let Err(error) = server.run(stop).await {
+                    tracing::error!(%error, "webhook server failed");
+                }
+            });
+        }
+        Ok(manager)
     }
 }
 
@@ -265,6 +322,10 @@ impl Manager {
             probe_addr: None,
             metrics_addr: None,
             graceful_shutdown_timeout: Duration::from_secs(30),
+            #[cfg(feature = "webhook")]
+            webhook_server: None,
+            #[cfg(feature = "webhook")]
+            ca_injector: None,
         }
     }
 

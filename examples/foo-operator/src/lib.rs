@@ -20,6 +20,7 @@ use serde::{Deserialize, Serialize};
 
 pub mod demo;
 pub mod operator;
+pub mod webhook;
 
 /// The CRD of the Foo resource: [`Foo::crd()`] as YAML, written by `foo-operator crd`
 /// into `config/crd/samplecontroller.k8s.io_foos.yaml` (checked by
@@ -79,12 +80,12 @@ impl Foo {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, kubegen::Schema)]
 #[serde(rename_all = "camelCase")]
 pub struct FooSpec {
-    /// The name of the Deployment the Foo owns.
+    /// The name of the Deployment the Foo owns (the Foo's own name when left out:
+    /// [`webhook::FooDefaulter`]).
     /// +kubebuilder:validation:MinLength=1
+    #[serde(default)]
     pub deployment_name: String,
-    /// Desired replicas of the Deployment.
-    /// +kubebuilder:validation:Minimum=1
-    /// +kubebuilder:validation:Maximum=10
+    /// Desired replicas of the Deployment (0 to 10: [`webhook::FooValidator`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replicas: Option<i32>,
 }

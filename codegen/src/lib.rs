@@ -67,6 +67,7 @@ pub(crate) mod validate;
 pub mod verify;
 #[cfg(feature = "files")]
 pub mod walk;
+pub mod webhook;
 
 #[cfg(feature = "files")]
 pub use builder::{BuildError, Builder};

@@ -121,9 +121,10 @@ impl Vars {
         }
     }
 
-    /// These values and `name` = `value` (a placeholder of one template family, such as
+    /// These values and `name` = `value`, replacing an earlier value (a placeholder of one template family, such as
     /// `create-webhook`'s `{{webhook_markers}}`).
     pub fn with(mut self, name: &'static str, value: impl Into<String>) -> Self {
+        self.pairs.retain(|(n, _)| *n != name);
         self.pairs.push((name, value.into()));
         self
     }

@@ -348,6 +348,15 @@ mod tests {
     }
 
     #[test]
+    fn webhook_markers_may_sit_anywhere_and_the_conversion_marker_on_a_type() {
+        for at in [Place::Type, Place::Package, Place::Field] {
+            assert!(WEBHOOK.place.allows(at), "{at:?}");
+        }
+        assert!(CONVERSION_WEBHOOK.place.allows(Place::Type));
+        assert!(!CONVERSION_WEBHOOK.place.allows(Place::Package));
+    }
+
+    #[test]
     fn lookups_and_suggestions_come_from_the_table() {
         assert_eq!(by_key("genclient:noStatus"), Some(NO_STATUS));
         assert_eq!(by_attr("no_status"), Some(NO_STATUS));

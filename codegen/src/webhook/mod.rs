@@ -22,8 +22,9 @@
 //!   calling `service {name: webhook-service, namespace: system, path}`, webhooks sorted
 //!   by name (stably: markers of one name keep their order), mutating first; two webhooks
 //!   of one name in one configuration are an error (kube-apiserver refuses them).
-//! * [`CONVERSION`](crate::markers::vocabulary::CONVERSION_WEBHOOK): the marker that gives a
-//!   multi-version CRD `conversion: {strategy: Webhook}` (read by the `crd` generator).
+//! * `+kubebuilder:webhook:conversion` on a kind (any of its versions): its multi-version
+//!   CRD converts through the operator's conversion webhook ([`crd_conversion`], added by
+//!   the `crd` generator when the versions merge).
 //! * `files` (feature `files`): the CLI's `webhook` command: every marker in the `.rs`
 //!   files of a directory, `update` / `verify` of `config/webhook/manifests.yaml`.
 
@@ -480,8 +481,8 @@ pub fn configurations(markers: &[WebhookMarker]) -> Result<Vec<Value>, String> {
     Ok(out)
 }
 
-/// The `spec.conversion` a multi-version CRD gets from
-/// [`CONVERSION_WEBHOOK`](crate::markers::vocabulary::CONVERSION_WEBHOOK): kubebuilder's
+/// The `spec.conversion` a multi-version CRD gets from `+kubebuilder:webhook:conversion`
+/// (kubegen's marker on the kind; the hub is the `+kubebuilder:storageversion`): kubebuilder's
 /// `config/crd/patches/webhook_in_<plural>.yaml`, as part of the CRD.
 pub fn crd_conversion() -> Value {
     json!({

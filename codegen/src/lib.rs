@@ -11,6 +11,9 @@
 //!   (`update`, `verify`) uses it.
 //! * `Builder` is the `build.rs` mode (as prost-build's): the same output as one file in
 //!   `OUT_DIR` for `include!`, nothing generated committed.
+//! * controller-gen's manifests: [`crd`] (CustomResourceDefinitions), [`rbac`] (roles from
+//!   `+kubebuilder:rbac`), [`webhook`] (webhook configurations from `+kubebuilder:webhook`,
+//!   and a CRD's conversion webhook from `+kubebuilder:webhook:conversion`).
 //!
 //! Features: `files` (the tree walker, [`Generator`], `Builder`, `verify`, prettyplease
 //! output) and `cli` (the binary) are on by default; a build script needs only `files`
@@ -67,6 +70,7 @@ pub(crate) mod validate;
 pub mod verify;
 #[cfg(feature = "files")]
 pub mod walk;
+pub mod webhook;
 
 #[cfg(feature = "files")]
 pub use builder::{BuildError, Builder};

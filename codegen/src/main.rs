@@ -9,7 +9,8 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand};
 use kubegen_codegen::crd::files;
 use kubegen_codegen::scaffold::{
-    CreateApiOptions, Dependencies, InitOptions, ScaffoldError, create_api, init,
+    CreateApiOptions, CreateWebhookOptions, Dependencies, InitOptions, ScaffoldError, create_api,
+    create_webhook, init,
 };
 use kubegen_codegen::{Config, Error, Generator, PluralExceptions};
 
@@ -51,6 +52,13 @@ enum Command {
         after_help = "Examples:\n  kubegen-codegen rbac --input-dir src --output config/rbac/role.yaml [--verify]\n  kubegen-codegen rbac --from-audit audit.log [--user system:serviceaccount:ns:op] [--namespace ns]"
     )]
     Rbac(RbacOptions),
+    /// Write the MutatingWebhookConfiguration and ValidatingWebhookConfiguration of every
+    /// +kubebuilder:webhook marker in the .rs files under --input-dir (controller-gen's
+    /// `webhook` generator), or with --verify exit 1 with a diff when stale.
+    #[command(
+        after_help = "Example:\n  kubegen-codegen webhook --input-dir src --output config/webhook/manifests.yaml [--verify]\n\nMarker (on any item or comment):\n  // +kubebuilder:webhook:path=/validate-example-com-v1-widget,mutating=false,failurePolicy=fail,sideEffects=None,groups=example.com,resources=widgets,verbs=create;update,versions=v1,name=vwidget-v1.kb.io,admissionReviewVersions=v1"
+    )]
+    Webhook(WebhookOptions),
     /// Write marked Rust types for every served version of each CRD into
     /// <output-dir>/<group>/<version>/ (then `update` generates their clients), or with
     /// --verify exit 1 with a diff when they are stale.
@@ -69,6 +77,39 @@ enum Command {
         after_help = "Example (in the project's directory):\n  kubegen-codegen create-api --group example.com --version v1alpha1 --kind Gadget"
     )]
     CreateApi(CreateApiArgs),
+    /// Add admission webhooks (a defaulter, a validator) or a conversion webhook for a kind
+    /// of a project made by `init` (kubebuilder's `create webhook`): the handler file with
+    /// its +kubebuilder:webhook markers and its test, then config/webhook/manifests.yaml.
+    #[command(
+        after_help = "Examples (in the project's directory):\n  kubegen-codegen create-webhook --kind Widget --defaulting --validation\n  kubegen-codegen create-webhook --kind Widget --conversion   (two or more versions, one +kubebuilder:storageversion)"
+    )]
+    CreateWebhook(CreateWebhookArgs),
+}
+
+#[derive(Args, Debug)]
+struct CreateWebhookArgs {
+    /// The kind.
+    #[arg(long)]
+    kind: String,
+    /// The kind's API group (when the kind's name is in several groups).
+    #[arg(long)]
+    group: Option<String>,
+    /// The kind's version (when the kind has several).
+    #[arg(long)]
+    version: Option<String>,
+    /// A mutating webhook that fills in defaults (a `kubegen::webhook::Defaulter`).
+    #[arg(long)]
+    defaulting: bool,
+    /// A validating webhook (a `kubegen::webhook::Validator`: create, update, delete).
+    #[arg(long)]
+    validation: bool,
+    /// A conversion webhook: the CRD converts between the kind's versions through the hub
+    /// (the version marked +kubebuilder:storageversion).
+    #[arg(long)]
+    conversion: bool,
+    /// The project directory.
+    #[arg(long, default_value = ".")]
+    dir: PathBuf,
 }
 
 #[derive(Args, Debug)]
@@ -140,6 +181,19 @@ struct RbacOptions {
     /// (`namespace=NS` markers); the rest stay in the ClusterRole.
     #[arg(long, value_name = "NS", requires = "from_audit")]
     namespace: Option<String>,
+}
+
+#[derive(Args, Debug)]
+struct WebhookOptions {
+    /// The source directory whose .rs files carry the markers (e.g. src).
+    #[arg(long)]
+    input_dir: PathBuf,
+    /// The manifests file to write (kubebuilder's config/webhook/manifests.yaml).
+    #[arg(long, default_value = "config/webhook/manifests.yaml")]
+    output: PathBuf,
+    /// Compare instead of writing; exit 1 with a diff when stale.
+    #[arg(long)]
+    verify: bool,
 }
 
 #[derive(Args, Debug)]
@@ -301,6 +355,30 @@ fn rbac(opts: &RbacOptions) -> Result<ExitCode, Error> {
     Ok(ExitCode::SUCCESS)
 }
 
+fn webhook(opts: &WebhookOptions) -> Result<ExitCode, Error> {
+    use kubegen_codegen::webhook::files as webhook_files;
+    if opts.verify {
+        let outcome = webhook_files::verify(&opts.input_dir, &opts.output)?;
+        if outcome.is_up_to_date() {
+            eprintln!("{} is up to date.", opts.output.display());
+            return Ok(ExitCode::SUCCESS);
+        }
+        print!("{}", outcome.diff);
+        eprintln!(
+            "{} is out of date; run hack/update-codegen.sh",
+            opts.output.display()
+        );
+        return Ok(ExitCode::from(1));
+    }
+    if !webhook_files::update(&opts.input_dir, &opts.output)? {
+        eprintln!(
+            "no +kubebuilder:webhook markers under {}",
+            opts.input_dir.display()
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 fn import_crd(opts: &ImportOptions) -> Result<ExitCode, Error> {
     use kubegen_codegen::import;
     let boilerplate = match &opts.boilerplate {
@@ -380,6 +458,20 @@ fn scaffold(command: &Command) -> Result<(), ScaffoldError> {
                 println!("wrote {}", path.display());
             }
         }
+        Command::CreateWebhook(a) => {
+            let options = CreateWebhookOptions {
+                dir: a.dir.clone(),
+                kind: a.kind.clone(),
+                group: a.group.clone(),
+                version: a.version.clone(),
+                defaulting: a.defaulting,
+                validation: a.validation,
+                conversion: a.conversion,
+            };
+            for path in create_webhook(&options)? {
+                println!("wrote {}", path.display());
+            }
+        }
         _ => {}
     }
     Ok(())
@@ -387,14 +479,17 @@ fn scaffold(command: &Command) -> Result<(), ScaffoldError> {
 
 fn run(cli: &Cli) -> Result<ExitCode, Error> {
     match &cli.command {
-        Command::Init(_) | Command::CreateApi(_) => match scaffold(&cli.command) {
-            Ok(()) => Ok(ExitCode::SUCCESS),
-            Err(e) => {
-                eprintln!("{e}");
-                Ok(ExitCode::from(2))
+        Command::Init(_) | Command::CreateApi(_) | Command::CreateWebhook(_) => {
+            match scaffold(&cli.command) {
+                Ok(()) => Ok(ExitCode::SUCCESS),
+                Err(e) => {
+                    eprintln!("{e}");
+                    Ok(ExitCode::from(2))
+                }
             }
-        },
+        }
         Command::Rbac(opts) => rbac(opts),
+        Command::Webhook(opts) => webhook(opts),
         Command::ImportCrd(opts) => import_crd(opts),
         Command::Crd(opts) => crd(opts),
         Command::Update(opts) => {

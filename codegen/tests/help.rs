@@ -50,6 +50,8 @@ fn the_top_level_help_shows_examples() {
         "import-crd",
         "init",
         "create-api",
+        "webhook",
+        "create-webhook",
     ] {
         assert!(
             listed.iter().any(|s| s == sub),

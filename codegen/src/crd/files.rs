@@ -37,7 +37,7 @@ pub fn manifests(
     input_dir: &Path,
     exceptions: &PluralExceptions,
 ) -> Result<Vec<(String, serde_json::Value)>, Error> {
-    let mut out: Vec<(String, serde_json::Value, bool, Diagnostic)> = Vec::new();
+    let mut out: Vec<Part> = Vec::new();
     let mut diagnostics = Vec::new();
     for dir in source::discover(input_dir)? {
         let (package, files) = match source::load_package_files(&dir, exceptions) {
@@ -71,7 +71,13 @@ pub fn manifests(
                 line: ty.ident.span().start().line,
                 message: String::new(),
             };
-            out.push((c.file_name, c.manifest, c.storage_version, at));
+            out.push(Part {
+                name: c.file_name,
+                manifest: c.manifest,
+                storage: c.storage_version,
+                conversion: c.conversion_webhook,
+                at,
+            });
         }
     }
     if !diagnostics.is_empty() {
@@ -80,26 +86,52 @@ pub fn manifests(
     merge_versions(out)
 }
 
+/// One version of a kind's CRD, before the versions merge.
+struct Part {
+    name: String,
+    manifest: serde_json::Value,
+    storage: bool,
+    conversion: bool,
+    at: Diagnostic,
+}
+
 /// One CRD per `<group>_<plural>`: the versions of a kind (one package each) merge, in
 /// version-name order, with controller-gen's rules: the names and scope must agree, and
-/// with several versions exactly one is marked `+kubebuilder:storageversion`.
-fn merge_versions(
-    crds: Vec<(String, serde_json::Value, bool, Diagnostic)>,
-) -> Result<Vec<(String, serde_json::Value)>, Error> {
+/// with several versions exactly one is marked `+kubebuilder:storageversion`. When any
+/// version carries `+kubebuilder:webhook:conversion`, the CRD converts through the
+/// operator's conversion webhook ([`crate::webhook::crd_conversion`]); on a kind with one
+/// version the marker is an error (there is nothing to convert).
+fn merge_versions(crds: Vec<Part>) -> Result<Vec<(String, serde_json::Value)>, Error> {
     let mut by_name: std::collections::BTreeMap<
         String,
         Vec<(serde_json::Value, bool, Diagnostic)>,
     > = std::collections::BTreeMap::new();
-    for (name, manifest, storage, at) in crds {
+    let mut conversion: std::collections::BTreeMap<String, Diagnostic> =
+        std::collections::BTreeMap::new();
+    for part in crds {
+        if part.conversion {
+            conversion
+                .entry(part.name.clone())
+                .or_insert_with(|| part.at.clone());
+        }
         by_name
-            .entry(name)
+            .entry(part.name)
             .or_default()
-            .push((manifest, storage, at));
+            .push((part.manifest, part.storage, part.at));
     }
     let mut out = Vec::new();
     let mut diagnostics = Vec::new();
     for (name, mut parts) in by_name {
         if parts.len() == 1 {
+            if let Some(at) = conversion.get(&name) {
+                diagnostics.push(Diagnostic {
+                    message: format!(
+                        "{name}: `+{}` on a kind with one version: add another version (and mark the stored one `+kubebuilder:storageversion`) or remove the marker",
+                        crate::markers::vocabulary::CONVERSION_WEBHOOK.key
+                    ),
+                    ..at.clone()
+                });
+            }
             if let Some((m, _, _)) = parts.pop() {
                 out.push((name, m));
             }
@@ -155,6 +187,9 @@ fn merge_versions(
             });
         }
         merged["spec"]["versions"] = serde_json::Value::Array(versions);
+        if conversion.contains_key(&name) {
+            merged["spec"]["conversion"] = crate::webhook::crd_conversion();
+        }
         out.push((name, merged));
     }
     if diagnostics.is_empty() {

@@ -36,6 +36,9 @@ pub struct Crd {
     /// `+kubebuilder:storageversion`: this version is stored when several versions of
     /// the kind merge into one CRD.
     pub storage_version: bool,
+    /// `+kubebuilder:webhook:conversion`: the kind's versions convert through the
+    /// operator's conversion webhook (`spec.conversion.strategy: Webhook`).
+    pub conversion_webhook: bool,
 }
 
 /// The CRDs of every struct resource of `package` (`+genclient` types, or the derive's
@@ -52,12 +55,17 @@ pub fn package_crds(package: &Package, cx: &Ctxt) -> Vec<Crd> {
                 // Aliases of k8s-openapi types and the core group are built in, not CRDs.
                 return None;
             }
+            let manifest = manifest::crd(ty, r, &schemas, cx);
+            let markers = crate::markers::TypeMarkers::from_attrs(&ty.attrs, cx);
             Some(Crd {
                 file_name: manifest::file_name(r),
                 type_index: i,
-                manifest: manifest::crd(ty, r, &schemas, cx),
-                storage_version: crate::markers::TypeMarkers::from_attrs(&ty.attrs, cx)
+                manifest,
+                storage_version: markers
                     .span(crate::markers::vocabulary::STORAGE_VERSION)
+                    .is_some(),
+                conversion_webhook: markers
+                    .span(crate::markers::vocabulary::CONVERSION_WEBHOOK)
                     .is_some(),
             })
         })

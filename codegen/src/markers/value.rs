@@ -459,7 +459,9 @@ pub fn interpret(raw: &RawMarker, cx: &Ctxt) -> Option<(Marker, Value)> {
 mod tests {
     use super::*;
     use crate::markers::raw::parse_marker_line;
-    use crate::markers::vocabulary::{DEPRECATED_VERSION, METHOD, NO_STATUS, RBAC};
+    use crate::markers::vocabulary::{
+        CONVERSION_WEBHOOK, DEPRECATED_VERSION, METHOD, NO_STATUS, RBAC, WEBHOOK,
+    };
 
     fn parse_one(line: &str) -> (Option<(Marker, Value)>, Vec<String>) {
         let cx = Ctxt::new();
@@ -589,8 +591,13 @@ mod tests {
         );
         let (_, errs) = parse_one("+kubebuilder:unservedversion=yes");
         assert_eq!(errs.len(), 1, "{errs:?}");
+        let (m, errs) = parse_one("+kubebuilder:webhook:path=/validate,mutating=false");
+        assert!(errs.is_empty(), "{errs:?}");
+        assert!(matches!(m, Some((WEBHOOK, Value::Args(a))) if a.len() == 2));
+        let (m, errs) = parse_one("+kubebuilder:webhook:conversion");
+        assert!(errs.is_empty(), "{errs:?}");
+        assert!(matches!(m, Some((CONVERSION_WEBHOOK, Value::Present))));
         for other in [
-            "+kubebuilder:webhook:path=/validate",
             "+kubebuilder:scaffold:imports",
             "+k8s:openapi-gen=true",
             "+readonly",

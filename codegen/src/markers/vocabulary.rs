@@ -87,6 +87,9 @@ pub enum Place {
     Package,
     /// Either.
     Either,
+    /// On any item, field or module: markers another generator reads from every comment
+    /// of the sources (`+kubebuilder:webhook`), checked here only for their syntax.
+    Anywhere,
     /// On a struct field, or on a type whose schema it then constrains wherever the type
     /// is used (controller-gen's validation markers).
     Field,
@@ -96,6 +99,7 @@ impl Place {
     /// Whether a marker declared for `self` may appear at `at` (`Type` or `Package`).
     pub fn allows(self, at: Place) -> bool {
         self == at
+            || self == Place::Anywhere
             || (self == Place::Either && at != Place::Field)
             || (self == Place::Field && at == Place::Type)
     }
@@ -208,6 +212,11 @@ vocabulary! {
     LIST_MAP_KEY:         "listMapKey",                              Strings,     Field,   [];
     // controller-gen's RBAC marker (pkg/rbac/parser.go), read crate-wide by `rbac`.
     RBAC:                 "kubebuilder:rbac",                        Args,        Either,  [];
+    // controller-gen's webhook marker (pkg/webhook/parser.go), read crate-wide by `webhook`.
+    WEBHOOK:              "kubebuilder:webhook",                     Args,        Anywhere, [];
+    // A multi-version CRD converts through the operator's conversion webhook (kubegen's
+    // marker on the kind: kubebuilder writes a CRD patch instead).
+    CONVERSION_WEBHOOK:   "kubebuilder:webhook:conversion",          Flag,        Type,    [];
 }
 
 /// Key prefixes this generator owns: an unknown key under one of them is an error
@@ -215,7 +224,7 @@ vocabulary! {
 /// (`+optional`, `+k8s:openapi-gen`, `+kubebuilder:...`) pass through.
 /// Of controller-gen's namespace, the parts whose markers this generator gives a
 /// meaning (`kubebuilder:validation:`, `kubebuilder:printcolumn`, `kubebuilder:rbac` ...)
-/// are owned; the rest (`+kubebuilder:webhook`, `+kubebuilder:scaffold`) passes through.
+/// are owned; the rest (`+kubebuilder:scaffold`, `+kubebuilder:object:generate`) passes through.
 pub const OWNED_PREFIXES: &[&str] = &[
     "genclient",
     "k8s:deepcopy-gen",
@@ -233,6 +242,7 @@ pub const OWNED_PREFIXES: &[&str] = &[
     "kubebuilder:unservedversion",
     "kubebuilder:metadata:",
     "kubebuilder:rbac",
+    "kubebuilder:webhook",
 ];
 
 /// The marker with doc-comment key `key`.
@@ -333,7 +343,17 @@ mod tests {
         assert!(!is_owned("k8s:openapi-gen"));
         assert!(is_owned("kubebuilder:validation:Minimun"));
         assert!(is_owned("kubebuilder:rbac:gruops"));
-        assert!(!is_owned("kubebuilder:webhook:path"));
+        assert!(is_owned("kubebuilder:webhook:path"));
+        assert!(!is_owned("kubebuilder:scaffold:imports"));
+    }
+
+    #[test]
+    fn webhook_markers_may_sit_anywhere_and_the_conversion_marker_on_a_type() {
+        for at in [Place::Type, Place::Package, Place::Field] {
+            assert!(WEBHOOK.place.allows(at), "{at:?}");
+        }
+        assert!(CONVERSION_WEBHOOK.place.allows(Place::Type));
+        assert!(!CONVERSION_WEBHOOK.place.allows(Place::Package));
     }
 
     #[test]

@@ -73,7 +73,7 @@ pub fn create_api(options: &CreateApiOptions) -> Result<Vec<PathBuf>, ScaffoldEr
 }
 
 /// Runs the generators over a copy of `src/` and the boilerplate with `changed` applied.
-fn rehearse(dir: &Path, changed: &[File]) -> Result<(), ScaffoldError> {
+pub(crate) fn rehearse(dir: &Path, changed: &[File]) -> Result<(), ScaffoldError> {
     let staging = tempfile::tempdir().map_err(|e| ScaffoldError::io(std::env::temp_dir(), e))?;
     let src = dir.join("src");
     let mut copies: Vec<PathBuf> = layout::relative_files(&src)?
@@ -99,7 +99,7 @@ fn is_index(path: &Path) -> Result<bool, ScaffoldError> {
 }
 
 /// The project's package name, from its `Cargo.toml`'s `[package]` table.
-fn package_name(dir: &Path) -> Result<ProjectName, ScaffoldError> {
+pub(crate) fn package_name(dir: &Path) -> Result<ProjectName, ScaffoldError> {
     for missing in ["Cargo.toml", "src/apis/mod.rs", "hack/boilerplate.txt"] {
         if !dir.join(missing).is_file() {
             return Err(ScaffoldError::NotAProject {

@@ -43,6 +43,41 @@ pub enum ScaffoldError {
         /// The kind.
         kind: String,
     },
+    /// `create-webhook` without `--defaulting`, `--validation` or `--conversion`.
+    #[error("create-webhook needs at least one of --defaulting, --validation and --conversion")]
+    NoWebhookKind,
+    /// `create-webhook` for a kind the project does not have.
+    #[error("no kind {kind} in the project{}; add it with `kubegen-codegen create-api` first", known_kinds(.known))]
+    UnknownKind {
+        /// The kind asked for (with `--group` / `--version` when given).
+        kind: String,
+        /// The project's kinds (`Widget (example.com/v1alpha1)`).
+        known: Vec<String>,
+    },
+    /// `create-webhook` for a kind of several versions without `--version`.
+    #[error("kind {kind} has several versions ({}): pass --group and --version", .versions.join(", "))]
+    AmbiguousKind {
+        /// The kind.
+        kind: String,
+        /// Its `group/version`s.
+        versions: Vec<String>,
+    },
+    /// `--conversion` for a kind that cannot convert (one version, or no hub).
+    #[error("--conversion for {kind}: {reason}")]
+    Conversion {
+        /// The kind.
+        kind: String,
+        /// Why not.
+        reason: String,
+    },
+    /// A file `create-webhook` must edit does not have the shape it expects.
+    #[error("{}: {reason}", .path.display())]
+    CannotEdit {
+        /// The file.
+        path: PathBuf,
+        /// What was expected.
+        reason: String,
+    },
     /// Reading or writing a file failed.
     #[error("{}: {source}", .path.display())]
     Io {
@@ -69,6 +104,15 @@ fn list_paths(paths: &[PathBuf]) -> String {
         text.push(format!("and {} more", paths.len() - SHOWN));
     }
     text.join(", ")
+}
+
+/// ` (it has: A, B)` or ` (it has none)`.
+fn known_kinds(known: &[String]) -> String {
+    if known.is_empty() {
+        " (it has none)".to_owned()
+    } else {
+        format!(" (it has: {})", known.join(", "))
+    }
 }
 
 impl ScaffoldError {

@@ -16,7 +16,11 @@
 //! src/controllers/<kind>.rs              the kind's reconciler (the user's)
 //! src/demo/mod.rs                        index: every file, run() of every kind
 //! src/demo/<kind>.rs                     the kind's walk-through and its test (the user's)
-//! config/crd/<group>_<plural>.yaml, config/rbac/role.yaml     hack/update-codegen.sh
+//! src/webhooks/mod.rs                    index: every file (`create-webhook`)
+//! src/webhooks/<kind>.rs, <kind>_test.rs the kind's admission webhooks and their test
+//! src/apis/<group>/<spoke>/<kind>_conversion.rs   a spoke's conversion to the hub
+//! config/crd/<group>_<plural>.yaml, config/rbac/role.yaml,
+//! config/webhook/manifests.yaml          hack/update-codegen.sh
 //! ```
 //!
 //! An index module carries [`INDEX_MARKER`] and is rewritten from its directory's files
@@ -45,6 +49,10 @@ pub const DEMO_DIR: &str = "src/demo";
 pub const CRD_DIR: &str = "config/crd";
 /// The RBAC role.
 pub const ROLE_FILE: &str = "config/rbac/role.yaml";
+/// The admission webhook configurations (`create-webhook`).
+pub const WEBHOOK_FILE: &str = "config/webhook/manifests.yaml";
+/// The webhook handlers (`create-webhook`).
+pub const WEBHOOKS_DIR: &str = "src/webhooks";
 /// The license header of generated files.
 pub const BOILERPLATE_FILE: &str = "hack/boilerplate.txt";
 
@@ -339,7 +347,7 @@ fn version_index(group: &str, version: &str, modules: &BTreeSet<String>) -> Stri
         text.push_str(&format!("#[rustfmt::skip]\nmod {m};\n"));
     }
     text.push('\n');
-    for m in &own {
+    for m in own.iter().filter(|m| !m.ends_with("_conversion")) {
         text.push_str(&format!("pub use {m}::*;\n"));
     }
     text

@@ -22,9 +22,11 @@
 //! Files: [`names`] (validated group, version and kind names), [`deps`] (how the project
 //! depends on kubegen), [`templates`] (the project's files, `include_str!`ed and filled by
 //! substitution), [`layout`] (where files go, which kinds a project has, the index modules),
-//! [`generated`] (running the generators over a project), [`mod@init`], [`mod@create_api`].
+//! [`generated`] (running the generators over a project), [`mod@init`], [`mod@create_api`],
+//! [`mod@create_webhook`] (admission and conversion webhooks for a kind).
 
 pub mod create_api;
+pub mod create_webhook;
 pub mod deps;
 mod error;
 pub mod generated;
@@ -34,6 +36,7 @@ pub mod names;
 pub mod templates;
 
 pub use create_api::{CreateApiOptions, create_api};
+pub use create_webhook::{CreateWebhookOptions, create_webhook};
 pub use deps::Dependencies;
 pub use error::ScaffoldError;
 pub use init::{InitOptions, init};

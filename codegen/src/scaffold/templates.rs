@@ -40,6 +40,19 @@ template!(MANAGER_RS, "manager.rs.tmpl");
 template!(KIND_TYPES, "kind_types.rs.tmpl");
 template!(KIND_CONTROLLER, "kind_controller.rs.tmpl");
 template!(KIND_DEMO, "kind_demo.rs.tmpl");
+template!(KIND_WEBHOOK, "kind_webhook.rs.tmpl");
+template!(KIND_WEBHOOK_DEFAULTER, "kind_webhook_defaulter.rs.tmpl");
+template!(KIND_WEBHOOK_VALIDATOR, "kind_webhook_validator.rs.tmpl");
+template!(KIND_WEBHOOK_TEST, "kind_webhook_test.rs.tmpl");
+template!(
+    KIND_WEBHOOK_DEFAULTER_TEST,
+    "kind_webhook_defaulter_test.rs.tmpl"
+);
+template!(
+    KIND_WEBHOOK_VALIDATOR_TEST,
+    "kind_webhook_validator_test.rs.tmpl"
+);
+template!(KIND_CONVERSION, "kind_conversion.rs.tmpl");
 
 /// Every template (for tests: each is filled without a placeholder left over).
 pub const ALL: &[Template] = &[
@@ -58,6 +71,13 @@ pub const ALL: &[Template] = &[
     KIND_TYPES,
     KIND_CONTROLLER,
     KIND_DEMO,
+    KIND_WEBHOOK,
+    KIND_WEBHOOK_DEFAULTER,
+    KIND_WEBHOOK_VALIDATOR,
+    KIND_WEBHOOK_TEST,
+    KIND_WEBHOOK_DEFAULTER_TEST,
+    KIND_WEBHOOK_VALIDATOR_TEST,
+    KIND_CONVERSION,
 ];
 
 /// The values of the placeholders.
@@ -82,7 +102,8 @@ impl Vars {
 
     /// A kind's placeholders: `{{project}}`, `{{crate}}`, `{{group}}`, `{{group_mod}}`,
     /// `{{version}}`, `{{Kind}}`, `{{kind}}` (its module), `{{kind_dns}}` (the
-    /// module as a DNS label), `{{plural}}`.
+    /// module as a DNS label), `{{kind_flat}}` (lower case, kubebuilder's webhook names),
+    /// `{{plural}}`.
     pub fn kind(project: &ProjectName, kind: &ApiKind) -> Self {
         Self {
             pairs: vec![
@@ -94,9 +115,18 @@ impl Vars {
                 ("Kind", kind.kind.clone()),
                 ("kind", kind.kind_mod.clone()),
                 ("kind_dns", kind.kind_mod.replace('_', "-")),
+                ("kind_flat", kind.kind.to_lowercase()),
                 ("plural", kind.plural.clone()),
             ],
         }
+    }
+
+    /// These values and `name` = `value`, replacing an earlier value (a placeholder of one template family, such as
+    /// `create-webhook`'s `{{webhook_markers}}`).
+    pub fn with(mut self, name: &'static str, value: impl Into<String>) -> Self {
+        self.pairs.retain(|(n, _)| *n != name);
+        self.pairs.push((name, value.into()));
+        self
     }
 
     /// `template` with every `{{name}}` of these values replaced.
@@ -121,7 +151,11 @@ mod tests {
             Dependencies::Version("0.1.0".into()),
             Dependencies::Path("/src/kubegen".into()),
         ] {
-            let vars = Vars::project(&project, &deps, &kind);
+            let vars = Vars::project(&project, &deps, &kind)
+                .with("webhook_summary", "s")
+                .with("webhook_markers", "//! m")
+                .with("webhook_imports", "Validator")
+                .with("hub", "v1");
             for template in ALL {
                 let text = vars.fill(template);
                 assert!(

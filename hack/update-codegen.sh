@@ -16,7 +16,9 @@
 #     codegen/testdata/crd/crds, one <group>_<plural>.yaml per resource);
 #  7. the examples' CRDs and RBAC roles (config/crd, config/rbac/role.yaml, kubebuilder's
 #     layout): the sample controller's from its API tree and `+kubebuilder:rbac` markers,
-#     the foo-operator's from its derived Foo (`foo-operator crd`) and its markers.
+#     the foo-operator's from its derived Foo (`foo-operator crd`) and its markers, and its
+#     webhook configurations (config/webhook/manifests.yaml) from its `+kubebuilder:webhook`
+#     markers.
 #  8. types imported from the real CRDs and a CRD of every schema shape
 #     (`kubegen-codegen import-crd`: codegen/testdata/crds, codegen/testdata/import →
 #     codegen/fixtures/imported-crds/src/apis), then their
@@ -101,6 +103,9 @@ manifests rbac \
 manifests rbac \
   --input-dir examples/foo-operator/src \
   --output examples/foo-operator/config/rbac/role.yaml
+manifests webhook \
+  --input-dir examples/foo-operator/src \
+  --output examples/foo-operator/config/webhook/manifests.yaml
 # The foo-operator's Foo is derived (`#[derive(kubegen::Schema)]`): its CRD is
 # `Foo::crd()`, written by the operator binary itself (kube-rs's `crdgen` pattern).
 foo_crd=examples/foo-operator/config/crd/samplecontroller.k8s.io_foos.yaml

@@ -80,12 +80,12 @@ impl Foo {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, kubegen::Schema)]
 #[serde(rename_all = "camelCase")]
 pub struct FooSpec {
-    /// The name of the Deployment the Foo owns (the Foo's own name when left out:
-    /// [`webhook::FooDefaulter`]).
+    /// The name of the Deployment the Foo owns (the Foo's own name when left out, set by
+    /// the mutating webhook).
     /// +kubebuilder:validation:MinLength=1
     #[serde(default)]
     pub deployment_name: String,
-    /// Desired replicas of the Deployment (0 to 10: [`webhook::FooValidator`]).
+    /// Desired replicas of the Deployment (0 to 10, checked by the validating webhook).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replicas: Option<i32>,
 }

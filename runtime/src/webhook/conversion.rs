@@ -300,3 +300,39 @@ impl<H: Hub> Convert for Conversion<H> {
 
 /// A conversion route, erased.
 pub(crate) type DynConvert = Arc<dyn Convert>;
+
+#[cfg(test)]
+mod tests {
+    use k8s_openapi::api::core::v1::ConfigMap;
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn objects_in_the_desired_version_pass_unchanged_and_others_are_refused() {
+        let conversion = Conversion::<ConfigMap>::new();
+        let cm =
+            json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}, "extra": 1});
+        assert_eq!(conversion.convert(cm.clone(), "v1").ok(), Some(cm.clone()));
+        assert!(matches!(
+            conversion.convert(cm.clone(), "v2"),
+            Err(ConversionError::UnknownVersion(v)) if v == "v2"
+        ));
+        let secret = json!({"apiVersion": "v1", "kind": "Secret"});
+        assert!(matches!(
+            conversion.convert(secret, "v1"),
+            Err(ConversionError::Kind { .. })
+        ));
+
+        let review: ConversionReview = serde_json::from_value(json!({
+            "apiVersion": "apiextensions.k8s.io/v1", "kind": "ConversionReview",
+            "request": {"uid": "u", "desiredAPIVersion": "v1", "objects": [cm]}
+        }))
+        .expect("a review");
+        let answer = conversion.review(review);
+        let response = answer.response.expect("a response");
+        assert_eq!(response.uid, "u");
+        assert!(response.result.is_success());
+        assert_eq!(response.converted_objects.len(), 1);
+    }
+}

@@ -10,7 +10,7 @@ use serde::{Serialize, de::DeserializeOwned};
 use serde_json::Value;
 
 use super::{
-    handler::Admit,
+    admit::Admit,
     review::{self, Decoded},
     validator::Denied,
 };

@@ -13,6 +13,7 @@ use kube_core::{
 use serde::{Serialize, de::DeserializeOwned};
 
 use super::{
+    admit::Admit,
     defaulter::{Defaulter, DefaulterOptions, DefaultingHandler},
     review::{self, Decoded, ReviewError},
     validator::{ValidatingHandler, Validator},
@@ -39,11 +40,6 @@ pub trait Handler: Send + Sync + 'static {
         &self,
         request: AdmissionRequest<DynamicObject>,
     ) -> impl Future<Output = AdmissionResponse> + Send;
-}
-
-/// The object-safe form every admission route takes.
-pub(crate) trait Admit: Send + Sync + 'static {
-    fn admit(&self, decoded: Decoded) -> BoxFuture<'_, AdmissionResponse>;
 }
 
 struct RawHandler<H>(H);

@@ -49,6 +49,7 @@
 //! ```
 //!
 //! * `review.rs`: decoding AdmissionReviews, answering them.
+//! * `admit.rs`: the object-safe trait behind every admission route.
 //! * `handler.rs`: [`Handler`], [`Admission`], [`request`].
 //! * `validator.rs`: [`Validator`], [`Warnings`], [`Denied`].
 //! * `defaulter.rs`: [`Defaulter`], [`DefaulterOptions`], the patch.
@@ -60,6 +61,7 @@
 //! * `certs/`: certificate sources and the rustls resolver.
 //! * `inject.rs`: [`CaInjector`], [`InjectError`].
 
+mod admit;
 pub mod certs;
 mod conversion;
 mod defaulter;

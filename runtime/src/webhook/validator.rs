@@ -11,7 +11,7 @@ use kube_core::{
 use serde::de::DeserializeOwned;
 
 use super::{
-    handler::Admit,
+    admit::Admit,
     review::{self, Decoded},
 };
 

@@ -1,0 +1,3 @@
+//! ValidatingAdmissionPolicy and MutatingAdmissionPolicy (WIP).
+#![allow(dead_code)]
+mod expr;

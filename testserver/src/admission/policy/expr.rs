@@ -177,7 +177,8 @@ impl Bound {
     pub(crate) fn add_variable(&mut self, name: &str, value: Result<cel::Value, CelError>) {
         match value {
             Ok(v) => {
-                self.variables.insert(Key::String(Arc::new(name.to_owned())), v);
+                self.variables
+                    .insert(Key::String(Arc::new(name.to_owned())), v);
             }
             Err(e) => self.variable_errors.push((name.to_owned(), e.to_string())),
         }
@@ -194,7 +195,9 @@ impl Bound {
                 ctx.add_variable_from_value(*name, value.clone());
             }
             ctx.add_variable_from_value("variables", variables);
-            catch_unwind(AssertUnwindSafe(|| cel::Value::resolve(&compiled.expr, &ctx)))
+            catch_unwind(AssertUnwindSafe(|| {
+                cel::Value::resolve(&compiled.expr, &ctx)
+            }))
         });
         match result {
             Ok(Ok(v)) => Ok(v),
@@ -295,6 +298,25 @@ pub(crate) fn to_json(v: &cel::Value) -> Result<Value, CelError> {
     })
 }
 
+/// The CEL type name of a value, for messages.
+pub(crate) fn type_name(v: &cel::Value) -> &'static str {
+    match v {
+        cel::Value::Null => "null_type",
+        cel::Value::Bool(_) => "bool",
+        cel::Value::Int(_) => "int",
+        cel::Value::UInt(_) => "uint",
+        cel::Value::Float(_) => "double",
+        cel::Value::String(_) => "string",
+        cel::Value::Bytes(_) => "bytes",
+        cel::Value::List(_) => "list",
+        cel::Value::Map(_) => "map",
+        cel::Value::Timestamp(_) => "google.protobuf.Timestamp",
+        cel::Value::Duration(_) => "google.protobuf.Duration",
+        cel::Value::Function(..) => "function",
+        cel::Value::Opaque(_) => "opaque",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -330,7 +352,10 @@ mod tests {
             run("object.spec.replicas > 2", json!({"spec": {"replicas": 3}})),
             Ok(json!(true))
         );
-        assert!(matches!(run("object.(", json!({})), Err(CelError::Compile(_))));
+        assert!(matches!(
+            run("object.(", json!({})),
+            Err(CelError::Compile(_))
+        ));
         let err = run("object.spec.nosuch > 1", json!({"spec": {}}));
         assert!(matches!(err, Err(CelError::Eval(m)) if m.contains("nosuch")));
     }

@@ -27,7 +27,10 @@ pub(crate) enum MatchError {
 
 /// Whether `selector` (a `metav1.LabelSelector`) matches `labels`; an empty selector
 /// matches everything.
-pub(crate) fn selector_matches(selector: &Value, labels: Option<&Value>) -> Result<bool, MatchError> {
+pub(crate) fn selector_matches(
+    selector: &Value,
+    labels: Option<&Value>,
+) -> Result<bool, MatchError> {
     let label = |k: &str| labels.and_then(|l| l.get(k)).and_then(Value::as_str);
     if let Some(ml) = selector.get("matchLabels").and_then(Value::as_object) {
         for (k, v) in ml {
@@ -51,7 +54,10 @@ pub(crate) fn selector_matches(selector: &Value, labels: Option<&Value>) -> Resu
             .and_then(Value::as_array)
             .map(|v| v.iter().filter_map(Value::as_str).collect())
             .unwrap_or_default();
-        let op = e.get("operator").and_then(Value::as_str).unwrap_or_default();
+        let op = e
+            .get("operator")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
         let ok = match op {
             "In" => label(key).is_some_and(|v| values.contains(&v)),
             "NotIn" => label(key).is_none_or(|v| !values.contains(&v)),
@@ -95,11 +101,19 @@ pub(crate) fn namespace(engine: &Engine, name: &str) -> Option<std::sync::Arc<Va
 
 /// `namespace/matcher.go` `MatchNamespaceSelector`: cluster-scoped resources other
 /// than namespaces always match; a Namespace request is matched on its own labels.
-fn namespace_matches(engine: &Engine, req: &Request<'_>, m: &MatchResources) -> Result<bool, MatchError> {
+fn namespace_matches(
+    engine: &Engine,
+    req: &Request<'_>,
+    m: &MatchResources,
+) -> Result<bool, MatchError> {
     if req.namespace.is_empty() && !req.is_namespace_object() {
         return Ok(true);
     }
-    let Some(selector) = m.namespace_selector.as_ref().filter(|s| !selector_is_empty(Some(s))) else {
+    let Some(selector) = m
+        .namespace_selector
+        .as_ref()
+        .filter(|s| !selector_is_empty(Some(s)))
+    else {
         return Ok(true);
     };
     if req.is_namespace_object() && req.subresource.is_empty() {
@@ -117,7 +131,11 @@ fn namespace_matches(engine: &Engine, req: &Request<'_>, m: &MatchResources) -> 
 
 /// `object/matcher.go` `MatchObjectSelector`: the object or the old object matches.
 fn object_matches(req: &Request<'_>, m: &MatchResources) -> Result<bool, MatchError> {
-    let Some(selector) = m.object_selector.as_ref().filter(|s| !selector_is_empty(Some(s))) else {
+    let Some(selector) = m
+        .object_selector
+        .as_ref()
+        .filter(|s| !selector_is_empty(Some(s)))
+    else {
         return Ok(true);
     };
     let on = |o: Option<&Value>| -> Result<bool, MatchError> {
@@ -159,7 +177,10 @@ fn name_matches(rule: &NamedRule, req: &Request<'_>) -> bool {
 /// `matchesResourceRules`: the request's own version first, then (Equivalent) the
 /// other served versions of the same group and resource.
 fn rules_match(engine: &Engine, rules: &[NamedRule], exact: bool, req: &Request<'_>) -> bool {
-    if rules.iter().any(|r| rule_matches(r, req, req.version) && name_matches(r, req)) {
+    if rules
+        .iter()
+        .any(|r| rule_matches(r, req, req.version) && name_matches(r, req))
+    {
         return true;
     }
     if exact {
@@ -170,12 +191,20 @@ fn rules_match(engine: &Engine, rules: &[NamedRule], exact: bool, req: &Request<
         .iter()
         .filter(|v| v.as_str() != req.version)
         .filter(|v| engine.registry().get(req.group, v, req.resource).is_some())
-        .any(|v| rules.iter().any(|r| rule_matches(r, req, v) && name_matches(r, req)))
+        .any(|v| {
+            rules
+                .iter()
+                .any(|r| rule_matches(r, req, v) && name_matches(r, req))
+        })
 }
 
 /// `Matcher.Matches`: whether `m` selects the request. Selector errors count only when
 /// the rules match (as in kube-apiserver).
-pub(crate) fn matches(engine: &Engine, req: &Request<'_>, m: &MatchResources) -> Result<bool, MatchError> {
+pub(crate) fn matches(
+    engine: &Engine,
+    req: &Request<'_>,
+    m: &MatchResources,
+) -> Result<bool, MatchError> {
     let ns = namespace_matches(engine, req, m);
     if matches!(ns, Ok(false)) {
         return Ok(false);
@@ -219,7 +248,10 @@ mod tests {
         };
         let main = raw("");
         let status = raw("status");
-        let (main, status) = (Request::parse(&main).expect("req"), Request::parse(&status).expect("req"));
+        let (main, status) = (
+            Request::parse(&main).expect("req"),
+            Request::parse(&status).expect("req"),
+        );
         assert!(rule_matches(&rule("*"), &main, "v1"));
         assert!(!rule_matches(&rule("*"), &status, "v1"));
         assert!(rule_matches(&rule("pods/*"), &status, "v1"));
@@ -236,9 +268,19 @@ mod tests {
     #[test]
     fn label_selectors_follow_metav1() {
         let labels = json!({"env": "prod"});
-        let sel = json!({"matchExpressions": [{"key": "env", "operator": "In", "values": ["prod"]}]});
+        let sel =
+            json!({"matchExpressions": [{"key": "env", "operator": "In", "values": ["prod"]}]});
         assert_eq!(selector_matches(&sel, Some(&labels)), Ok(true));
-        assert_eq!(selector_matches(&json!({"matchLabels": {"env": "dev"}}), Some(&labels)), Ok(false));
-        assert!(selector_matches(&json!({"matchExpressions": [{"key": "a", "operator": "Gt"}]}), None).is_err());
+        assert_eq!(
+            selector_matches(&json!({"matchLabels": {"env": "dev"}}), Some(&labels)),
+            Ok(false)
+        );
+        assert!(
+            selector_matches(
+                &json!({"matchExpressions": [{"key": "a", "operator": "Gt"}]}),
+                None
+            )
+            .is_err()
+        );
     }
 }

@@ -21,7 +21,9 @@ pub(crate) enum ParamError {
     #[error("paramKind kind `{0}` not known")]
     UnknownKind(String),
     /// A namespaced paramKind, no `paramRef.namespace` and a cluster-scoped request.
-    #[error("cannot use namespaced paramRef in policy binding that matches cluster-scoped resources")]
+    #[error(
+        "cannot use namespaced paramRef in policy binding that matches cluster-scoped resources"
+    )]
     NoNamespace,
     /// `paramRef.namespace` for a cluster-scoped paramKind.
     #[error("paramRef.namespace must not be provided for a cluster-scoped `paramKind`")]
@@ -72,7 +74,10 @@ pub(crate) fn collect(
         }
         (Some(name), None) => engine
             .store()
-            .get(&gr, &(namespace.clone().unwrap_or_default(), name.to_owned()))
+            .get(
+                &gr,
+                &(namespace.clone().unwrap_or_default(), name.to_owned()),
+            )
             .into_iter()
             .collect(),
         (None, Some(selector)) => {
@@ -83,13 +88,19 @@ pub(crate) fn collect(
             let mut out = Vec::new();
             for obj in page.items {
                 let labels = obj.pointer("/metadata/labels");
-                if selector_matches(selector, labels).map_err(|e| ParamError::Selector(e.to_string()))? {
+                if selector_matches(selector, labels)
+                    .map_err(|e| ParamError::Selector(e.to_string()))?
+                {
                     out.push(obj);
                 }
             }
             out
         }
-        (None, None) => return Err(ParamError::Invalid("one of name or selector must be provided")),
+        (None, None) => {
+            return Err(ParamError::Invalid(
+                "one of name or selector must be provided",
+            ));
+        }
     };
     if found.is_empty() && pref.parameter_not_found_action.as_deref() == Some("Deny") {
         return Err(ParamError::NotFoundDeny);

@@ -31,7 +31,9 @@ pub(crate) struct Request<'a> {
 }
 
 fn str_at<'a>(v: &'a Value, pointer: &str) -> &'a str {
-    v.pointer(pointer).and_then(Value::as_str).unwrap_or_default()
+    v.pointer(pointer)
+        .and_then(Value::as_str)
+        .unwrap_or_default()
 }
 
 fn non_null(v: Option<&Value>) -> Option<&Value> {

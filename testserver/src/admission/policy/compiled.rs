@@ -1,4 +1,4 @@
-//! Policies read from the store and compiled once per (engine, uid, resourceVersion):
+//! Policies read from the store and compiled once per stored object (see [`load`]):
 //! every expression parsed up front, a parse error kept with its expression (kube-apiserver
 //! reports it when the expression would run, under the policy's `failurePolicy`).
 
@@ -110,10 +110,14 @@ impl CompiledPolicy {
     }
 }
 
-type CacheKey = (usize, String, String, String);
+/// A compiled policy and the stored object it was compiled from.
+type Entry = (Arc<Value>, Arc<CompiledPolicy>);
 
-/// Compiled policies by (engine address, uid, resourceVersion, name).
-static CACHE: LazyLock<Mutex<HashMap<CacheKey, Arc<CompiledPolicy>>>> =
+/// Compiled policies by (engine address, kind, name). An entry is used only for the very
+/// object it was compiled from (the same `Arc` the store hands out while the object is
+/// unchanged, else an equal value), so neither a new resourceVersion nor another engine
+/// reusing the address with equal uids (seeded engines) can see a stale compilation.
+static CACHE: LazyLock<Mutex<HashMap<(usize, &'static str, String), Entry>>> =
     LazyLock::new(|| Mutex::new(HashMap::new()));
 
 /// How many compiled policies are kept before the cache starts over.
@@ -124,7 +128,7 @@ const CACHE_LIMIT: usize = 4096;
 /// evaluates one). A stored object that does not deserialize is skipped with a warning.
 pub(crate) fn load(
     engine: &Engine,
-    policies: &str,
+    policies: &'static str,
     bindings: &str,
 ) -> Vec<(Arc<CompiledPolicy>, Vec<Binding>)> {
     let bindings = list(engine, bindings)
@@ -137,33 +141,36 @@ pub(crate) fn load(
     let engine_id = engine as *const Engine as usize;
     let mut out = Vec::new();
     for raw in list(engine, policies) {
-        let Some(policy) = parse::<Policy>(&raw, "policy") else {
-            continue;
-        };
+        let name = crate::meta::name(&raw).to_owned();
         let mut mine: Vec<Binding> = bindings
             .iter()
-            .filter(|b| b.spec.policy_name == policy.metadata.name)
+            .filter(|b| b.spec.policy_name == name)
             .cloned()
             .collect();
         if mine.is_empty() {
             continue;
         }
         mine.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
-        let key = (
-            engine_id,
-            policy.metadata.uid.clone(),
-            policy.metadata.resource_version.clone(),
-            policy.metadata.name.clone(),
-        );
-        let compiled = {
-            let mut cache = CACHE.lock();
-            if cache.len() > CACHE_LIMIT {
-                cache.clear();
+        let key = (engine_id, policies, name);
+        let cached = CACHE
+            .lock()
+            .get(&key)
+            .filter(|(r, _)| Arc::ptr_eq(r, &raw) || **r == *raw)
+            .map(|(_, c)| c.clone());
+        let compiled = match cached {
+            Some(c) => c,
+            None => {
+                let Some(policy) = parse::<Policy>(&raw, "policy") else {
+                    continue;
+                };
+                let c = Arc::new(CompiledPolicy::new(policy));
+                let mut cache = CACHE.lock();
+                if cache.len() >= CACHE_LIMIT {
+                    cache.clear();
+                }
+                cache.insert(key, (raw.clone(), c.clone()));
+                c
             }
-            cache
-                .entry(key)
-                .or_insert_with(|| Arc::new(CompiledPolicy::new(policy)))
-                .clone()
         };
         out.push((compiled, mine));
     }

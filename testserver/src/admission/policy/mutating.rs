@@ -193,7 +193,7 @@ pub(crate) fn mutate(engine: &Engine, raw: &Value) -> ApiResult<MutationOutcome>
         }
     }
     if let Some(first) = errors.first() {
-        return Err(denial_error(&errors, first));
+        return Err(denial_error(&req, &errors, first));
     }
     if object != *original {
         outcome.object = Some(object);
@@ -276,9 +276,9 @@ pub(crate) fn merge(target: &mut Value, patch: Value) {
     }
 }
 
-/// The Status of a refused mutation (`generic/policy_dispatcher.go`): 403 with the first
-/// error's message and reason `Invalid`, every error a cause.
-fn denial_error(errors: &[PolicyError], first: &PolicyError) -> ApiError {
+/// The Status of a refused mutation (`generic/policy_dispatcher.go`): `NewForbidden`'s
+/// 403 and details, the first error's message and reason `Invalid`, every error a cause.
+fn denial_error(req: &Request<'_>, errors: &[PolicyError], first: &PolicyError) -> ApiError {
     let text = |e: &PolicyError| match &e.binding {
         Some(b) => format!(
             "policy '{}' with binding '{b}' denied request: {}",
@@ -287,6 +287,9 @@ fn denial_error(errors: &[PolicyError], first: &PolicyError) -> ApiError {
         None => format!("policy \"{}\" denied request: {}", e.policy, e.message),
     };
     let mut err = ApiError::new(403, Reason::Invalid, text(first));
+    err.details.group = Some(req.group.to_owned());
+    err.details.kind = Some(req.resource.to_owned());
+    err.details.name = Some(req.object_name());
     err.details.causes = errors
         .iter()
         .map(|e| Cause {

@@ -573,3 +573,61 @@ fn expressions_that_do_not_parse_are_reported() {
     assert_eq!(causes.len(), 1);
     assert_eq!(causes[0].field, "spec.validations[0].expression");
 }
+
+/// A changed policy is compiled again (the cache follows the stored object).
+#[test]
+fn a_changed_policy_is_recompiled() {
+    let e = engine();
+    max_replicas(&e, json!({}));
+    assert!(validate(&e, &create_request(3)).is_ok());
+    let gr = GroupResource::new(GROUP, "validatingadmissionpolicies");
+    let key = (String::new(), "max-replicas".to_owned());
+    let stored = e.store().get(&gr, &key).expect("stored");
+    let mut changed = (*stored).clone();
+    changed["spec"]["validations"][0]["expression"] = json!("object.spec.replicas <= 2");
+    put(&e, "validatingadmissionpolicies", changed);
+    let err = validate(&e, &create_request(3)).expect_err("recompiled");
+    assert!(
+        err.message
+            .ends_with("failed expression: object.spec.replicas <= 2"),
+        "{}",
+        err.message
+    );
+}
+
+/// `CollectParams`: a namespaced paramKind without `paramRef.namespace` cannot serve a
+/// cluster-scoped request.
+#[test]
+fn namespaced_params_need_a_namespace() {
+    let e = engine();
+    vap(
+        &e,
+        "p",
+        json!({"paramKind": {"apiVersion": "v1", "kind": "ConfigMap"},
+               "matchConstraints": {"resourceRules": [{
+                   "apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"],
+                   "resources": ["namespaces"]}]},
+               "validations": [{"expression": "true"}]}),
+    );
+    vapb(
+        &e,
+        "b",
+        "p",
+        json!({"paramRef": {"name": "x", "parameterNotFoundAction": "Allow"}}),
+    );
+    let req = json!({"operation": "CREATE", "name": "n",
+        "resource": {"group": "", "version": "v1", "resource": "namespaces"},
+        "kind": {"group": "", "version": "v1", "kind": "Namespace"},
+        "userInfo": {"username": "alice"}, "object": {"metadata": {"name": "n"}}, "oldObject": null});
+    let err = validate(&e, &req).expect_err("config error");
+    assert!(
+        err.message.ends_with("failed to configure binding: cannot use namespaced paramRef in policy binding that matches cluster-scoped resources"),
+        "{}",
+        err.message
+    );
+    assert!(
+        err.message.starts_with("namespaces \"n\" is forbidden: "),
+        "{}",
+        err.message
+    );
+}

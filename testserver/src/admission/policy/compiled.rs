@@ -113,11 +113,14 @@ impl CompiledPolicy {
 /// A compiled policy and the stored object it was compiled from.
 type Entry = (Arc<Value>, Arc<CompiledPolicy>);
 
+/// (engine address, policy plural, policy name).
+type CacheKey = (usize, &'static str, String);
+
 /// Compiled policies by (engine address, kind, name). An entry is used only for the very
 /// object it was compiled from (the same `Arc` the store hands out while the object is
 /// unchanged, else an equal value), so neither a new resourceVersion nor another engine
 /// reusing the address with equal uids (seeded engines) can see a stale compilation.
-static CACHE: LazyLock<Mutex<HashMap<(usize, &'static str, String), Entry>>> =
+static CACHE: LazyLock<Mutex<HashMap<CacheKey, Entry>>> =
     LazyLock::new(|| Mutex::new(HashMap::new()));
 
 /// How many compiled policies are kept before the cache starts over.

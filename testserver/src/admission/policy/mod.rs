@@ -137,8 +137,9 @@ fn bind(
 }
 
 /// The policy's `matchConditions` (`webhook/matchconditions/matcher.go`): false as soon
-/// as one is false; otherwise an error if any failed to evaluate (or is not a bool);
-/// otherwise true.
+/// as one is false; otherwise an error if any failed to evaluate (or is not a bool; the
+/// messages aggregated as `utilerrors.NewAggregate` does: one as is, several as
+/// `[a, b]`); otherwise true.
 fn match_conditions(cp: &CompiledPolicy, bound: &Bound) -> Result<bool, String> {
     let mut errors = Vec::new();
     for (name, e) in &cp.match_conditions {
@@ -150,15 +151,15 @@ fn match_conditions(cp: &CompiledPolicy, bound: &Bound) -> Result<bool, String> 
             Ok(kube_cel::cel::Value::Bool(true)) => {}
             Ok(kube_cel::cel::Value::Bool(false)) => return Ok(false),
             Ok(other) => errors.push(format!(
-                "matchCondition '{name}': expected a bool, got {}",
+                "matchCondition '{name}' must evaluate to bool, got {}",
                 expr::type_name(&other)
             )),
-            Err(err) => errors.push(format!("matchCondition '{name}': {err}")),
+            Err(err) => errors.push(err.to_string()),
         }
     }
-    if errors.is_empty() {
-        Ok(true)
-    } else {
-        Err(errors.join("; "))
+    match errors.len() {
+        0 => Ok(true),
+        1 => Err(errors.remove(0)),
+        _ => Err(format!("[{}]", errors.join(", "))),
     }
 }

@@ -361,7 +361,7 @@ fn variables_are_computed_in_order() {
 }
 
 /// `webhook/matchconditions/matcher.go`: a false condition skips the policy; an error
-/// is handled per failurePolicy.
+/// is handled per failurePolicy (Fail: the request is denied with the error).
 #[test]
 fn match_conditions_gate_the_validations() {
     let e = engine();
@@ -387,7 +387,9 @@ fn match_conditions_gate_the_validations() {
     vapb(&e, "b", "p", json!({}));
     let err = validate(&e, &create_request(1)).expect_err("Fail");
     assert!(
-        err.message.contains("matchCondition 'broken'"),
+        err.message.ends_with(
+            "denied request: expression 'object.nosuch == 1' resulted in error: No such key: nosuch"
+        ),
         "{}",
         err.message
     );

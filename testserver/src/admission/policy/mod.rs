@@ -89,9 +89,18 @@ pub(crate) fn mutate_with_reinvocation(
 
 /// The `namespaceObject` of a request (`cel.CreateNamespaceObject`: the namespace's
 /// metadata without managed fields, spec and status), `None` for cluster-scoped
-/// resources and Namespace objects; a namespace missing from the store is a 404.
-fn namespace_object(engine: &Engine, req: &Request<'_>) -> ApiResult<Option<Arc<Value>>> {
+/// resources and Namespace objects; a namespace missing from the store is a 404. Read
+/// once per request into `slot`.
+fn namespace_object(
+    engine: &Engine,
+    req: &Request<'_>,
+    slot: &mut Option<Option<Arc<Value>>>,
+) -> ApiResult<Option<Arc<Value>>> {
+    if let Some(cached) = slot {
+        return Ok(cached.clone());
+    }
     let Some(name) = req.namespace_for_object() else {
+        *slot = Some(None);
         return Ok(None);
     };
     let ns = matching::namespace(engine, name)
@@ -100,7 +109,9 @@ fn namespace_object(engine: &Engine, req: &Request<'_>) -> ApiResult<Option<Arc<
     if let Some(m) = ns.get_mut("metadata").and_then(Value::as_object_mut) {
         m.remove("managedFields");
     }
-    Ok(Some(Arc::new(ns)))
+    let ns = Some(Arc::new(ns));
+    *slot = Some(ns.clone());
+    Ok(ns)
 }
 
 /// A namespace missing during matching is kube-apiserver's 404, not a policy error.

@@ -82,7 +82,9 @@ pub(crate) fn mutate(engine: &Engine, raw: &Value) -> ApiResult<MutationOutcome>
     };
     let mut object = original.clone();
     let mut errors: Vec<PolicyError> = Vec::new();
-    let ns_object = super::namespace_object(engine, &req)?;
+    // Fetched when a binding is first evaluated: a request no policy selects never
+    // needs its namespace.
+    let mut ns_slot = None;
     for (cp, bindings) in &hooks {
         let policy = &cp.policy;
         let name = &policy.metadata.name;
@@ -152,6 +154,7 @@ pub(crate) fn mutate(engine: &Engine, raw: &Value) -> ApiResult<MutationOutcome>
                     continue;
                 }
             };
+            let ns_object = super::namespace_object(engine, &req, &mut ns_slot)?;
             for param in params {
                 let mut bound = bind(
                     cp,

@@ -304,7 +304,11 @@ fn namespace_and_object_selectors_narrow_the_policy() {
     assert!(validate(&e, &request("CREATE", "prod", unlabelled)).is_ok());
     let missing = validate(
         &e,
-        &request("CREATE", "nowhere", deployment("w", 1, json!({}))),
+        &request(
+            "CREATE",
+            "nowhere",
+            deployment("w", 1, json!({"tier": "x"})),
+        ),
     );
     assert_eq!(missing.map_err(|e| e.code), Err(404));
 }
@@ -436,7 +440,8 @@ fn a_binding_narrows_the_match() {
     assert!(validate(&e, &update).is_err());
 }
 
-/// `validating/dispatcher.go`: a request no policy selects (another resource) passes.
+/// `validating/dispatcher.go`: a request no policy selects (another resource) passes,
+/// without its namespace being looked up.
 #[test]
 fn other_resources_and_unbound_policies_are_ignored() {
     let e = engine();
@@ -445,6 +450,7 @@ fn other_resources_and_unbound_policies_are_ignored() {
     vapb(&e, "b", "p", json!({}));
     let mut pods = create_request(1);
     pods["resource"] = json!({"group": "", "version": "v1", "resource": "pods"});
+    pods["namespace"] = json!("not-created-yet");
     assert!(validate(&e, &pods).is_ok());
 }
 

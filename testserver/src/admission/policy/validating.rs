@@ -76,7 +76,9 @@ pub(crate) fn validate(engine: &Engine, raw: &Value) -> ApiResult<PolicyOutcome>
     }
     let req = Request::parse(raw)?;
     let mut denied: Vec<Denial> = Vec::new();
-    let ns_object = super::namespace_object(engine, &req)?;
+    // Fetched when a binding is first evaluated: a request no policy selects never
+    // needs its namespace.
+    let mut ns_slot = None;
     for (cp, bindings) in &hooks {
         let policy = &cp.policy;
         let name = &policy.metadata.name;
@@ -141,6 +143,7 @@ pub(crate) fn validate(engine: &Engine, raw: &Value) -> ApiResult<PolicyOutcome>
                     continue;
                 }
             };
+            let ns_object = super::namespace_object(engine, &req, &mut ns_slot)?;
             for param in params {
                 let bound = bind(cp, &req, req.object, param.as_deref(), ns_object.as_deref());
                 let decisions = evaluate(cp, &bound, ignore);

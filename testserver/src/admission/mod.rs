@@ -11,6 +11,7 @@
 
 mod default_toleration_seconds;
 pub(crate) mod mutating;
+pub(crate) mod policy;
 pub(crate) mod validating;
 
 use crate::endpoints::{context::UserInfo, request_info::RequestInfo};

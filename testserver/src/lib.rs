@@ -28,6 +28,7 @@ mod builtins;
 pub(crate) mod chain;
 pub(crate) mod clock;
 pub(crate) mod controllers;
+pub(crate) mod conversion;
 pub(crate) mod crd;
 pub(crate) mod endpoints;
 pub(crate) mod engine;

@@ -3,16 +3,22 @@
 //! evaluated with `self` / `oldSelf` through the `kube-cel` crate, which carries the
 //! Kubernetes CEL library (quantity, url, ip/cidr, regex, lists, sets, format, semver).
 //!
-//! Known differences from kube-apiserver, all from kube-cel 0.8: rules are parsed, not
-//! type-checked, so a rule naming a field the schema lacks compiles and fails when
-//! evaluated; `oldSelf` of an `optionalOldSelf` rule on create is `null`, not
-//! `optional.none()`; array items are correlated with their old value by index (kube-apiserver
+//! kube-cel 0.8 parses rules but does not type-check them; [`super::cel_check`] adds the
+//! check a CRD author meets, member selections against the schema (`self.nosuch` is
+//! `undefined field 'nosuch'` and the CRD is invalid, as in kube-apiserver). Other type
+//! errors (`self.name > 1` on a string) are not found until the rule is evaluated.
+//!
+//! Known differences from kube-apiserver, all from kube-cel 0.8: `oldSelf` of an
+//! `optionalOldSelf` rule on create is `null`, not `optional.none()`; array items are correlated with their old value by index (kube-apiserver
 //! correlates only `listType: map` items, by key); cost limits are not enforced.
 
 use kube_cel::{CompiledSchema, ErrorKind, RootContext, Validator};
 use serde_json::Value;
 
-use super::causes::{ErrorType, FieldError};
+use super::{
+    causes::{ErrorType, FieldError},
+    model::{Additional, Node},
+};
 
 /// The compiled rules of one schema.
 pub struct Rules {
@@ -49,17 +55,19 @@ fn has_rules(schema: &Value) -> bool {
 }
 
 impl Rules {
-    /// Compiles every rule of `schema`. A rule (or messageExpression) that does not compile
-    /// is an error at `<prefix>...x-kubernetes-validations[i].rule`, which makes the CRD
-    /// invalid as in kube-apiserver.
+    /// Compiles every rule of `schema` (parsed as `node`). A rule (or messageExpression)
+    /// that does not compile, or names a field the schema does not declare, is an error at
+    /// `<prefix>...x-kubernetes-validations[i].rule`, which makes the CRD invalid as in
+    /// kube-apiserver.
     pub fn compile(
         schema: &Value,
+        node: &Node,
         prefix: &str,
         root: RootContext,
     ) -> Result<Rules, Vec<FieldError>> {
         let compiled = kube_cel::compile_schema(schema);
         let mut errs = Vec::new();
-        collect_errors(&compiled, schema, prefix, &mut errs);
+        collect_errors(&compiled, schema, Some(node), true, prefix, &mut errs);
         if errs.is_empty() {
             Ok(Rules {
                 any: has_rules(schema),
@@ -111,32 +119,69 @@ impl Rules {
     }
 }
 
-fn collect_errors(c: &CompiledSchema, raw: &Value, path: &str, errs: &mut Vec<FieldError>) {
+/// Walks the compiled rules with their raw schema and (where the walk follows the
+/// structural tree: properties, items, additionalProperties) the parsed node the rules
+/// are type-checked against; `root` for the schema's root.
+fn collect_errors(
+    c: &CompiledSchema,
+    raw: &Value,
+    node: Option<&Node>,
+    root: bool,
+    path: &str,
+    errs: &mut Vec<FieldError>,
+) {
     for (i, r) in c.validations.iter().enumerate() {
-        if let Err(e) = r {
-            let rule = raw
-                .get("x-kubernetes-validations")
-                .and_then(|v| v.get(i))
-                .and_then(|v| v.get("rule"))
-                .cloned()
-                .unwrap_or(Value::Null);
-            errs.push(FieldError::invalid(
-                &format!("{path}.x-kubernetes-validations[{i}].rule"),
+        let rule = raw
+            .get("x-kubernetes-validations")
+            .and_then(|v| v.get(i))
+            .and_then(|v| v.get("rule"))
+            .cloned()
+            .unwrap_or(Value::Null);
+        let field = format!("{path}.x-kubernetes-validations[{i}].rule");
+        match r {
+            Err(e) => errs.push(FieldError::invalid(
+                &field,
                 &rule,
                 format!("compilation failed: {e}"),
-            ));
+            )),
+            Ok(_) => {
+                let issues = node.and_then(|n| {
+                    rule.as_str()
+                        .and_then(|text| super::cel_check::check(text, n, root))
+                });
+                if let Some(issues) = issues {
+                    errs.push(FieldError::invalid(
+                        &field,
+                        &rule,
+                        format!("compilation failed: {issues}"),
+                    ));
+                }
+            }
         }
     }
     for (k, child) in &c.properties {
         if let Some(r) = raw.get("properties").and_then(|p| p.get(k)) {
-            collect_errors(child, r, &format!("{path}.properties[{k}]"), errs);
+            let n = node.and_then(|n| n.properties.get(k));
+            collect_errors(child, r, n, false, &format!("{path}.properties[{k}]"), errs);
         }
     }
     if let (Some(child), Some(r)) = (&c.items, raw.get("items")) {
-        collect_errors(child, r, &format!("{path}.items"), errs);
+        let n = node.and_then(|n| n.items.as_deref());
+        collect_errors(child, r, n, false, &format!("{path}.items"), errs);
     }
     if let (Some(child), Some(r)) = (&c.additional_properties, raw.get("additionalProperties")) {
-        collect_errors(child, r, &format!("{path}.additionalProperties"), errs);
+        let n = node.and_then(|n| match &n.additional {
+            Some(Additional::Schema(s)) => Some(&**s),
+            _ => None,
+        });
+        collect_errors(
+            child,
+            r,
+            n,
+            false,
+            &format!("{path}.additionalProperties"),
+            errs,
+        );
     }
     for (key, list) in [
         ("allOf", &c.all_of),
@@ -145,7 +190,7 @@ fn collect_errors(c: &CompiledSchema, raw: &Value, path: &str, errs: &mut Vec<Fi
     ] {
         for (i, child) in list.iter().enumerate() {
             if let Some(r) = raw.get(key).and_then(|a| a.get(i)) {
-                collect_errors(child, r, &format!("{path}.{key}[{i}]"), errs);
+                collect_errors(child, r, None, false, &format!("{path}.{key}[{i}]"), errs);
             }
         }
     }

@@ -7,7 +7,62 @@
 
 use serde_json::Value;
 
-use super::model::{Additional, Node};
+use super::{
+    causes::FieldError,
+    model::{Additional, Node},
+    prune, validate,
+};
+
+/// The `default`s of a schema checked against the schema, as apiextensions-apiserver
+/// admits a CRD (`pkg/apiserver/schema/defaulting/validation.go` `ValidateDefaults`, with
+/// `requirePrunedDefaults` as for apiextensions.k8s.io/v1): a default with fields its
+/// node does not specify is `must not have unknown fields`; otherwise it is validated by
+/// its node's value validations (type, enum, pattern, bounds, `required`, ...) as a
+/// custom resource's value is, the errors at `<node>.default[.<field>]`. A default is
+/// validated as written: the defaults below it are not applied first (kube-apiserver does
+/// not either). `path` names `node` (`spec.versions[0].schema.openAPIV3Schema`).
+pub fn validate_defaults(node: &Node, path: &str) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    check_defaults(node, path, &mut errs, 0);
+    errs
+}
+
+fn check_defaults(node: &Node, path: &str, errs: &mut Vec<FieldError>, depth: usize) {
+    if depth > 128 || !node.defaults_below {
+        return;
+    }
+    if let Some(default) = &node.default {
+        let at = format!("{path}.default");
+        let mut pruned = default.clone();
+        if !prune::prune_value(node, &mut pruned).is_empty() {
+            errs.push(FieldError::invalid(
+                &at,
+                default,
+                "must not have unknown fields",
+            ));
+        } else {
+            let mut found = Vec::new();
+            validate::validate(node, default, "", &mut found);
+            errs.extend(found.into_iter().map(|mut e| {
+                e.field = match e.field.as_str() {
+                    "" => at.clone(),
+                    f if f.starts_with('[') => format!("{at}{f}"),
+                    f => format!("{at}.{f}"),
+                };
+                e
+            }));
+        }
+    }
+    for (k, p) in &node.properties {
+        check_defaults(p, &format!("{path}.properties[{k}]"), errs, depth + 1);
+    }
+    if let Some(items) = node.items.as_deref() {
+        check_defaults(items, &format!("{path}.items"), errs, depth + 1);
+    }
+    if let Some(Additional::Schema(a)) = &node.additional {
+        check_defaults(a, &format!("{path}.additionalProperties"), errs, depth + 1);
+    }
+}
 
 /// Applies `node`'s defaults to `value` in place.
 pub fn apply_defaults(node: &Node, value: &mut Value) {

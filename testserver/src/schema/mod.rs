@@ -18,6 +18,8 @@
 //! | `validate.rs` | OpenAPI value validation | kube-openapi `pkg/validation/validate`, `pkg/apiserver/validation` |
 //! | `lists.rs` | list-type set/map | `pkg/apiserver/schema/listtype` |
 //! | `cel.rs` | `x-kubernetes-validations` | `pkg/apiserver/schema/cel` (through `kube-cel`) |
+//! | `cel_check.rs` | rules type-checked against the schema (`undefined field`) | `pkg/apiserver/schema/cel/compilation.go`, cel-go's checker |
+//! | `objectmeta.rs` | `metadata` decoded as ObjectMeta (unknown fields dropped) | `pkg/apiserver/schema/objectmeta` |
 //! | `refs.rs` | `$ref`s of an OpenAPI document (built-in kinds) | kube-apiserver `/openapi/v3` |
 //! | `fields.rs` | fieldValidation, duplicates | KEP-2885, `test/e2e/apimachinery/field_validation.go` |
 //! | `causes.rs` | field errors and the 422 | apimachinery `pkg/util/validation/field`, `apierrors.NewInvalid` |
@@ -27,10 +29,12 @@
 pub mod builtin;
 pub mod causes;
 pub mod cel;
+pub mod cel_check;
 pub mod defaults;
 pub mod fields;
 pub mod lists;
 pub mod model;
+pub mod objectmeta;
 pub mod prune;
 pub mod refs;
 pub mod shared;
@@ -159,6 +163,10 @@ impl CrdSchema {
         let root = Node::parse(schema, prefix)
             .map_err(|e| vec![FieldError::invalid(&e.path, &Value::Null, e.message)])?;
         let mut errs = structural::check(&root, prefix);
+        if errs.is_empty() {
+            // kube-apiserver validates defaults once the schema is structural.
+            errs.extend(defaults::validate_defaults(&root, prefix));
+        }
         let api_version = if group.is_empty() {
             version.to_owned()
         } else {
@@ -169,7 +177,7 @@ impl CrdSchema {
             api_group: group.to_owned(),
             kind: kind.to_owned(),
         };
-        let rules = match cel::Rules::compile(schema, prefix, ctx) {
+        let rules = match cel::Rules::compile(schema, &root, prefix, ctx) {
             Ok(r) => Some(r),
             Err(e) => {
                 errs.extend(e);
@@ -846,7 +854,7 @@ mod tests {
         #[test]
         fn admit_never_panics(obj in arb_json(), old in arb_json()) {
             let s = schema(json!({"type": "object", "properties": {
-                "replicas": {"type": "integer", "default": 1, "maximum": 10, "multipleOf": 3},
+                "replicas": {"type": "integer", "default": 3, "maximum": 10, "multipleOf": 3},
                 "name": {"type": "string", "pattern": "^a", "format": "date-time", "x-kubernetes-validations": [{"rule": "self.size() > 1"}]},
                 "l": {"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"], "items": {"type": "object", "required": ["name"], "properties": {"name": {"type": "string"}}}},
                 "m": {"type": "object", "additionalProperties": {"type": "integer", "nullable": true}}},

@@ -1,19 +1,57 @@
 //! Pruning of unknown fields (apiextensions-apiserver `pkg/apiserver/schema/pruning/
 //! algorithm.go`; CRD docs "Field pruning"): fields a structural schema does not specify
 //! are dropped, except under `x-kubernetes-preserve-unknown-fields: true`; the root and
-//! embedded resources keep `apiVersion`, `kind` and `metadata`. The dropped paths are what
-//! fieldValidation reports as `unknown field "..."`.
+//! embedded resources keep `apiVersion`, `kind` and `metadata`, and their `metadata` is
+//! ObjectMeta: its unknown fields are dropped too ([`super::objectmeta`]). The dropped paths
+//! are what fieldValidation reports as `unknown field "..."`.
 
 use serde_json::Value;
 
-use super::model::{Additional, Node};
+use super::{
+    model::{Additional, Node},
+    objectmeta,
+};
 
-/// Removes unknown fields from `value` in place; returns their paths (`spec.foo`,
-/// `spec.items[0].bar`), in document order.
+/// Removes unknown fields from `value` (an object at a resource's root) in place; returns
+/// their paths (`spec.foo`, `spec.items[0].bar`) as kube-apiserver orders them: the root's
+/// `metadata` first (decoded into ObjectMeta before pruning), then the pruned fields in
+/// document order, then the `metadata` of embedded resources (`objectmeta.Coerce` runs
+/// after pruning).
 pub fn prune(node: &Node, value: &mut Value) -> Vec<String> {
     let mut dropped = Vec::new();
-    walk(node, value, "", true, &mut dropped, 0);
+    let mut embedded_meta = Vec::new();
+    if let Some(meta) = value.get_mut("metadata") {
+        prune_meta(meta, "metadata", &mut dropped);
+    }
+    walk(node, value, "", true, &mut dropped, &mut embedded_meta, 0);
+    dropped.append(&mut embedded_meta);
     dropped
+}
+
+/// Removes unknown fields from `value`, a value of `node` below a resource's root (a
+/// `default`, say); returns their paths relative to `value`.
+pub fn prune_value(node: &Node, value: &mut Value) -> Vec<String> {
+    let mut dropped = Vec::new();
+    let mut embedded_meta = Vec::new();
+    walk(node, value, "", false, &mut dropped, &mut embedded_meta, 0);
+    dropped.append(&mut embedded_meta);
+    dropped
+}
+
+/// Removes the fields ObjectMeta does not declare from `meta` (at `path`).
+fn prune_meta(meta: &mut Value, path: &str, dropped: &mut Vec<String>) {
+    if meta.is_object() {
+        let mut ignored = Vec::new();
+        walk(
+            objectmeta::node(),
+            meta,
+            path,
+            false,
+            dropped,
+            &mut ignored,
+            0,
+        );
+    }
 }
 
 fn child(path: &str, name: &str) -> String {
@@ -30,6 +68,7 @@ fn walk(
     path: &str,
     root: bool,
     dropped: &mut Vec<String>,
+    embedded_meta: &mut Vec<String>,
     depth: usize,
 ) {
     if depth > 256 {
@@ -41,13 +80,18 @@ fn walk(
             let mut gone = Vec::new();
             for (k, v) in map.iter_mut() {
                 if keep_meta && matches!(k.as_str(), "apiVersion" | "kind" | "metadata") {
+                    if !root && k == "metadata" {
+                        prune_meta(v, &child(path, k), embedded_meta);
+                    }
                     continue;
                 }
                 let p = child(path, k);
                 match node.properties.get(k) {
-                    Some(s) => walk(s, v, &p, false, dropped, depth + 1),
+                    Some(s) => walk(s, v, &p, false, dropped, embedded_meta, depth + 1),
                     None => match &node.additional {
-                        Some(Additional::Schema(s)) => walk(s, v, &p, false, dropped, depth + 1),
+                        Some(Additional::Schema(s)) => {
+                            walk(s, v, &p, false, dropped, embedded_meta, depth + 1)
+                        }
                         Some(Additional::Bool(true)) => {}
                         _ if node.preserve_unknown_fields => {}
                         _ => {
@@ -64,7 +108,8 @@ fn walk(
         Value::Array(items) => {
             if let Some(s) = &node.items {
                 for (i, it) in items.iter_mut().enumerate() {
-                    walk(s, it, &format!("{path}[{i}]"), false, dropped, depth + 1);
+                    let p = format!("{path}[{i}]");
+                    walk(s, it, &p, false, dropped, embedded_meta, depth + 1);
                 }
             }
         }

@@ -1,6 +1,8 @@
 //! Strategies of apiextensions.k8s.io
 //! (`apiextensions-apiserver/pkg/registry/customresourcedefinition/strategy.go`).
 
+mod conversion;
+
 use serde_json::Value;
 
 use super::Strategy;
@@ -84,6 +86,7 @@ pub fn validate_crd(crd: &Value) -> Vec<Cause> {
     if !group.is_empty() && !kind.is_empty() {
         causes.extend(validate_schemas(&group, &kind, &versions));
     }
+    causes.extend(conversion::validate(crd).iter().map(FieldError::cause));
     let name = meta::name(crd);
     if !plural.is_empty() && !group.is_empty() && name != format!("{plural}.{group}") {
         causes.push(Cause::invalid(

@@ -166,7 +166,10 @@ async fn handshake(
 fn tls_reason(err: &std::io::Error, server_name: &str) -> String {
     use rustls::{CertificateError, Error};
     match err.get_ref().and_then(|e| e.downcast_ref::<Error>()) {
-        Some(Error::InvalidCertificate(CertificateError::UnknownIssuer)) => {
+        // A chain to another CA, or to a CA of the bundle's name but another key.
+        Some(Error::InvalidCertificate(
+            CertificateError::UnknownIssuer | CertificateError::BadSignature,
+        )) => {
             "tls: failed to verify certificate: x509: certificate signed by unknown authority"
                 .to_string()
         }

@@ -12,7 +12,7 @@ use super::{
 use crate::errors::ApiResult;
 
 /// Decodes the body, admits it, creates it and encodes the stored object (201).
-pub(crate) fn create(scope: &Scope<'_>, cx: &mut RequestContext) -> ApiResult<Reply> {
+pub(crate) async fn create(scope: &Scope<'_>, cx: &mut RequestContext) -> ApiResult<Reply> {
     if scope.target.subresource.is_some() {
         return create_subresource(scope, cx);
     }

@@ -13,7 +13,10 @@ use super::{
 use crate::errors::ApiResult;
 
 /// Deletes the selected objects and encodes their list.
-pub(crate) fn delete_collection(scope: &Scope<'_>, cx: &mut RequestContext) -> ApiResult<Reply> {
+pub(crate) async fn delete_collection(
+    scope: &Scope<'_>,
+    cx: &mut RequestContext,
+) -> ApiResult<Reply> {
     cx.trail.enter("decode")?;
     let opts = options::delete(&scope.query, &cx.parts.headers, &cx.body)?;
     let list_opts = options::list(&scope.query)?;

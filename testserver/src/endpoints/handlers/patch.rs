@@ -24,7 +24,7 @@ use crate::{
 
 /// Reads the patch type, admits the request, patches the object and encodes the result
 /// (201 for an apply that created it).
-pub(crate) fn patch(scope: &Scope<'_>, cx: &mut RequestContext) -> ApiResult<Reply> {
+pub(crate) async fn patch(scope: &Scope<'_>, cx: &mut RequestContext) -> ApiResult<Reply> {
     if scope.target.name.is_none() {
         return Err(Scope::method_not_allowed());
     }

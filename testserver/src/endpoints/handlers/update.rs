@@ -13,7 +13,7 @@ use super::{
 use crate::errors::ApiResult;
 
 /// Decodes the body, admits it, replaces the object and encodes the stored one.
-pub(crate) fn update(scope: &Scope<'_>, cx: &mut RequestContext) -> ApiResult<Reply> {
+pub(crate) async fn update(scope: &Scope<'_>, cx: &mut RequestContext) -> ApiResult<Reply> {
     if scope.target.name.is_none() {
         return Err(Scope::method_not_allowed());
     }

@@ -35,7 +35,11 @@ pub(crate) async fn create(scope: &Scope<'_>, cx: &mut RequestContext) -> ApiRes
         cx.trail.enter("encode")?;
         return scope.encode(201, &reviewed?);
     }
-    let obj = scope.engine().create(&scope.target, value, &opts)?;
+    let obj = if crate::admission::dynamic::configured(scope.engine()) {
+        super::admitted::create(scope, cx, &scope.target, value, &opts).await?
+    } else {
+        scope.engine().create(&scope.target, value, &opts)?
+    };
     cx.trail.enter("encode")?;
     Ok(reply::with_warnings(
         scope.encode(201, &obj)?,

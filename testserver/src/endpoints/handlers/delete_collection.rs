@@ -22,9 +22,13 @@ pub(crate) async fn delete_collection(
     let list_opts = options::list(&scope.query)?;
     admit(scope, cx, opts.dry_run, None)?;
     cx.trail.enter("registry")?;
-    let list = scope
-        .engine()
-        .delete_collection(&scope.target, &list_opts, &opts)?;
+    let list = if crate::admission::dynamic::configured(scope.engine()) {
+        super::admitted::delete_collection(scope, cx, &list_opts, &opts).await?
+    } else {
+        scope
+            .engine()
+            .delete_collection(&scope.target, &list_opts, &opts)?
+    };
     cx.trail.enter("encode")?;
     render::list(
         scope.engine(),

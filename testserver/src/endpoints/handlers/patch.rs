@@ -60,12 +60,17 @@ pub(crate) async fn patch(scope: &Scope<'_>, cx: &mut RequestContext) -> ApiResu
     {
         opts.fields.duplicates = dups;
     }
-    // The patched object exists only inside the registry's update: admission sees the
-    // request (the admission issue moves it into the update, where kube-apiserver runs it).
+    // The patched object exists only inside the registry's update: the built-in plugins
+    // see the request; the dynamic ones (webhooks, policies) see the patched object
+    // (`admitted::patch`).
     admit(scope, cx, opts.dry_run, None)?;
     opts.guard = escalation_guard(scope, cx, None)?;
     cx.trail.enter("registry")?;
-    let (code, obj) = apply_patch(scope.engine(), &scope.target, patch_type, &cx.body, &opts)?;
+    let (code, obj) = if crate::admission::dynamic::configured(scope.engine()) {
+        super::admitted::patch(scope, cx, patch_type, &cx.body, &opts).await?
+    } else {
+        apply_patch(scope.engine(), &scope.target, patch_type, &cx.body, &opts)?
+    };
     cx.trail.enter("encode")?;
     Ok(reply::with_warnings(
         scope.encode(code, &obj)?,
@@ -74,7 +79,7 @@ pub(crate) async fn patch(scope: &Scope<'_>, cx: &mut RequestContext) -> ApiResu
 }
 
 /// Applies a PATCH of any type.
-fn apply_patch(
+pub(super) fn apply_patch(
     engine: &Engine,
     target: &Target,
     patch_type: PatchType,

@@ -30,7 +30,11 @@ pub(crate) async fn update(scope: &Scope<'_>, cx: &mut RequestContext) -> ApiRes
     admit(scope, cx, opts.dry_run, Some(&mut value))?;
     opts.guard = escalation_guard(scope, cx, Some(&value))?;
     cx.trail.enter("registry")?;
-    let obj = scope.engine().update(&scope.target, value, &opts)?;
+    let obj = if crate::admission::dynamic::configured(scope.engine()) {
+        super::admitted::update(scope, cx, value, &opts).await?
+    } else {
+        scope.engine().update(&scope.target, value, &opts)?
+    };
     cx.trail.enter("encode")?;
     Ok(reply::with_warnings(
         scope.encode(200, &obj)?,

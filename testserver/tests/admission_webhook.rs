@@ -919,3 +919,195 @@ async fn kubectl_create_is_refused_with_the_webhooks_message() {
         "{text}"
     );
 }
+
+/// A CRD served in v1 (storage) and v2, without a conversion webhook.
+fn two_version_crd() -> Value {
+    let schema = json!({"openAPIV3Schema": {"type": "object", "properties": {
+        "spec": {"type": "object", "properties": {"size": {"type": "integer"}}}}}});
+    json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "widgets.example.com"},
+        "spec": {
+            "group": "example.com",
+            "names": {"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList"},
+            "scope": "Namespaced",
+            "versions": [
+                {"name": "v1", "served": true, "storage": true, "schema": schema},
+                {"name": "v2", "served": true, "storage": false, "schema": schema},
+            ],
+        },
+    })
+}
+
+/// `matchPolicy: Equivalent` (the default): a hook whose rules name v1 is called for a
+/// request in v2, with the resource, kind and object in v1 and the request's own in
+/// requestKind and requestResource (generic/webhook.go); `Exact` is not called.
+#[tokio::test]
+async fn equivalent_versions_are_sent_in_the_matched_version() {
+    let hooks = hook_server().await;
+    let server = server(&hooks).await;
+    let crds = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
+    assert_eq!(
+        send(&server, "POST", crds, Some(two_version_crd()))
+            .await
+            .code,
+        201
+    );
+    let v1_rule = json!([{"operations": ["CREATE"], "apiGroups": ["example.com"], "apiVersions": ["v1"], "resources": ["widgets"]}]);
+    validating(
+        &server,
+        "widgets",
+        vec![
+            webhook(
+                &hooks,
+                "equivalent.example.com",
+                "/allow",
+                json!({"rules": v1_rule}),
+            ),
+            webhook(
+                &hooks,
+                "exact.example.com",
+                "/warn",
+                json!({"rules": v1_rule, "matchPolicy": "Exact"}),
+            ),
+        ],
+    )
+    .await;
+    let widget = json!({"apiVersion": "example.com/v2", "kind": "Widget",
+        "metadata": {"name": "w"}, "spec": {"size": 3}});
+    let mut reply = send(
+        &server,
+        "POST",
+        "/apis/example.com/v2/namespaces/default/widgets",
+        Some(widget.clone()),
+    )
+    .await;
+    for _ in 0..50 {
+        if reply.code != 404 {
+            break;
+        }
+        // The CRD is served once established.
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        reply = send(
+            &server,
+            "POST",
+            "/apis/example.com/v2/namespaces/default/widgets",
+            Some(widget.clone()),
+        )
+        .await;
+    }
+    assert_eq!(reply.code, 201, "{}", reply.body);
+    assert_eq!(reply.body["apiVersion"], "example.com/v2");
+    let seen = hooks.requests("/allow");
+    assert_eq!(seen.len(), 1);
+    assert_eq!(
+        seen[0]["kind"],
+        json!({"group": "example.com", "version": "v1", "kind": "Widget"})
+    );
+    assert_eq!(seen[0]["resource"]["version"], "v1");
+    assert_eq!(seen[0]["requestKind"]["version"], "v2");
+    assert_eq!(seen[0]["requestResource"]["version"], "v2");
+    assert_eq!(seen[0]["object"]["apiVersion"], "example.com/v1");
+    assert!(
+        hooks.requests("/warn").is_empty(),
+        "Exact does not match v2"
+    );
+}
+
+/// A create with generateName: the validating hooks see the generated name and the uid,
+/// and those are what is stored; an apply that creates is admitted as a CREATE and one
+/// that changes as an UPDATE, both with the mutating hook's change stored.
+#[tokio::test]
+async fn generated_names_and_applies_are_admitted_as_stored() {
+    let hooks = hook_server().await;
+    let server = server(&hooks).await;
+    let all_ops = json!([{"operations": ["CREATE", "UPDATE"], "apiGroups": [""], "apiVersions": ["v1"], "resources": ["configmaps"]}]);
+    mutating(
+        &server,
+        "label",
+        vec![webhook(
+            &hooks,
+            "label.example.com",
+            "/label",
+            json!({"rules": all_ops}),
+        )],
+    )
+    .await;
+    validating(
+        &server,
+        "see",
+        vec![webhook(
+            &hooks,
+            "see.example.com",
+            "/allow",
+            json!({"rules": all_ops}),
+        )],
+    )
+    .await;
+    let reply = send(
+        &server,
+        "POST",
+        CMS,
+        Some(
+            json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"generateName": "gen-"}}),
+        ),
+    )
+    .await;
+    assert_eq!(reply.code, 201, "{}", reply.body);
+    let seen = hooks.requests("/allow");
+    assert_eq!(
+        seen[0]["object"]["metadata"]["name"],
+        reply.body["metadata"]["name"]
+    );
+    assert_eq!(
+        seen[0]["object"]["metadata"]["uid"],
+        reply.body["metadata"]["uid"]
+    );
+    assert_eq!(
+        hooks.requests("/label")[0]["name"],
+        "",
+        "before the registry"
+    );
+    assert_eq!(reply.body["metadata"]["labels"]["mutated"], "yes");
+
+    let applied = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "ap"}, "data": {"k": "1"}});
+    let reply = send_typed(
+        &server,
+        "PATCH",
+        &format!("{CMS}/ap?fieldManager=me"),
+        Some(applied),
+        "application/apply-patch+yaml",
+    )
+    .await;
+    assert_eq!(reply.code, 201, "{}", reply.body);
+    assert_eq!(reply.body["metadata"]["labels"]["mutated"], "yes");
+    assert_eq!(hooks.requests("/allow")[1]["operation"], "CREATE");
+    let applied = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "ap"}, "data": {"k": "2"}});
+    let reply = send_typed(
+        &server,
+        "PATCH",
+        &format!("{CMS}/ap?fieldManager=me"),
+        Some(applied),
+        "application/apply-patch+yaml",
+    )
+    .await;
+    assert_eq!(reply.code, 200, "{}", reply.body);
+    assert_eq!(reply.body["data"]["k"], "2");
+    let update = &hooks.requests("/allow")[2];
+    assert_eq!(update["operation"], "UPDATE");
+    assert_eq!(update["oldObject"]["data"]["k"], "1");
+    let stored = send(&server, "GET", &format!("{CMS}/ap"), None).await;
+    assert_eq!(stored.body["data"]["k"], "2");
+    assert_eq!(stored.body["metadata"]["labels"]["mutated"], "yes");
+    let managers: Vec<_> = stored.body["metadata"]["managedFields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| (e["manager"].clone(), e["operation"].clone()))
+        .collect();
+    assert!(
+        managers.contains(&(json!("me"), json!("Apply"))),
+        "{managers:?}"
+    );
+}

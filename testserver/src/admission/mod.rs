@@ -15,6 +15,7 @@
 mod default_toleration_seconds;
 pub(crate) mod dynamic;
 pub(crate) mod mutating;
+pub(crate) mod request;
 pub(crate) mod validating;
 pub(crate) mod webhook;
 

@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::{Hook, matching, review};
 use crate::{
-    admission::dynamic::{Request, convert},
+    admission::request::{Request, convert},
     engine::Warnings,
     errors::{ApiError, ApiResult, Reason},
     registry::ResourceType,

@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::{Hook, Rule};
 use crate::{
-    admission::dynamic::Request,
+    admission::request::Request,
     engine::Engine,
     errors::{ApiError, ApiResult},
     registry::{GroupResource, ResourceType},

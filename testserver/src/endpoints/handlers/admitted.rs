@@ -22,7 +22,10 @@ use serde_json::{Value, json};
 
 use super::super::{context::RequestContext, scope::Scope};
 use crate::{
-    admission::dynamic::{self, Operation, Request},
+    admission::{
+        dynamic,
+        request::{Operation, Request},
+    },
     authn::UserInfo,
     engine::{DeleteOptions, ListOptions, ListResult, Preset, Target, WriteOptions},
     errors::{ApiError, ApiResult},
@@ -257,7 +260,7 @@ pub(super) async fn patch(
             ..opts.clone()
         };
         let (code, patched) =
-            match super::patch::apply_patch(engine, target, patch_type, body, &dry) {
+            match super::patching::apply_patch(engine, target, patch_type, body, &dry) {
                 Err(err)
                     if lost_race(scope, target, &err, admitted_rv.as_deref().unwrap_or("")) =>
                 {

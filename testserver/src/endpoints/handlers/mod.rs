@@ -12,6 +12,7 @@ pub(crate) mod delete_collection;
 pub(crate) mod get;
 pub(crate) mod list;
 pub(crate) mod patch;
+mod patching;
 pub(crate) mod update;
 pub(crate) mod watch;
 

@@ -110,7 +110,8 @@ async fn respond(path: &str, request: &Value) -> Result<String, ()> {
         "/allow" => answer(request, json!({"allowed": true})),
         "/warn" => answer(
             request,
-            json!({"allowed": true, "warnings": ["replicas is deprecated", "second warning"]}),
+            json!({"allowed": true, "warnings": ["replicas is deprecated", "second warning"],
+                "auditAnnotations": {"checked": "yes"}}),
         ),
         "/deny" => answer(
             request,
@@ -347,11 +348,18 @@ async fn a_validating_denial_carries_the_hooks_message_and_code_and_stores_nothi
 }
 
 /// An allowed request's warnings become `Warning: 299 - "..."` headers
-/// (validating/dispatcher.go `warning.AddWarning`).
+/// (validating/dispatcher.go `warning.AddWarning`), its audit annotations the audit
+/// event's as `<hook>/<key>`.
 #[tokio::test]
 async fn warnings_of_an_allowed_request_become_warning_headers() {
     let hooks = hook_server().await;
-    let server = server(&hooks).await;
+    let server = TestServer::builder()
+        .cluster(ClusterConfig::none())
+        .audit()
+        .start()
+        .await
+        .unwrap();
+    server.register_service(SVC_NS, SVC_NAME, 443, hooks.addr);
     validating(
         &server,
         "warn",
@@ -366,6 +374,19 @@ async fn warnings_of_an_allowed_request_become_warning_headers() {
             "299 - \"replicas is deprecated\"",
             "299 - \"second warning\""
         ]
+    );
+    let events = server.audit_events();
+    let create = events
+        .iter()
+        .rev()
+        .find(|e| e.verb == "create" && e.annotations.keys().any(|k| k.starts_with("warn.")))
+        .expect("the create's event");
+    assert_eq!(
+        create
+            .annotations
+            .get("warn.example.com/checked")
+            .map(String::as_str),
+        Some("yes")
     );
 }
 

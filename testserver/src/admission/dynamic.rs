@@ -86,9 +86,10 @@ pub(crate) async fn validate(
     for w in outcome.warnings {
         warnings.add(w);
     }
-    for (key, value) in outcome.audit_annotations {
-        tracing::debug!(%key, %value, "admission policy audit annotation");
-    }
+    request
+        .audit_annotations
+        .lock()
+        .extend(outcome.audit_annotations);
     let hooks = webhook::load(engine, false);
     if hooks.is_empty() {
         return Ok(());

@@ -53,6 +53,9 @@ pub(crate) struct Request {
     pub(crate) object: Option<Value>,
     /// The current object (update, delete), in the request's version.
     pub(crate) old_object: Option<Value>,
+    /// The audit annotations the webhooks and policies added (`<hook>/<key>`), for the
+    /// request's audit event.
+    pub(crate) audit_annotations: Arc<parking_lot::Mutex<Vec<(String, String)>>>,
 }
 
 impl Request {

@@ -112,10 +112,12 @@ async fn call(
         })?;
     let answer = review::verify(&uid, mutating, &answer)
         .map_err(|err| calling(format!("received invalid webhook response: {err}")))?;
-    for (key, value) in &answer.audit_annotations {
-        // Not yet in the audit event: kube-apiserver adds them as `<hook>/<key>`.
-        tracing::debug!(hook = %hook.name, %key, %value, "webhook audit annotation");
-    }
+    request.audit_annotations.lock().extend(
+        answer
+            .audit_annotations
+            .iter()
+            .map(|(key, value)| (format!("{}/{key}", hook.name), value.clone())),
+    );
     if !answer.allowed {
         return Err(Failure::Refused(denial(&hook.name, answer.status.as_ref())));
     }

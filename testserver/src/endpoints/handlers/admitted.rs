@@ -85,7 +85,7 @@ fn delete_options_json(opts: &DeleteOptions) -> Value {
 /// The admission request of a write on `target`.
 fn request(
     scope: &Scope<'_>,
-    cx: &RequestContext,
+    cx: &mut RequestContext,
     target: &Target,
     operation: Operation,
     dry_run: bool,
@@ -106,6 +106,15 @@ fn request(
         options,
         object: None,
         old_object: None,
+        audit_annotations: Arc::default(),
+    }
+}
+
+/// Moves the audit annotations admission added into the request's audit event.
+fn record(cx: &mut RequestContext, req: &Request) {
+    let added = std::mem::take(&mut *req.audit_annotations.lock());
+    if let Some(pending) = cx.audit.as_mut() {
+        pending.event.annotations.extend(added);
     }
 }
 
@@ -144,7 +153,7 @@ fn gave_up(target: &Target) -> ApiError {
 /// A create (POST, or an apply of a missing object: `object` is then the dry run's).
 pub(super) async fn create(
     scope: &Scope<'_>,
-    cx: &RequestContext,
+    cx: &mut RequestContext,
     target: &Target,
     object: Value,
     opts: &WriteOptions,
@@ -162,6 +171,7 @@ pub(super) async fn create(
     req.name = meta::name(&object).to_string();
     req.object = Some(object);
     dynamic::mutate(scope.shared, &mut req, warnings).await?;
+    record(cx, &req);
     let object = req.object.take().unwrap_or(Value::Null);
     let dry = WriteOptions {
         dry_run: true,
@@ -171,6 +181,7 @@ pub(super) async fn create(
     req.name = meta::name(&admitted).to_string();
     req.object = Some((*admitted).clone());
     dynamic::validate(scope.shared, &req, warnings).await?;
+    record(cx, &req);
     if opts.dry_run {
         return Ok(admitted);
     }
@@ -187,7 +198,7 @@ pub(super) async fn create(
 /// An update (PUT) of the object or its subresource.
 pub(super) async fn update(
     scope: &Scope<'_>,
-    cx: &RequestContext,
+    cx: &mut RequestContext,
     body: Value,
     opts: &WriteOptions,
 ) -> ApiResult<Arc<Value>> {
@@ -211,6 +222,7 @@ pub(super) async fn update(
         req.old_object = Some(shown(scope, target, &old)?);
         req.object = Some(body.clone());
         dynamic::mutate(scope.shared, &mut req, warnings).await?;
+        record(cx, &req);
         let object = req.object.take().unwrap_or(Value::Null);
         let dry = WriteOptions {
             dry_run: true,
@@ -223,6 +235,7 @@ pub(super) async fn update(
         };
         req.object = Some((*admitted).clone());
         dynamic::validate(scope.shared, &req, warnings).await?;
+        record(cx, &req);
         if opts.dry_run {
             return Ok(admitted);
         }
@@ -241,7 +254,7 @@ pub(super) async fn update(
 /// A patch of any type (an apply of a missing object is admitted as a create).
 pub(super) async fn patch(
     scope: &Scope<'_>,
-    cx: &RequestContext,
+    cx: &mut RequestContext,
     patch_type: PatchType,
     body: &[u8],
     opts: &WriteOptions,
@@ -300,6 +313,7 @@ pub(super) async fn patch(
         req.old_object = Some(shown(scope, target, &old)?);
         req.object = Some((*patched).clone());
         dynamic::mutate(scope.shared, &mut req, warnings).await?;
+        record(cx, &req);
         let object = req.object.take().unwrap_or(Value::Null);
         // The patched object is written as a whole, its managedFields as the patch left
         // them.
@@ -322,6 +336,7 @@ pub(super) async fn patch(
         };
         req.object = Some((*admitted).clone());
         dynamic::validate(scope.shared, &req, warnings).await?;
+        record(cx, &req);
         if opts.dry_run {
             return Ok((200, admitted));
         }
@@ -336,7 +351,7 @@ pub(super) async fn patch(
 /// A delete of `target`'s object.
 pub(super) async fn delete(
     scope: &Scope<'_>,
-    cx: &RequestContext,
+    cx: &mut RequestContext,
     target: &Target,
     opts: &DeleteOptions,
 ) -> ApiResult<Arc<Value>> {
@@ -357,7 +372,9 @@ pub(super) async fn delete(
         );
         req.old_object = Some(shown(scope, target, &old)?);
         dynamic::mutate(scope.shared, &mut req, &warnings).await?;
+        record(cx, &req);
         dynamic::validate(scope.shared, &req, &warnings).await?;
+        record(cx, &req);
         let real = DeleteOptions {
             admitted_rv: Some(admitted_rv.clone()),
             ..opts.clone()
@@ -373,7 +390,7 @@ pub(super) async fn delete(
 /// A deletecollection: each selected object deleted as [`delete`] deletes it.
 pub(super) async fn delete_collection(
     scope: &Scope<'_>,
-    cx: &RequestContext,
+    cx: &mut RequestContext,
     list_opts: &ListOptions,
     opts: &DeleteOptions,
 ) -> ApiResult<ListResult> {

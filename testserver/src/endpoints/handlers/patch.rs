@@ -65,7 +65,8 @@ pub(crate) async fn patch(scope: &Scope<'_>, cx: &mut RequestContext) -> ApiResu
     opts.guard = escalation_guard(scope, cx, None)?;
     cx.trail.enter("registry")?;
     let (code, obj) = if crate::admission::dynamic::configured(scope.engine()) {
-        super::admitted::patch(scope, cx, patch_type, &cx.body, &opts).await?
+        let body = cx.body.clone();
+        super::admitted::patch(scope, cx, patch_type, &body, &opts).await?
     } else {
         super::patching::apply_patch(scope.engine(), &scope.target, patch_type, &cx.body, &opts)?
     };

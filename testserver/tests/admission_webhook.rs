@@ -103,6 +103,9 @@ fn json_patch(ops: Value) -> Value {
     })
 }
 
+/// The test server's URL and token, for the hook that races the write it admits.
+static RACE: std::sync::OnceLock<(String, String)> = std::sync::OnceLock::new();
+
 /// What each path answers.
 async fn respond(path: &str, request: &Value) -> Result<String, ()> {
     let labelled = request.pointer("/object/metadata/labels").is_some();
@@ -133,6 +136,26 @@ async fn respond(path: &str, request: &Value) -> Result<String, ()> {
         ),
         "/slow" => {
             tokio::time::sleep(Duration::from_secs(3)).await;
+            answer(request, json!({"allowed": true}))
+        }
+        "/bump" => {
+            // Writes the object under admission once, from inside the hook: the write
+            // being admitted then conflicts and is admitted again.
+            if request.pointer("/oldObject/data/bumped").is_none()
+                && request.pointer("/object/data/bumped").is_none()
+                && let Some((url, token)) = RACE.get()
+            {
+                let name = request["name"].as_str().unwrap_or_default();
+                let resp = reqwest::Client::new()
+                    .patch(format!("{url}{CMS}/{name}"))
+                    .bearer_auth(token)
+                    .header("content-type", "application/merge-patch+json")
+                    .body(r#"{"data":{"bumped":"1"}}"#)
+                    .send()
+                    .await
+                    .unwrap();
+                assert_eq!(resp.status().as_u16(), 200);
+            }
             answer(request, json!({"allowed": true}))
         }
         "/garbage" => return Ok("this is not JSON".to_string()),
@@ -1131,4 +1154,47 @@ async fn generated_names_and_applies_are_admitted_as_stored() {
         managers.contains(&(json!("me"), json!("Apply"))),
         "{managers:?}"
     );
+}
+
+/// A write whose object changes while it is admitted is admitted again on the new object,
+/// as kube-apiserver's GuaranteedUpdate retries its tryUpdate: the hook here writes the
+/// object itself (over HTTP, on the same runtime: no lock is held while hooks run), so the
+/// patch lands on top of that write.
+#[tokio::test]
+async fn a_write_that_lost_a_race_is_admitted_again() {
+    let hooks = hook_server().await;
+    let server = server(&hooks).await;
+    let _ = RACE.set((server.url(), server.admin_token().to_string()));
+    assert_eq!(
+        send(&server, "POST", CMS, Some(configmap("race")))
+            .await
+            .code,
+        201
+    );
+    validating(
+        &server,
+        "bump",
+        vec![webhook(
+            &hooks,
+            "bump.example.com",
+            "/bump",
+            json!({"rules": [{"operations": ["UPDATE"], "apiGroups": [""], "apiVersions": ["v1"], "resources": ["configmaps"]}]}),
+        )],
+    )
+    .await;
+    let reply = send_typed(
+        &server,
+        "PATCH",
+        &format!("{CMS}/race"),
+        Some(json!({"data": {"k": "2"}})),
+        "application/merge-patch+json",
+    )
+    .await;
+    assert_eq!(reply.code, 200, "{}", reply.body);
+    assert_eq!(reply.body["data"], json!({"k": "2", "bumped": "1"}));
+    // The patch, the hook's own write, and the patch again.
+    let seen = hooks.requests("/bump");
+    assert_eq!(seen.len(), 3, "{seen:#?}");
+    assert!(seen[0]["oldObject"]["data"].get("bumped").is_none());
+    assert_eq!(seen[2]["oldObject"]["data"]["bumped"], "1");
 }

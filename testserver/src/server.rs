@@ -579,6 +579,12 @@ impl TestServer {
         self.shared.register_service(namespace, name, port, addr);
     }
 
+    /// Forgets the address of a Service registered with [`TestServer::register_service`]:
+    /// calls to its webhooks then fail as calls to a Service without endpoints do.
+    pub fn unregister_service(&self, namespace: &str, name: &str, port: u16) {
+        self.shared.services.unregister(namespace, name, port);
+    }
+
     /// The audit events so far, oldest first (empty unless the server audits into
     /// memory: [`TestServerBuilder::audit`]); see [`crate::audit`].
     pub fn audit_events(&self) -> Vec<crate::AuditEvent> {

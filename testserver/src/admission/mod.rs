@@ -5,14 +5,20 @@
 //! it to the registry.
 //!
 //! Of kube-apiserver's built-in plugins, `DefaultTolerationSeconds` is modelled (the
-//! cluster's taint-based eviction relies on it); no webhook or policy is yet. The schema admission of custom resources (prune,
+//! cluster's taint-based eviction relies on it). The dynamic plugins — admission
+//! webhooks ([`webhook`]) and the admission policies — are in [`dynamic`]: they are
+//! called by the handlers outside the store's lock, around a dry run of the registry,
+//! and only when one is configured. The schema admission of custom resources (prune,
 //! default, validate, CEL) is not here: as in kube-apiserver it is the resource's
 //! strategy, run by the registry (`crate::engine`).
 
 mod default_toleration_seconds;
+pub(crate) mod dynamic;
 pub(crate) mod mutating;
 pub(crate) mod policy;
+pub(crate) mod request;
 pub(crate) mod validating;
+pub(crate) mod webhook;
 
 use crate::endpoints::{context::UserInfo, request_info::RequestInfo};
 

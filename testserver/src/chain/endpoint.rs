@@ -9,6 +9,6 @@ use crate::{
 };
 
 /// Serves the request with its verb's handler (or discovery and OpenAPI).
-pub(crate) fn serve(shared: &Shared, cx: &mut RequestContext) -> ApiResult<Reply> {
-    endpoints::serve(shared, cx)
+pub(crate) async fn serve(shared: &Shared, cx: &mut RequestContext) -> ApiResult<Reply> {
+    endpoints::serve(shared, cx).await
 }

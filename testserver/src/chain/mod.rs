@@ -83,7 +83,7 @@ async fn run(shared: &Shared, cx: &mut RequestContext) -> ApiResult<Reply> {
     cx.trail.enter("fault_injection")?;
     fault_injection::inject(shared, cx).await?;
     cx.trail.enter("endpoint")?;
-    endpoint::serve(shared, cx)
+    endpoint::serve(shared, cx).await
 }
 
 #[cfg(test)]

@@ -44,29 +44,33 @@ use crate::{
 
 /// Serves a request that passed the chain's filters: a discovery or OpenAPI document,
 /// or a resource request through its verb's handler.
-pub(crate) fn serve(shared: &Shared, cx: &mut RequestContext) -> ApiResult<Reply> {
+pub(crate) async fn serve(shared: &Shared, cx: &mut RequestContext) -> ApiResult<Reply> {
     let route = match cx.route.take() {
         Some(route) => route,
         None => request_info::resolve(&shared.engine, &cx.parts.method, &cx.parts.uri),
     }?;
     match route {
-        Route::Resource(info) => resource(shared, &info, cx),
+        Route::Resource(info) => resource(shared, &info, cx).await,
         other => non_resource(&shared.engine, &cx.parts.headers, other),
     }
 }
 
 /// A resource request through its verb's handler.
-fn resource(shared: &Shared, info: &RequestInfo, cx: &mut RequestContext) -> ApiResult<Reply> {
+async fn resource(
+    shared: &Shared,
+    info: &RequestInfo,
+    cx: &mut RequestContext,
+) -> ApiResult<Reply> {
     let scope = Scope::new(shared, info, &cx.parts)?;
     match info.verb {
         Verb::Get => handlers::get::get(&scope, cx),
         Verb::List => handlers::list::list(&scope, cx),
         Verb::Watch => handlers::watch::watch(&scope, cx),
-        Verb::Create => handlers::create::create(&scope, cx),
-        Verb::Update => handlers::update::update(&scope, cx),
-        Verb::Patch => handlers::patch::patch(&scope, cx),
-        Verb::Delete => handlers::delete::delete(&scope, cx),
-        Verb::DeleteCollection => handlers::delete_collection::delete_collection(&scope, cx),
+        Verb::Create => handlers::create::create(&scope, cx).await,
+        Verb::Update => handlers::update::update(&scope, cx).await,
+        Verb::Patch => handlers::patch::patch(&scope, cx).await,
+        Verb::Delete => handlers::delete::delete(&scope, cx).await,
+        Verb::DeleteCollection => handlers::delete_collection::delete_collection(&scope, cx).await,
     }
 }
 

@@ -75,6 +75,8 @@ pub(crate) fn write(
             ..FieldCheck::default()
         },
         guard: None,
+        preset: None,
+        admitted_rv: None,
     })
 }
 

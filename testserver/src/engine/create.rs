@@ -82,7 +82,10 @@ impl Engine {
             if name.is_empty()
                 && let Some(base) = m.get("generateName").and_then(Value::as_str)
             {
-                let generated = format!("{base}{}", self.entropy.name_suffix());
+                let generated = match &opts.preset {
+                    Some(preset) if !preset.name.is_empty() => preset.name.clone(),
+                    _ => format!("{base}{}", self.entropy.name_suffix()),
+                };
                 m.insert("name".into(), Value::String(generated));
             }
         }
@@ -127,7 +130,11 @@ impl Engine {
                 root.remove("status");
             }
             let m = meta::meta_mut(&mut obj);
-            m.insert("uid".into(), Value::String(self.entropy.uid()));
+            let uid = match &opts.preset {
+                Some(preset) if !preset.uid.is_empty() => preset.uid.clone(),
+                _ => self.entropy.uid(),
+            };
+            m.insert("uid".into(), Value::String(uid));
             m.insert(
                 "creationTimestamp".into(),
                 Value::String(crate::clock::now_rfc3339()),

@@ -58,6 +58,16 @@ impl Engine {
                         ),
                     ));
                 }
+            if let Some(rv) = &opts.admitted_rv
+                && rv != meta::resource_version(old)
+            {
+                return Err(ApiError::conflict(
+                    &rt.group,
+                    &rt.plural,
+                    &name,
+                    "the object has been modified; please apply your changes to the latest version and try again",
+                ));
+            }
             if let Some(rv) = &opts.precondition_rv
                 && rv != meta::resource_version(old) {
                     return Err(ApiError::conflict(

@@ -198,6 +198,23 @@ pub struct WriteOptions {
     /// A check of the object about to be stored, run after a patch is applied and before
     /// the strategy (RBAC's escalation check, `crate::authz::rbac::escalation`).
     pub guard: Option<WriteGuard>,
+    /// What a create must use instead of generating: the name (for `generateName`) and
+    /// uid that admission webhooks saw in the dry run before it (kube-apiserver resolves
+    /// them once, before its validating admission; here the dry run runs the strategy).
+    pub preset: Option<Preset>,
+    /// The server's own precondition (not the user's): an update or patch applies only
+    /// to the object at this resourceVersion, the one admission saw (kube-apiserver's
+    /// `GuaranteedUpdate` retries its `tryUpdate`, admission included, on a conflict).
+    pub admitted_rv: Option<String>,
+}
+
+/// The name and uid a create uses instead of generating them ([`WriteOptions::preset`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Preset {
+    /// The name to use when the object has only `generateName`.
+    pub name: String,
+    /// The uid.
+    pub uid: String,
 }
 
 /// A check the registry runs on the object a create or main-resource update is about to
@@ -244,6 +261,9 @@ pub struct DeleteOptions {
     pub precondition_rv: Option<String>,
     /// `dryRun=All`.
     pub dry_run: bool,
+    /// The server's own precondition (not the user's): the resourceVersion of the object
+    /// admission saw ([`WriteOptions::admitted_rv`]).
+    pub admitted_rv: Option<String>,
 }
 
 /// A list result, serialised lazily so large lists are not copied into one `Value`.

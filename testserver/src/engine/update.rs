@@ -65,6 +65,16 @@ impl Engine {
             let Some(old) = current else {
                 return Err(ApiError::not_found(&rt.group, &rt.plural, &name));
             };
+            if let Some(admitted) = &opts.admitted_rv
+                && admitted != meta::resource_version(old)
+            {
+                return Err(ApiError::conflict(
+                    &rt.group,
+                    &rt.plural,
+                    &name,
+                    "the object has been modified; please apply your changes to the latest version and try again",
+                ));
+            }
             let Some((body, expected_rv)) = build(old)? else {
                 return Ok(Write::Unchanged);
             };

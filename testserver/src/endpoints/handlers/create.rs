@@ -12,7 +12,7 @@ use super::{
 use crate::errors::ApiResult;
 
 /// Decodes the body, admits it, creates it and encodes the stored object (201).
-pub(crate) fn create(scope: &Scope<'_>, cx: &mut RequestContext) -> ApiResult<Reply> {
+pub(crate) async fn create(scope: &Scope<'_>, cx: &mut RequestContext) -> ApiResult<Reply> {
     if scope.target.subresource.is_some() {
         return create_subresource(scope, cx);
     }
@@ -35,7 +35,11 @@ pub(crate) fn create(scope: &Scope<'_>, cx: &mut RequestContext) -> ApiResult<Re
         cx.trail.enter("encode")?;
         return scope.encode(201, &reviewed?);
     }
-    let obj = scope.engine().create(&scope.target, value, &opts)?;
+    let obj = if crate::admission::dynamic::configured(scope.engine()) {
+        super::admitted::create(scope, cx, &scope.target, value, &opts).await?
+    } else {
+        scope.engine().create(&scope.target, value, &opts)?
+    };
     cx.trail.enter("encode")?;
     Ok(reply::with_warnings(
         scope.encode(201, &obj)?,

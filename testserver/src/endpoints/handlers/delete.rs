@@ -14,12 +14,16 @@ use crate::errors::ApiResult;
 /// Deletes the object: a completed deletion answers with a `Success` Status unless the
 /// resource's store returns the deleted object; one held by finalizers answers with the
 /// object (registry/store.go `Delete`).
-pub(crate) fn delete(scope: &Scope<'_>, cx: &mut RequestContext) -> ApiResult<Reply> {
+pub(crate) async fn delete(scope: &Scope<'_>, cx: &mut RequestContext) -> ApiResult<Reply> {
     cx.trail.enter("decode")?;
     let opts = options::delete(&scope.query, &cx.parts.headers, &cx.body)?;
     admit(scope, cx, opts.dry_run, None)?;
     cx.trail.enter("registry")?;
-    let obj = scope.engine().delete(&scope.target, &opts)?;
+    let obj = if crate::admission::dynamic::configured(scope.engine()) {
+        super::admitted::delete(scope, cx, &scope.target, &opts).await?
+    } else {
+        scope.engine().delete(&scope.target, &opts)?
+    };
     cx.trail.enter("encode")?;
     if crate::meta::is_deleting(&obj) || scope.rt.strategy.returns_deleted_object() {
         scope.encode(200, &obj)

@@ -13,15 +13,22 @@ use super::{
 use crate::errors::ApiResult;
 
 /// Deletes the selected objects and encodes their list.
-pub(crate) fn delete_collection(scope: &Scope<'_>, cx: &mut RequestContext) -> ApiResult<Reply> {
+pub(crate) async fn delete_collection(
+    scope: &Scope<'_>,
+    cx: &mut RequestContext,
+) -> ApiResult<Reply> {
     cx.trail.enter("decode")?;
     let opts = options::delete(&scope.query, &cx.parts.headers, &cx.body)?;
     let list_opts = options::list(&scope.query)?;
     admit(scope, cx, opts.dry_run, None)?;
     cx.trail.enter("registry")?;
-    let list = scope
-        .engine()
-        .delete_collection(&scope.target, &list_opts, &opts)?;
+    let list = if crate::admission::dynamic::configured(scope.engine()) {
+        super::admitted::delete_collection(scope, cx, &list_opts, &opts).await?
+    } else {
+        scope
+            .engine()
+            .delete_collection(&scope.target, &list_opts, &opts)?
+    };
     cx.trail.enter("encode")?;
     render::list(
         scope.engine(),

@@ -1,14 +1,18 @@
 //! One function per verb (kube-apiserver's `endpoints/handlers`: `get.go`, `create.go`,
 //! `update.go`, `patch.go`, `delete.go`, `watch.go`). Each runs the endpoint's steps in
 //! kube-apiserver's order — decode, admission (mutating, then validating), registry,
-//! encode — and records each in the request's trail.
+//! encode — and records each in the request's trail. With admission webhooks or policies
+//! configured, the writes run their dynamic admission around a dry run of the registry,
+//! outside the store's lock (`admitted`).
 
+mod admitted;
 pub(crate) mod create;
 pub(crate) mod delete;
 pub(crate) mod delete_collection;
 pub(crate) mod get;
 pub(crate) mod list;
 pub(crate) mod patch;
+mod patching;
 pub(crate) mod update;
 pub(crate) mod watch;
 

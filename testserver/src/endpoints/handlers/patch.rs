@@ -1,8 +1,6 @@
 //! `patch`: a JSON, merge, strategic-merge or apply patch of one object or its
 //! subresource (kube-apiserver's `handlers/patch.go`).
 
-use std::sync::Arc;
-
 use http::header;
 use serde_json::Value;
 
@@ -16,15 +14,15 @@ use super::{
     admit, escalation_guard,
 };
 use crate::{
-    engine::{BodyOrigin, Engine, Target, WriteOptions},
-    errors::{ApiError, ApiResult},
-    patch::{PatchType, apply_json_or_merge},
+    engine::BodyOrigin,
+    errors::ApiResult,
+    patch::PatchType,
     schema::{go_print, parse_with_duplicates},
 };
 
 /// Reads the patch type, admits the request, patches the object and encodes the result
 /// (201 for an apply that created it).
-pub(crate) fn patch(scope: &Scope<'_>, cx: &mut RequestContext) -> ApiResult<Reply> {
+pub(crate) async fn patch(scope: &Scope<'_>, cx: &mut RequestContext) -> ApiResult<Reply> {
     if scope.target.name.is_none() {
         return Err(Scope::method_not_allowed());
     }
@@ -60,75 +58,23 @@ pub(crate) fn patch(scope: &Scope<'_>, cx: &mut RequestContext) -> ApiResult<Rep
     {
         opts.fields.duplicates = dups;
     }
-    // The patched object exists only inside the registry's update: admission sees the
-    // request (the admission issue moves it into the update, where kube-apiserver runs it).
+    // The patched object exists only inside the registry's update: the built-in plugins
+    // see the request; the dynamic ones (webhooks, policies) see the patched object
+    // (`admitted::patch`).
     admit(scope, cx, opts.dry_run, None)?;
     opts.guard = escalation_guard(scope, cx, None)?;
     cx.trail.enter("registry")?;
-    let (code, obj) = apply_patch(scope.engine(), &scope.target, patch_type, &cx.body, &opts)?;
+    let (code, obj) = if crate::admission::dynamic::configured(scope.engine()) {
+        let body = cx.body.clone();
+        super::admitted::patch(scope, cx, patch_type, &body, &opts).await?
+    } else {
+        super::patching::apply_patch(scope.engine(), &scope.target, patch_type, &cx.body, &opts)?
+    };
     cx.trail.enter("encode")?;
     Ok(reply::with_warnings(
         scope.encode(code, &obj)?,
         &opts.fields.warnings,
     ))
-}
-
-/// Applies a PATCH of any type.
-fn apply_patch(
-    engine: &Engine,
-    target: &Target,
-    patch_type: PatchType,
-    body: &[u8],
-    opts: &WriteOptions,
-) -> ApiResult<(u16, Arc<Value>)> {
-    let rt = &target.rt;
-    match patch_type {
-        PatchType::Apply => crate::apply::apply(engine, target, body, opts),
-        PatchType::Strategic if !rt.builtin => Err(ApiError::unsupported_media_type(
-            "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml",
-        )),
-        _ => {
-            let sub = target.subresource.clone();
-            let rt2 = rt.clone();
-            let obj = engine.replace_with(target, opts, move |old| {
-                let base: Value = if sub.as_deref() == Some("scale") {
-                    (*crate::scale::to_scale(&rt2, old)?).clone()
-                } else {
-                    old.clone()
-                };
-                let patched = apply_json_or_merge(&base, patch_type, body)?;
-                if !patched.is_object() {
-                    return Err(ApiError::bad_request("the patch produced a non-object"));
-                }
-                let name = crate::meta::name(&patched);
-                if sub.is_none() && name != crate::meta::name(old) {
-                    return Err(ApiError::bad_request(format!(
-                        "the name of the object ({name}) does not match the name on the URL ({})",
-                        crate::meta::name(old)
-                    )));
-                }
-                if sub.is_none() {
-                    let causes = crate::meta::validate_labels(&patched);
-                    if !causes.is_empty() {
-                        return Err(ApiError::invalid(
-                            &rt2.group,
-                            &rt2.kind,
-                            crate::meta::name(old),
-                            causes,
-                        ));
-                    }
-                }
-                let rv = crate::meta::resource_version(&patched).to_string();
-                let rv = if rv == crate::meta::resource_version(old) {
-                    String::new()
-                } else {
-                    rv
-                };
-                Ok(Some((patched, rv)))
-            })?;
-            Ok((200, obj))
-        }
-    }
 }
 
 #[cfg(test)]

@@ -13,7 +13,7 @@ use super::{
 use crate::errors::ApiResult;
 
 /// Decodes the body, admits it, replaces the object and encodes the stored one.
-pub(crate) fn update(scope: &Scope<'_>, cx: &mut RequestContext) -> ApiResult<Reply> {
+pub(crate) async fn update(scope: &Scope<'_>, cx: &mut RequestContext) -> ApiResult<Reply> {
     if scope.target.name.is_none() {
         return Err(Scope::method_not_allowed());
     }
@@ -30,7 +30,11 @@ pub(crate) fn update(scope: &Scope<'_>, cx: &mut RequestContext) -> ApiResult<Re
     admit(scope, cx, opts.dry_run, Some(&mut value))?;
     opts.guard = escalation_guard(scope, cx, Some(&value))?;
     cx.trail.enter("registry")?;
-    let obj = scope.engine().update(&scope.target, value, &opts)?;
+    let obj = if crate::admission::dynamic::configured(scope.engine()) {
+        super::admitted::update(scope, cx, value, &opts).await?
+    } else {
+        scope.engine().update(&scope.target, value, &opts)?
+    };
     cx.trail.enter("encode")?;
     Ok(reply::with_warnings(
         scope.encode(200, &obj)?,

@@ -151,7 +151,9 @@ async fn kubectl_meets_foo_s_webhooks_through_the_generated_manifests() {
     .await;
     assert!(!ok, "{out}");
     assert!(
-        out.contains("denied the request: spec.deploymentName: Invalid value: \"other\": field is immutable"),
+        out.contains(
+            "denied the request: spec.deploymentName: Invalid value: \"other\": field is immutable"
+        ),
         "{out}"
     );
 
@@ -163,7 +165,10 @@ async fn kubectl_meets_foo_s_webhooks_through_the_generated_manifests() {
         )
         .await
         .unwrap_err();
-    assert!(err.to_string().contains("must be between 0 and 10"), "{err}");
+    assert!(
+        err.to_string().contains("must be between 0 and 10"),
+        "{err}"
+    );
 
     stop.cancel();
     serving.await.unwrap().unwrap();

@@ -5,9 +5,8 @@
 //! [`mutate`] and [`validate`] outside the store's lock, only when [`configured`] says
 //! a webhook configuration or a policy binding exists.
 //!
-//! The policies (`crate::admission::policy`, written separately) take the
-//! `admission.k8s.io/v1` AdmissionRequest JSON the webhooks get; until they are wired,
-//! [`run_mutating_policies`] and [`run_validating_policies`] admit everything.
+//! The policies ([`super::policy`]) take the `admission.k8s.io/v1` AdmissionRequest JSON
+//! the webhooks get.
 
 use serde_json::Value;
 
@@ -25,32 +24,32 @@ pub(crate) fn configured(engine: &Engine) -> bool {
     webhook::configured(engine)
 }
 
-/// What the validating admission policies answered.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct PolicyOutcome {
-    /// `Warn` actions' messages.
-    pub(crate) warnings: Vec<String>,
-    /// `Audit` actions' annotations.
-    pub(crate) audit_annotations: Vec<(String, String)>,
+/// The MutatingAdmissionPolicies ([`super::policy::mutate_with_reinvocation`]): the
+/// mutated object (`None` for no change) and whether a policy asked to be reinvoked
+/// (`reinvocationPolicy: IfNeeded`).
+pub(crate) fn run_mutating_policies(
+    engine: &Engine,
+    request: &Value,
+) -> ApiResult<(Option<Value>, bool)> {
+    let outcome = super::policy::mutate_with_reinvocation(engine, request)?;
+    for invocation in &outcome.reinvocable {
+        tracing::trace!(
+            policy = %invocation.policy,
+            binding = %invocation.binding,
+            param = %invocation.param,
+            "mutating admission policy asks to be reinvoked if needed"
+        );
+    }
+    Ok((outcome.object, !outcome.reinvocable.is_empty()))
 }
 
-/// The MutatingAdmissionPolicies: the mutated object, or `None` for no change. A
-/// pass-through until `crate::admission::policy` is wired in.
-pub(crate) fn run_mutating_policies(engine: &Engine, request: &Value) -> ApiResult<Option<Value>> {
-    // policy: crate::admission::policy::mutate(engine, &request)
-    let _ = (engine, request);
-    Ok(None)
-}
-
-/// The ValidatingAdmissionPolicies: an error for a `Deny`, else the warnings and audit
-/// annotations. A pass-through until `crate::admission::policy` is wired in.
+/// The ValidatingAdmissionPolicies ([`super::policy::validate`]): an error for a `Deny`,
+/// else the warnings and audit annotations.
 pub(crate) fn run_validating_policies(
     engine: &Engine,
     request: &Value,
-) -> ApiResult<PolicyOutcome> {
-    // policy: crate::admission::policy::validate(engine, &request)
-    let _ = (engine, request);
-    Ok(PolicyOutcome::default())
+) -> ApiResult<super::policy::PolicyOutcome> {
+    super::policy::validate(engine, request)
 }
 
 /// The mutating stage: the mutating admission policies, then the mutating webhooks;
@@ -61,9 +60,12 @@ pub(crate) async fn mutate(
     warnings: &Warnings,
 ) -> ApiResult<()> {
     let engine = &shared.engine;
+    let mut reinvoke = false;
     if request.object.is_some() {
         let review = request.to_json(&uuid::Uuid::new_v4().to_string(), &request.rt);
-        if let Some(mutated) = run_mutating_policies(engine, &review)? {
+        let (mutated, again) = run_mutating_policies(engine, &review)?;
+        reinvoke = again;
+        if let Some(mutated) = mutated {
             request.object = Some(mutated);
         }
     }
@@ -71,7 +73,19 @@ pub(crate) async fn mutate(
     if hooks.is_empty() {
         return Ok(());
     }
-    webhook::dispatch::mutate(shared, &hooks, request, warnings).await
+    let before = reinvoke.then(|| request.object.clone());
+    webhook::dispatch::mutate(shared, &hooks, request, warnings).await?;
+    // Reinvocation (kube-apiserver's `reinvocationPolicy: IfNeeded`): the webhooks
+    // changed what the policies mutated, so the policies run once more.
+    if let Some(before) = before
+        && before != request.object
+    {
+        let review = request.to_json(&uuid::Uuid::new_v4().to_string(), &request.rt);
+        if let (Some(mutated), _) = run_mutating_policies(engine, &review)? {
+            request.object = Some(mutated);
+        }
+    }
+    Ok(())
 }
 
 /// The validating stage: the ValidatingAdmissionPolicies, then the validating webhooks.

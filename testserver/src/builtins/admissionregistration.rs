@@ -3,6 +3,7 @@
 //! `metadata.generation`).
 
 use super::{Builtin, row};
+use crate::strategy::{StrategyRef, admissionregistration};
 
 /// The API group.
 pub(super) const GROUP: &str = "admissionregistration.k8s.io";
@@ -19,6 +20,7 @@ pub(super) const ROWS: &[Builtin] = &[
     },
     Builtin {
         generation: true,
+        strategy: || StrategyRef::new(admissionregistration::ValidatingAdmissionPolicies),
         ..row("validatingadmissionpolicies")
     },
     Builtin {

@@ -8,6 +8,7 @@
 //! timestamps, generation, resourceVersion preconditions, the status subresource split,
 //! finalizers.
 
+pub(crate) mod admissionregistration;
 mod allocator;
 pub(crate) mod apiextensions;
 pub(crate) mod apps;

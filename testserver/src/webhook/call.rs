@@ -169,10 +169,8 @@ fn tls_reason(err: &std::io::Error, server_name: &str) -> String {
         // A chain to another CA, or to a CA of the bundle's name but another key.
         Some(Error::InvalidCertificate(
             CertificateError::UnknownIssuer | CertificateError::BadSignature,
-        )) => {
-            "tls: failed to verify certificate: x509: certificate signed by unknown authority"
-                .to_string()
-        }
+        )) => "tls: failed to verify certificate: x509: certificate signed by unknown authority"
+            .to_string(),
         Some(Error::InvalidCertificate(
             CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
         )) => format!(

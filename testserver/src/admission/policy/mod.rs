@@ -1,7 +1,7 @@
 //! Admission policies: ValidatingAdmissionPolicy and MutatingAdmissionPolicy
 //! (`admissionregistration.k8s.io/v1`), evaluated with CEL as kube-apiserver's
 //! `admission/plugin/policy/{validating,mutating,matching,generic}` do. The admission
-//! chain calls [`mutate`] (first in the mutating stage) and [`validate`] (after schema
+//! chain calls [`mutate_with_reinvocation`] (first in the mutating stage) and [`validate`] (after schema
 //! validation), each with the `admission.k8s.io/v1` AdmissionRequest it builds for the
 //! webhooks.
 //!
@@ -22,10 +22,6 @@
 //! `extensions/deployments`); the apply-configuration merge is structural
 //! (`mutating.rs`).
 
-// Until the admission chain (issue 40, the webhook dispatcher) calls in, only the tests
-// use this module.
-#![allow(dead_code, unused_imports)]
-
 mod compiled;
 mod expr;
 mod matching;
@@ -42,8 +38,6 @@ use std::sync::Arc;
 use serde_json::Value;
 
 pub(crate) use compiled::compile_errors;
-pub(crate) use mutating::{Invocation, MutationOutcome};
-pub(crate) use validating::VALIDATION_FAILURE_KEY;
 
 use self::{compiled::CompiledPolicy, expr::Bound, matching::MatchError, request::Request};
 use crate::{
@@ -72,18 +66,13 @@ pub(crate) fn validate(engine: &Engine, request: &Value) -> ApiResult<PolicyOutc
     validating::validate(engine, request)
 }
 
-/// Runs the MutatingAdmissionPolicies on `request.object`, returning the mutated object
-/// (or `None` when no policy changed it).
-pub(crate) fn mutate(engine: &Engine, request: &Value) -> ApiResult<Option<Value>> {
-    mutating::mutate(engine, request).map(|o| o.object)
-}
-
-/// [`mutate`] with the invocations that asked for reinvocation (`reinvocationPolicy:
-/// IfNeeded`), for a chain that reinvokes.
+/// Runs the MutatingAdmissionPolicies on `request.object`: the mutated object (`None`
+/// when no policy changed it) and the invocations that asked for reinvocation
+/// (`reinvocationPolicy: IfNeeded`), for the chain's reinvocation.
 pub(crate) fn mutate_with_reinvocation(
     engine: &Engine,
     request: &Value,
-) -> ApiResult<MutationOutcome> {
+) -> ApiResult<mutating::MutationOutcome> {
     mutating::mutate(engine, request)
 }
 

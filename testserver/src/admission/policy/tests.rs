@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use super::{compile_errors, mutate, mutate_with_reinvocation, validate};
+use super::{compile_errors, mutate_with_reinvocation, validate};
 use crate::{
     engine::{Engine, EngineConfig, WriteOptions},
     registry::GroupResource,
@@ -122,6 +122,11 @@ fn max_replicas(e: &Engine, validation: Value) {
 
 /// `validating/dispatcher.go`: the denial message and Status; `validator.go`: the
 /// reason defaults to Invalid (422) and `message` is used when set.
+/// The mutated object alone.
+fn mutate(e: &Engine, request: &Value) -> crate::errors::ApiResult<Option<Value>> {
+    mutate_with_reinvocation(e, request).map(|o| o.object)
+}
+
 #[test]
 fn a_failed_validation_denies_with_its_message_and_422() {
     let e = engine();
@@ -204,7 +209,7 @@ fn warn_and_audit_actions_admit_with_a_warning_and_an_annotation() {
         out.audit_annotations,
         [
             (
-                super::VALIDATION_FAILURE_KEY.to_owned(),
+                super::validating::VALIDATION_FAILURE_KEY.to_owned(),
                 r#"[{"message":"too many","policy":"max-replicas","binding":"b","expressionIndex":0,"validationActions":["Warn","Audit"]}]"#.to_owned()
             ),
             ("max-replicas/replicas".to_owned(), "9".to_owned()),

@@ -36,15 +36,12 @@ use std::{sync::Arc, time::Duration};
 
 use serde_json::Value;
 
-#[allow(unused_imports)] // the error type of `review::convert`, for callers that match on it
-pub use review::ConversionError;
-
 use crate::{
     engine::Engine,
     errors::{ApiError, ApiResult},
     registry::{GroupResource, ResourceType},
     shared::Shared,
-    webhook::{ClientConfig, ConfigError},
+    webhook::{ClientConfig, ConfigError, Services},
 };
 
 /// kube-apiserver's conversion webhook timeout (`?timeout=30s` in its errors).
@@ -130,10 +127,20 @@ pub async fn convert(
     objects: Vec<Value>,
     desired_api_version: &str,
 ) -> ApiResult<Vec<Value>> {
+    convert_via(&shared.services, webhook, objects, desired_api_version).await
+}
+
+/// [`convert`] with the Service addresses only (what a watch stream's task holds).
+async fn convert_via(
+    services: &Services,
+    webhook: &Webhook,
+    objects: Vec<Value>,
+    desired_api_version: &str,
+) -> ApiResult<Vec<Value>> {
     review::convert(
         &webhook.client,
         &webhook.review_versions,
-        &shared.services,
+        services,
         objects,
         desired_api_version,
         WEBHOOK_TIMEOUT,
@@ -202,6 +209,16 @@ impl Plan {
         shared: &Shared,
         objects: Vec<Arc<Value>>,
     ) -> ApiResult<Vec<Arc<Value>>> {
+        self.to_request_via(&shared.services, objects).await
+    }
+
+    /// [`Plan::to_request`] with the Service addresses only: a watch stream's task holds
+    /// them, not the whole [`Shared`].
+    pub async fn to_request_via(
+        &self,
+        services: &Services,
+        objects: Vec<Arc<Value>>,
+    ) -> ApiResult<Vec<Arc<Value>>> {
         let desired = self.request.api_version();
         if objects
             .iter()
@@ -213,7 +230,7 @@ impl Plan {
             .into_iter()
             .map(|o| Arc::try_unwrap(o).unwrap_or_else(|shared| (*shared).clone()))
             .collect();
-        Ok(convert(shared, &self.webhook, owned, &desired)
+        Ok(convert_via(services, &self.webhook, owned, &desired)
             .await?
             .into_iter()
             .map(Arc::new)

@@ -288,6 +288,18 @@ async fn every_verb_in_v1_is_served_through_the_webhook_and_stored_in_v2() {
     assert_eq!(status["status"], json!({"observed": 5}));
     assert_eq!(status["spec"], json!({"size": 5}));
     events.next().await.unwrap();
+    let (code, status) = send_typed(
+        &server,
+        "PATCH",
+        &format!("{V1}/a/status"),
+        Some(json!({"status": {"observed": 6}, "spec": {"size": 100}})),
+        "application/merge-patch+json",
+    )
+    .await;
+    assert_eq!(code, 200, "{status}");
+    assert_eq!(status["status"], json!({"observed": 6}));
+    assert_eq!(status["spec"], json!({"size": 5}), "status ignores spec");
+    events.next().await.unwrap();
 
     // merge and JSON patches apply to the v1 object
     let (code, merged) = send_typed(
@@ -510,4 +522,78 @@ async fn kubectl_gets_the_v1_view() {
     assert!(ok, "{text}");
     let obj: Value = serde_json::from_str(&text).unwrap();
     assert_eq!(obj["spec"], json!({"replicas": 4}));
+}
+
+/// With dynamic admission configured (a ValidatingAdmissionPolicy on the storage version),
+/// the v1 writes are admitted on the converted object: `spec.replicas` is what the policy
+/// sees.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn admission_sees_the_storage_version() {
+    let server = setup(false).await;
+    let policy = json!({"apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "ValidatingAdmissionPolicy", "metadata": {"name": "max-replicas"},
+        "spec": {"failurePolicy": "Fail",
+            "matchConstraints": {"resourceRules": [{"apiGroups": ["example.com"],
+                "apiVersions": ["v2"], "operations": ["CREATE", "UPDATE"],
+                "resources": ["foos"]}]},
+            "validations": [{"expression": "object.spec.replicas <= 10",
+                "message": "at most 10 replicas"}]}});
+    let binding = json!({"apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "ValidatingAdmissionPolicyBinding", "metadata": {"name": "max-replicas"},
+        "spec": {"policyName": "max-replicas", "validationActions": ["Deny"]}});
+    let vaps = "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies";
+    let (code, body) = send(&server, "POST", vaps, Some(policy)).await;
+    assert_eq!(code, 201, "{body}");
+    let (code, body) = send(
+        &server,
+        "POST",
+        "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings",
+        Some(binding),
+    )
+    .await;
+    assert_eq!(code, 201, "{body}");
+
+    let (code, status) = send(&server, "POST", V1, Some(foo_v1("big", 50))).await;
+    assert_eq!(code, 422, "{status}");
+    assert!(
+        status["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("at most 10 replicas")),
+        "{status}"
+    );
+    let (code, created) = send(&server, "POST", V1, Some(foo_v1("ok", 5))).await;
+    assert_eq!(
+        (code, &created["spec"]),
+        (201, &json!({"size": 5})),
+        "{created}"
+    );
+    let (code, status) = send_typed(
+        &server,
+        "PATCH",
+        &format!("{V1}/ok"),
+        Some(json!({"spec": {"size": 60}})),
+        "application/merge-patch+json",
+    )
+    .await;
+    assert_eq!(code, 422, "{status}");
+    let (code, patched) = send_typed(
+        &server,
+        "PATCH",
+        &format!("{V1}/ok"),
+        Some(json!({"spec": {"size": 6}})),
+        "application/merge-patch+json",
+    )
+    .await;
+    assert_eq!(
+        (code, &patched["spec"]),
+        (200, &json!({"size": 6})),
+        "{patched}"
+    );
+    assert_eq!(stored_spec(&server, "ok").await, json!({"replicas": 6}));
+    let (code, deleted) = send(&server, "DELETE", &format!("{V1}/ok"), None).await;
+    assert_eq!(
+        (code, &deleted["spec"]),
+        (200, &json!({"size": 6})),
+        "{deleted}"
+    );
 }

@@ -52,6 +52,37 @@ fn certificate() -> (String, rustls::ServerConfig) {
     (ca_cert.pem(), config)
 }
 
+/// The test server's URL and token, for the webhook that races a patch (one server per
+/// test binary uses it).
+static RACE: std::sync::OnceLock<(String, String)> = std::sync::OnceLock::new();
+
+/// An object labelled `race: bump`, converted to v2 (a patch on its way to storage), is
+/// first written by the webhook itself (annotation `bumped`), once: the patch's write
+/// then conflicts and the patch is applied again to the new object.
+async fn race(review: &Value) {
+    let request = &review["request"];
+    if request["desiredAPIVersion"] != "example.com/v2" {
+        return;
+    }
+    for obj in request["objects"].as_array().into_iter().flatten() {
+        if obj.pointer("/metadata/labels/race") == Some(&json!("bump"))
+            && obj.pointer("/metadata/annotations/bumped").is_none()
+            && let Some((url, token)) = RACE.get()
+        {
+            let name = obj["metadata"]["name"].as_str().unwrap_or_default();
+            let resp = reqwest::Client::new()
+                .patch(format!("{url}{V2}/{name}"))
+                .bearer_auth(token)
+                .header("content-type", "application/merge-patch+json")
+                .body(r#"{"metadata":{"annotations":{"bumped":"1"}}}"#)
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(resp.status().as_u16(), 200);
+        }
+    }
+}
+
 /// v1 `spec.size` ↔ v2 `spec.replicas`; an object labelled `convert: fail` is refused.
 fn review_answer(review: &Value) -> Value {
     let request = &review["request"];
@@ -102,6 +133,7 @@ async fn converter() -> (SocketAddr, String) {
                 let service = service_fn(|req: Request<Incoming>| async move {
                     let bytes = req.into_body().collect().await.unwrap().to_bytes();
                     let review: Value = serde_json::from_slice(&bytes).unwrap_or_default();
+                    race(&review).await;
                     let body = review_answer(&review).to_string();
                     Ok::<_, Infallible>(
                         Response::builder()
@@ -596,4 +628,27 @@ async fn admission_sees_the_storage_version() {
         (200, &json!({"size": 6})),
         "{deleted}"
     );
+}
+
+/// A patch whose write lost a race (the object changed between the read and the write;
+/// here the conversion webhook itself writes it) is applied again to the new object, as
+/// `GuaranteedUpdate` retries.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_patch_that_lost_a_race_is_applied_again() {
+    let server = setup(false).await;
+    RACE.set((server.url(), server.admin_token().to_string()))
+        .unwrap();
+    assert_eq!(send(&server, "POST", V1, Some(foo_v1("r", 1))).await.0, 201);
+    let (code, patched) = send_typed(
+        &server,
+        "PATCH",
+        &format!("{V1}/r"),
+        Some(json!({"metadata": {"labels": {"race": "bump"}}, "spec": {"size": 11}})),
+        "application/merge-patch+json",
+    )
+    .await;
+    assert_eq!(code, 200, "{patched}");
+    assert_eq!(patched["spec"], json!({"size": 11}));
+    assert_eq!(patched["metadata"]["annotations"], json!({"bumped": "1"}));
+    assert_eq!(stored_spec(&server, "r").await, json!({"replicas": 11}));
 }

@@ -7,8 +7,9 @@
 //! the number of objects, their `apiVersion` and `kind`, their name, namespace and uid;
 //! of the metadata only labels and annotations may change (`restoreObjectMeta`).
 //!
-//! A CRD with a conversion webhook keeps its objects in the storage version: a handler
-//! serves a request in another version through a [`Plan`] — engine calls on the
+//! A CRD with a conversion webhook keeps its objects in the storage version: the
+//! endpoint layer (`crate::endpoints::handlers::converted`) serves a request in another
+//! version through a [`Plan`] — engine calls on the
 //! storage version's resource type ([`Plan::storage`]), the request's body converted
 //! with [`Plan::to_storage`] before, the answers with [`Plan::to_request`] after:
 //!
@@ -16,10 +17,11 @@
 //! |---|---|---|
 //! | get | `target.rt = plan.storage` | `plan.one_to_request(obj)` |
 //! | list | `target.rt = plan.storage` | `plan.to_request(items)` (one review), list `apiVersion` = request's |
-//! | watch | `target.rt = plan.storage` | `plan.one_to_request(event.object)` per event (bookmarks untouched) |
+//! | watch | `target.rt = plan.storage` | `plan.to_request_via(services, [event.object])` per event (`crate::endpoints::watch::convert_events`); bookmarks get the request's `apiVersion`; a failed conversion ends the watch with an ERROR event |
 //! | create | `body = plan.to_storage(body)`, `target.rt = plan.storage` | `plan.one_to_request(created)` |
 //! | update (main, status) | same as create | same as create |
-//! | patch | get in storage, `one_to_request`, apply the patch in the request version, `to_storage`, update with the read resourceVersion as precondition (retry on 409) | `plan.one_to_request(updated)` |
+//! | patch (json, merge) | get in storage, `one_to_request`, apply the patch in the request version, `to_storage`, update with the read resourceVersion as precondition (retry on 409) | `plan.one_to_request(updated)` |
+//! | apply | the configuration `to_storage`, applied on the storage version | `plan.one_to_request(applied)` |
 //! | delete, deletecollection | `target.rt = plan.storage` | `plan.one_to_request(obj)` / `to_request(items)` |
 //!
 //! `Plan::for_request` answers `None` for everything else (built-ins, strategy `None`,

@@ -305,7 +305,10 @@ fn translate(
 /// (`crate::conversion`): each event's object, read in the storage version, converted to
 /// the request's version through the CRD's webhook, one call per event; a bookmark gets
 /// the request's `apiVersion`. A failed conversion ends the watch with an ERROR event
-/// carrying its Status (kube-apiserver's message, code 500).
+/// carrying its Status (kube-apiserver's message, code 500). kube-apiserver converts in
+/// the watch's encoder and, when that fails, logs `unable to encode watch object` and
+/// closes the stream without an event (`handlers/watch.go` `HandleHTTP`); the ERROR event
+/// here tells the client why, and it ends the watch the same way.
 pub(crate) fn convert_events(
     stream: WatchStream,
     plan: Arc<crate::conversion::Plan>,

@@ -152,13 +152,14 @@ async fn converter() -> (SocketAddr, String) {
 }
 
 fn crd(ca_pem: &str) -> Value {
-    let version = |name: &str, field: &str, storage: bool| {
+    // v1 is the stricter: its schema, not v2's, judges a v1 request
+    let version = |name: &str, field: &str, limit: i64, storage: bool| {
         json!({"name": name, "served": true, "storage": storage,
             "subresources": {"status": {}},
             "additionalPrinterColumns": [{"name": field.to_uppercase(), "type": "integer",
                 "jsonPath": format!(".spec.{field}")}],
             "schema": {"openAPIV3Schema": {"type": "object", "properties": {
-                "spec": {"type": "object", "properties": {field: {"type": "integer"}}},
+                "spec": {"type": "object", "properties": {field: {"type": "integer", "maximum": limit}}},
                 "status": {"type": "object", "properties": {"observed": {"type": "integer"}}}}}}})
     };
     json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
@@ -170,7 +171,7 @@ fn crd(ca_pem: &str) -> Value {
                 "clientConfig": {
                     "service": {"namespace": SVC_NS, "name": SVC_NAME, "path": "/convert"},
                     "caBundle": base64::engine::general_purpose::STANDARD.encode(ca_pem)}}},
-            "versions": [version("v1", "size", false), version("v2", "replicas", true)]}})
+            "versions": [version("v1", "size", 1000, false), version("v2", "replicas", 100_000, true)]}})
 }
 
 /// A test server with the CRD and the webhook's Service.
@@ -417,6 +418,46 @@ async fn every_verb_in_v1_is_served_through_the_webhook_and_stored_in_v2() {
         let ev = events.next().await.unwrap();
         assert_eq!(ev["object"]["apiVersion"], "example.com/v1", "{ev}");
         assert!(ev["object"]["spec"].get("size").is_some(), "{ev}");
+    }
+
+    // the v1 schema judges v1 writes: its limit, its field names; unknown fields pruned
+    let (code, status) = send(&server, "POST", V1, Some(foo_v1("big", 5000))).await;
+    assert_eq!(code, 422, "{status}");
+    assert_eq!(
+        status["details"]["causes"][0]["field"], "spec.size",
+        "{status}"
+    );
+    let mut big = applied.clone();
+    big["spec"]["size"] = json!(5000);
+    assert_eq!(
+        send(&server, "PUT", &format!("{V1}/a"), Some(big)).await.0,
+        422
+    );
+    let (code, status) = send_typed(
+        &server,
+        "PATCH",
+        &format!("{V1}/a"),
+        Some(json!({"spec": {"size": 5000}})),
+        "application/merge-patch+json",
+    )
+    .await;
+    assert_eq!(code, 422, "{status}");
+    let mut extra = foo_v1("pruned", 1);
+    extra["spec"]["bogus"] = json!(true);
+    let (code, pruned) = send(&server, "POST", V1, Some(extra)).await;
+    assert_eq!(
+        (code, &pruned["spec"]),
+        (201, &json!({"size": 1})),
+        "{pruned}"
+    );
+    assert_eq!(
+        send(&server, "DELETE", &format!("{V1}/pruned"), None)
+            .await
+            .0,
+        200
+    );
+    for _ in 0..2 {
+        events.next().await.unwrap();
     }
 
     // delete and deletecollection

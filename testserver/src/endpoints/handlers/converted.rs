@@ -160,18 +160,51 @@ fn watch(
     super::watch::encode(scope, cx, stream)
 }
 
-/// A body decoded in the request's version, admitted by the built-in plugins, converted
-/// to the storage version.
+/// A body decoded in the request's version, admitted by the built-in plugins, pruned,
+/// defaulted and validated by the request version's schema (`old`: the stored object in
+/// the request's version, for an update), converted to the storage version.
 async fn decoded_body(
     scope: &Scope<'_>,
     plan: &Plan,
     cx: &mut RequestContext,
     opts: &mut WriteOptions,
+    old: Option<&Value>,
 ) -> ApiResult<Value> {
     cx.trail.enter("decode")?;
     let mut value = decode::object(&cx.parts.headers, &cx.body, false, opts)?;
     admit(scope, cx, opts.dry_run, Some(&mut value))?;
+    admit_in_request_version(scope, &mut value, old, opts)?;
     plan.to_storage(scope.shared, value).await
+}
+
+/// kube-apiserver prunes, defaults and validates a custom resource with the schema of the
+/// request's version (the `crdHandler`'s storage of that version) and converts it for
+/// storage only after: errors and unknown-field warnings name the request version's
+/// fields. The storage version's schema admits the converted object again in the engine.
+fn admit_in_request_version(
+    scope: &Scope<'_>,
+    obj: &mut Value,
+    old: Option<&Value>,
+    opts: &WriteOptions,
+) -> ApiResult<()> {
+    let schema_scope = if scope.target.subresource.as_deref() == Some("status") {
+        crate::schema::Scope::Status
+    } else {
+        crate::schema::Scope::Main
+    };
+    scope
+        .engine()
+        .admit(&scope.rt, obj, old, schema_scope, opts)
+}
+
+/// The stored object `scope` addresses, in the request's version.
+async fn current_in_request_version(
+    scope: &Scope<'_>,
+    stored: &Scope<'_>,
+    plan: &Plan,
+) -> ApiResult<Arc<Value>> {
+    let current = stored.engine().get(&stored.target)?;
+    plan.one_to_request(scope.shared, current).await
 }
 
 async fn create(
@@ -193,7 +226,7 @@ async fn create(
         &cx.parts.headers,
         false,
     )?;
-    let value = decoded_body(scope, plan, cx, &mut opts).await?;
+    let value = decoded_body(scope, plan, cx, &mut opts, None).await?;
     opts.guard = escalation_guard(stored, cx, Some(&value))?;
     cx.trail.enter("registry")?;
     let obj = if crate::admission::dynamic::configured(scope.engine()) {
@@ -225,7 +258,8 @@ async fn update(
         &cx.parts.headers,
         false,
     )?;
-    let value = decoded_body(scope, plan, cx, &mut opts).await?;
+    let old = current_in_request_version(scope, stored, plan).await?;
+    let value = decoded_body(scope, plan, cx, &mut opts, Some(&old)).await?;
     opts.guard = escalation_guard(stored, cx, Some(&value))?;
     cx.trail.enter("registry")?;
     let obj = write(stored, cx, value, &opts).await?;
@@ -340,6 +374,7 @@ async fn patch_converted(
             meta::meta_mut(&mut patched)
                 .insert("resourceVersion".into(), Value::String(read_rv.clone()));
         }
+        admit_in_request_version(scope, &mut patched, Some(&shown), opts)?;
         let value = plan.to_storage(scope.shared, patched).await?;
         match write(stored, cx, value, opts).await {
             Err(err)

@@ -693,3 +693,40 @@ async fn a_patch_that_lost_a_race_is_applied_again() {
     assert_eq!(patched["metadata"]["annotations"], json!({"bumped": "1"}));
     assert_eq!(stored_spec(&server, "r").await, json!({"replicas": 11}));
 }
+
+/// Tables of a v1 list and a v1 watch have v1's printer column, filled from the
+/// converted objects.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn v1_tables_show_the_v1_columns() {
+    let server = setup(false).await;
+    assert_eq!(send(&server, "POST", V1, Some(foo_v1("t", 3))).await.0, 201);
+    let table = "application/json;as=Table;v=v1;g=meta.k8s.io";
+    let get = |path: String| {
+        reqwest::Client::new()
+            .get(format!("{}{path}", server.url()))
+            .bearer_auth(server.admin_token())
+            .header("accept", table)
+            .send()
+    };
+    let listed: Value = get(V1.to_string()).await.unwrap().json().await.unwrap();
+    assert_eq!(listed["kind"], "Table", "{listed}");
+    let columns: Vec<&str> = listed["columnDefinitions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|c| c["name"].as_str())
+        .collect();
+    let size = columns.iter().position(|c| *c == "SIZE").expect("SIZE");
+    assert_eq!(listed["rows"][0]["cells"][size], 3, "{listed}");
+    let resp = get(format!("{V1}?watch=true&timeoutSeconds=5"))
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+    let mut events = Events {
+        stream: resp.bytes_stream().boxed(),
+        buf: Vec::new(),
+    };
+    let added = events.next().await.unwrap();
+    assert_eq!(added["object"]["kind"], "Table", "{added}");
+    assert_eq!(added["object"]["rows"][0]["cells"][size], 3, "{added}");
+}

@@ -3,7 +3,9 @@
 //! `spec.replicas`) and every verb of the other version (v1, `spec.size`) goes through the
 //! webhook — a hyper server on tokio-rustls in the test, with its own rcgen CA, reached
 //! through a registered Service. A conversion the webhook refuses answers 500 with its
-//! message (a watch ends with an ERROR event); kubectl gets the v1 view.
+//! message (a watch ends with an ERROR event); kubectl gets the v1 view. The runtime's own
+//! conversion webhook (`kubegen::webhook::Server` with a hub-and-spoke `Conversion`) serves
+//! the same CRD in the last test.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -729,4 +731,156 @@ async fn v1_tables_show_the_v1_columns() {
     let added = events.next().await.unwrap();
     assert_eq!(added["object"]["kind"], "Table", "{added}");
     assert_eq!(added["object"]["rows"][0]["cells"][size], 3, "{added}");
+}
+
+/// The Foo versions as an operator writes them, for `kubegen::webhook::Conversion`: v2
+/// (the storage version) is the hub, v1 a spoke.
+mod foos {
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+    use serde::{Deserialize, Serialize};
+    use serde_json::Value;
+
+    pub mod v1 {
+        use super::*;
+        #[derive(Clone, Debug, Default, Serialize, Deserialize, kubegen::Resource)]
+        #[resource(
+            group = "example.com",
+            version = "v1",
+            kind = "Foo",
+            plural = "foos",
+            namespaced
+        )]
+        pub struct Foo {
+            pub metadata: ObjectMeta,
+            #[serde(default)]
+            pub spec: FooSpec,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub status: Option<Value>,
+        }
+        #[derive(Clone, Debug, Default, Serialize, Deserialize)]
+        pub struct FooSpec {
+            pub size: i64,
+        }
+    }
+
+    pub mod v2 {
+        use super::*;
+        #[derive(Clone, Debug, Default, Serialize, Deserialize, kubegen::Resource)]
+        #[resource(
+            group = "example.com",
+            version = "v2",
+            kind = "Foo",
+            plural = "foos",
+            namespaced
+        )]
+        pub struct Foo {
+            pub metadata: ObjectMeta,
+            #[serde(default)]
+            pub spec: FooSpec,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub status: Option<Value>,
+        }
+        #[derive(Clone, Debug, Default, Serialize, Deserialize)]
+        pub struct FooSpec {
+            pub replicas: i64,
+        }
+    }
+
+    impl TryFrom<v1::Foo> for v2::Foo {
+        type Error = String;
+        fn try_from(f: v1::Foo) -> Result<Self, String> {
+            if f.spec.size < 0 {
+                return Err(format!("size {} is negative", f.spec.size));
+            }
+            Ok(v2::Foo {
+                metadata: f.metadata,
+                spec: v2::FooSpec {
+                    replicas: f.spec.size,
+                },
+                status: f.status,
+            })
+        }
+    }
+
+    impl From<v2::Foo> for v1::Foo {
+        fn from(f: v2::Foo) -> Self {
+            v1::Foo {
+                metadata: f.metadata,
+                spec: v1::FooSpec {
+                    size: f.spec.replicas,
+                },
+                status: f.status,
+            }
+        }
+    }
+}
+
+/// The runtime's conversion webhook (`kubegen::webhook::Server` with a hub-and-spoke
+/// `Conversion`, its self-signed CA in the CRD) behind the test server: v1 writes and
+/// reads go through it, a failed `TryFrom` comes back as the webhook's message.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_kubegen_conversion_webhook_serves_v1() {
+    use kubegen::webhook::{CONVERT_PATH, Conversion, Server, certs::SelfSignedConfig};
+    let conversion = Conversion::<foos::v2::Foo>::new().spoke::<foos::v1::Foo>();
+    let hook = Server::builder()
+        .address(([127, 0, 0, 1], 0).into())
+        .self_signed(SelfSignedConfig::for_service(SVC_NAME, SVC_NS))
+        .conversion(CONVERT_PATH, conversion)
+        .build()
+        .unwrap();
+    let addr = hook.local_addr().unwrap();
+    let ca_pem = String::from_utf8(hook.ca_bundle()).unwrap();
+    let stop = tokio_util::sync::CancellationToken::new();
+    let running = tokio::spawn({
+        let stop = stop.clone();
+        async move { hook.run(stop).await }
+    });
+    let server = TestServer::builder()
+        .cluster(ClusterConfig::none())
+        .start()
+        .await
+        .unwrap();
+    server.register_service(SVC_NS, SVC_NAME, 443, addr);
+    let mut definition = crd(&ca_pem);
+    definition["spec"]["conversion"]["webhook"]["clientConfig"]["service"]["path"] =
+        json!(CONVERT_PATH);
+    let crds = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
+    let (code, body) = send(&server, "POST", crds, Some(definition)).await;
+    assert_eq!(code, 201, "{body}");
+
+    let (code, created) = send(&server, "POST", V1, Some(foo_v1("k", 4))).await;
+    assert_eq!(
+        (code, &created["spec"]),
+        (201, &json!({"size": 4})),
+        "{created}"
+    );
+    assert_eq!(stored_spec(&server, "k").await, json!({"replicas": 4}));
+    let (code, patched) = send_typed(
+        &server,
+        "PATCH",
+        &format!("{V1}/k"),
+        Some(json!({"spec": {"size": 6}})),
+        "application/merge-patch+json",
+    )
+    .await;
+    assert_eq!(
+        (code, &patched["spec"]),
+        (200, &json!({"size": 6})),
+        "{patched}"
+    );
+    let (code, list) = send(&server, "GET", V1, None).await;
+    assert_eq!(
+        (code, &list["items"][0]["spec"]),
+        (200, &json!({"size": 6}))
+    );
+    let (code, status) = send(&server, "POST", V1, Some(foo_v1("neg", -1))).await;
+    assert_eq!(code, 500, "{status}");
+    assert!(
+        status["message"].as_str().is_some_and(|m| m
+            .starts_with("conversion webhook for example.com/v1, Kind=Foo failed: ")
+            && m.contains("size -1 is negative")),
+        "{status}"
+    );
+    stop.cancel();
+    running.await.unwrap().unwrap();
 }

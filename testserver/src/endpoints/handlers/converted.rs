@@ -7,6 +7,10 @@
 //! decode, options, admission and encode steps are those of the plain handlers, the
 //! encode with the request's type (its Table columns, its `apiVersion`).
 //!
+//! * a write's body is pruned, defaulted and validated with the request version's schema
+//!   before it is converted (its errors name that version's fields), as the
+//!   `crdHandler`'s storage of that version does; the engine admits the converted object
+//!   with the storage version's schema again;
 //! * a patch reads the stored object, converts it to the request's version, applies the
 //!   patch there, converts the result back and updates with the read resourceVersion as
 //!   precondition, starting over when the object moved on (`GuaranteedUpdate`); an apply
@@ -14,7 +18,9 @@
 //!   managedFields then name the storage version);
 //! * the `scale` subresource is served on the storage version (a Scale has no version of
 //!   the custom resource);
-//! * dynamic admission sees the storage version's objects.
+//! * dynamic admission sees the storage version's objects;
+//! * managedFields entries of these writes name the storage version (kube-apiserver's
+//!   name the request's version, with that version's field paths).
 
 use std::sync::Arc;
 

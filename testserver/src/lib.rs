@@ -28,10 +28,6 @@ mod builtins;
 pub(crate) mod chain;
 pub(crate) mod clock;
 pub(crate) mod controllers;
-// Called by the request handlers once they are async (issue 40: the integration wires
-// `conversion::Plan` into get/list/watch/create/update/patch/delete); until then only its
-// tests call it. Remove the allow with that wiring.
-#[allow(dead_code)]
 pub(crate) mod conversion;
 pub(crate) mod crd;
 pub(crate) mod endpoints;

@@ -28,8 +28,9 @@ pub struct Shared {
     pub shutdown: CancellationToken,
     /// The kubelet faults in force ([`crate::PodFault`]), read by the simulated kubelets.
     pub(crate) pod_faults: Arc<PodFaults>,
-    /// Where the Services that webhooks name are reached ([`crate::webhook::services`]).
-    pub(crate) services: crate::webhook::Services,
+    /// Where the Services that webhooks name are reached ([`crate::webhook::services`]);
+    /// shared with the watch streams that convert their events through a webhook.
+    pub(crate) services: Arc<crate::webhook::Services>,
 }
 
 impl Shared {
@@ -62,7 +63,7 @@ impl Shared {
             audit,
             shutdown: CancellationToken::new(),
             pod_faults: Arc::default(),
-            services: crate::webhook::Services::default(),
+            services: Arc::default(),
         })
     }
 

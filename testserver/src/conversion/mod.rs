@@ -7,8 +7,9 @@
 //! the number of objects, their `apiVersion` and `kind`, their name, namespace and uid;
 //! of the metadata only labels and annotations may change (`restoreObjectMeta`).
 //!
-//! A CRD with a conversion webhook keeps its objects in the storage version: a handler
-//! serves a request in another version through a [`Plan`] — engine calls on the
+//! A CRD with a conversion webhook keeps its objects in the storage version: the
+//! endpoint layer (`crate::endpoints::handlers::converted`) serves a request in another
+//! version through a [`Plan`] — engine calls on the
 //! storage version's resource type ([`Plan::storage`]), the request's body converted
 //! with [`Plan::to_storage`] before, the answers with [`Plan::to_request`] after:
 //!
@@ -16,10 +17,11 @@
 //! |---|---|---|
 //! | get | `target.rt = plan.storage` | `plan.one_to_request(obj)` |
 //! | list | `target.rt = plan.storage` | `plan.to_request(items)` (one review), list `apiVersion` = request's |
-//! | watch | `target.rt = plan.storage` | `plan.one_to_request(event.object)` per event (bookmarks untouched) |
+//! | watch | `target.rt = plan.storage` | `plan.to_request_via(services, [event.object])` per event (`crate::endpoints::watch::convert_events`); bookmarks get the request's `apiVersion`; a failed conversion ends the watch with an ERROR event |
 //! | create | `body = plan.to_storage(body)`, `target.rt = plan.storage` | `plan.one_to_request(created)` |
 //! | update (main, status) | same as create | same as create |
-//! | patch | get in storage, `one_to_request`, apply the patch in the request version, `to_storage`, update with the read resourceVersion as precondition (retry on 409) | `plan.one_to_request(updated)` |
+//! | patch (json, merge) | get in storage, `one_to_request`, apply the patch in the request version, `to_storage`, update with the read resourceVersion as precondition (retry on 409) | `plan.one_to_request(updated)` |
+//! | apply | the configuration `to_storage`, applied on the storage version | `plan.one_to_request(applied)` |
 //! | delete, deletecollection | `target.rt = plan.storage` | `plan.one_to_request(obj)` / `to_request(items)` |
 //!
 //! `Plan::for_request` answers `None` for everything else (built-ins, strategy `None`,
@@ -36,15 +38,12 @@ use std::{sync::Arc, time::Duration};
 
 use serde_json::Value;
 
-#[allow(unused_imports)] // the error type of `review::convert`, for callers that match on it
-pub use review::ConversionError;
-
 use crate::{
     engine::Engine,
     errors::{ApiError, ApiResult},
     registry::{GroupResource, ResourceType},
     shared::Shared,
-    webhook::{ClientConfig, ConfigError},
+    webhook::{ClientConfig, ConfigError, Services},
 };
 
 /// kube-apiserver's conversion webhook timeout (`?timeout=30s` in its errors).
@@ -130,10 +129,20 @@ pub async fn convert(
     objects: Vec<Value>,
     desired_api_version: &str,
 ) -> ApiResult<Vec<Value>> {
+    convert_via(&shared.services, webhook, objects, desired_api_version).await
+}
+
+/// [`convert`] with the Service addresses only (what a watch stream's task holds).
+async fn convert_via(
+    services: &Services,
+    webhook: &Webhook,
+    objects: Vec<Value>,
+    desired_api_version: &str,
+) -> ApiResult<Vec<Value>> {
     review::convert(
         &webhook.client,
         &webhook.review_versions,
-        &shared.services,
+        services,
         objects,
         desired_api_version,
         WEBHOOK_TIMEOUT,
@@ -202,6 +211,16 @@ impl Plan {
         shared: &Shared,
         objects: Vec<Arc<Value>>,
     ) -> ApiResult<Vec<Arc<Value>>> {
+        self.to_request_via(&shared.services, objects).await
+    }
+
+    /// [`Plan::to_request`] with the Service addresses only: a watch stream's task holds
+    /// them, not the whole [`Shared`].
+    pub async fn to_request_via(
+        &self,
+        services: &Services,
+        objects: Vec<Arc<Value>>,
+    ) -> ApiResult<Vec<Arc<Value>>> {
         let desired = self.request.api_version();
         if objects
             .iter()
@@ -213,7 +232,7 @@ impl Plan {
             .into_iter()
             .map(|o| Arc::try_unwrap(o).unwrap_or_else(|shared| (*shared).clone()))
             .collect();
-        Ok(convert(shared, &self.webhook, owned, &desired)
+        Ok(convert_via(services, &self.webhook, owned, &desired)
             .await?
             .into_iter()
             .map(Arc::new)

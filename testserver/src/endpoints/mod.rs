@@ -62,6 +62,11 @@ async fn resource(
     cx: &mut RequestContext,
 ) -> ApiResult<Reply> {
     let scope = Scope::new(shared, info, &cx.parts)?;
+    // A custom resource whose CRD converts through a webhook, requested in a version
+    // other than the storage version (`crate::conversion`).
+    if let Some(plan) = crate::conversion::Plan::for_request(&shared.engine, &scope.rt)? {
+        return handlers::converted::serve(&scope, plan, cx).await;
+    }
     match info.verb {
         Verb::Get => handlers::get::get(&scope, cx),
         Verb::List => handlers::list::list(&scope, cx),

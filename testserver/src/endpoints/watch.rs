@@ -300,3 +300,66 @@ fn translate(
     };
     Some(event_line(kind, &engine.present(rt, obj)))
 }
+
+/// A watch of a custom resource served in a version other than its storage version
+/// (`crate::conversion`): each event's object, read in the storage version, converted to
+/// the request's version through the CRD's webhook, one call per event; a bookmark gets
+/// the request's `apiVersion`. A failed conversion ends the watch with an ERROR event
+/// carrying its Status (kube-apiserver's message, code 500). kube-apiserver converts in
+/// the watch's encoder and, when that fails, logs `unable to encode watch object` and
+/// closes the stream without an event (`handlers/watch.go` `HandleHTTP`); the ERROR event
+/// here tells the client why, and it ends the watch the same way.
+pub(crate) fn convert_events(
+    stream: WatchStream,
+    plan: Arc<crate::conversion::Plan>,
+    services: Arc<crate::webhook::Services>,
+) -> WatchStream {
+    futures::stream::unfold(Some((stream, plan, services)), |state| async move {
+        let (mut stream, plan, services) = state?;
+        let line = stream.next().await?;
+        match convert_line(&plan, &services, &line).await {
+            Ok(out) => Some((out, Some((stream, plan, services)))),
+            Err(err) => {
+                tracing::warn!(%err, kind = %plan.request.kind, "watch event conversion failed");
+                Some((event_line("ERROR", &err.to_status()), None))
+            }
+        }
+    })
+    .boxed()
+}
+
+/// One JSON event line in the request's version.
+async fn convert_line(
+    plan: &crate::conversion::Plan,
+    services: &crate::webhook::Services,
+    line: &Bytes,
+) -> ApiResult<Bytes> {
+    let mut event: Value =
+        serde_json::from_slice(line).map_err(|e| ApiError::internal(e.to_string()))?;
+    let kind = event
+        .get("type")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    match kind.as_str() {
+        "ADDED" | "MODIFIED" | "DELETED" => {
+            let obj = event.get_mut("object").map(Value::take).unwrap_or_default();
+            let mut converted = plan.to_request_via(services, vec![Arc::new(obj)]).await?;
+            let obj = converted
+                .pop()
+                .ok_or_else(|| ApiError::internal("conversion returned no object"))?;
+            Ok(event_line(&kind, &obj))
+        }
+        "BOOKMARK" => {
+            if let Some(obj) = event.get_mut("object").and_then(Value::as_object_mut) {
+                obj.insert(
+                    "apiVersion".into(),
+                    Value::String(plan.request.api_version()),
+                );
+            }
+            let obj = event.get("object").cloned().unwrap_or_default();
+            Ok(event_line(&kind, &obj))
+        }
+        _ => Ok(line.clone()),
+    }
+}

@@ -6,6 +6,7 @@
 //! outside the store's lock (`admitted`).
 
 mod admitted;
+pub(crate) mod converted;
 pub(crate) mod create;
 pub(crate) mod delete;
 pub(crate) mod delete_collection;

@@ -23,9 +23,7 @@ pub(super) fn apply_patch(
     let rt = &target.rt;
     match patch_type {
         PatchType::Apply => crate::apply::apply(engine, target, body, opts),
-        PatchType::Strategic if !rt.builtin => Err(ApiError::unsupported_media_type(
-            "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml",
-        )),
+        PatchType::Strategic if !rt.builtin => Err(strategic_unsupported()),
         _ => {
             let sub = target.subresource.clone();
             let rt2 = rt.clone();
@@ -68,4 +66,12 @@ pub(super) fn apply_patch(
             Ok((200, obj))
         }
     }
+}
+
+/// The 415 of a strategic merge patch of a custom resource (kube-apiserver's patch
+/// handler offers only the other types for them).
+pub(super) fn strategic_unsupported() -> ApiError {
+    ApiError::unsupported_media_type(
+        "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml",
+    )
 }

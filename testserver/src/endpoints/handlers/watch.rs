@@ -6,11 +6,19 @@ use super::super::{
     options, render,
     reply::{self, Reply},
     scope::Scope,
+    watch::WatchStream,
 };
 use crate::errors::ApiResult;
 
 /// Opens the watch and encodes its events as they come.
 pub(crate) fn watch(scope: &Scope<'_>, cx: &mut RequestContext) -> ApiResult<Reply> {
+    let stream = open(scope, cx)?;
+    encode(scope, cx, stream)
+}
+
+/// The registry step: the stream of JSON event lines of the addressed collection (or
+/// name), in `scope.rt`'s version.
+pub(super) fn open(scope: &Scope<'_>, cx: &mut RequestContext) -> ApiResult<WatchStream> {
     let mut opts = options::watch(&scope.query)?;
     if let Some(name) = &scope.target.name {
         let by_name = format!("metadata.name={name}");
@@ -22,13 +30,22 @@ pub(crate) fn watch(scope: &Scope<'_>, cx: &mut RequestContext) -> ApiResult<Rep
     let mut target = scope.target.clone();
     target.name = None;
     cx.trail.enter("registry")?;
-    let stream = crate::endpoints::watch::watch(
+    crate::endpoints::watch::watch(
         scope.engine(),
         &target,
         &opts,
         scope.shared.faults.watch_faults(),
         scope.shared.shutdown.child_token(),
-    )?;
+    )
+}
+
+/// The encode step: the JSON event lines in the negotiated output, shaped for
+/// `scope.rt`.
+pub(super) fn encode(
+    scope: &Scope<'_>,
+    cx: &mut RequestContext,
+    stream: WatchStream,
+) -> ApiResult<Reply> {
     cx.trail.enter("encode")?;
     let (stream, content_type) = render::watch(
         scope.engine(),

@@ -50,6 +50,34 @@ impl VerifyOutcome {
         }
         self.differing.push(path);
     }
+
+    /// Compares `path` on disk with `new`, what generation gives for it (`None`: nothing,
+    /// the file should not exist), recording a difference.
+    pub fn compare_file(&mut self, path: &Path, new: Option<&str>) {
+        let old = fs::read_to_string(path).ok();
+        if old.as_deref() != new {
+            self.record(path.to_owned(), old.as_deref(), new);
+        }
+    }
+}
+
+/// Brings the one generated file `path` up to date with `text`: written when it differs
+/// (its directory made), removed when generation gives nothing; returns whether it exists
+/// afterwards. The `update` side of [`VerifyOutcome::compare_file`].
+pub fn write_or_remove(path: &Path, text: Option<&str>) -> Result<bool, Error> {
+    let Some(text) = text else {
+        if path.exists() {
+            fs::remove_file(path).map_err(|e| Error::io(path, e))?;
+        }
+        return Ok(false);
+    };
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
+    }
+    if fs::read_to_string(path).ok().as_deref() != Some(text) {
+        fs::write(path, text).map_err(|e| Error::io(path, e))?;
+    }
+    Ok(true)
 }
 
 fn read(path: &Path) -> Result<String, Error> {

@@ -2,7 +2,7 @@
 //! <https://book.kubebuilder.io/cronjob-tutorial/cronjob-tutorial>): the refusals in
 //! process, and end to end a scaffolded project that builds, passes its own tests and
 //! `hack/verify-codegen.sh`, and whose demo (`cargo run --features demo -- --demo`) exits 0, before and
-//! after `create-api`; its operator binary does not link the test server.
+//! after `create-api` and `create-webhook`; its operator binary does not link the test server.
 //!
 //! The end-to-end test builds the project with this build's target directory (derived
 //! from this test binary's path) and this workspace's `Cargo.lock`, so dependencies are
@@ -233,10 +233,14 @@ fn run(dir: &Path, program: &str, args: &[&str]) -> Output {
     output
 }
 
+fn cargo() -> String {
+    std::env::var("CARGO").unwrap_or_else(|_| "cargo".into())
+}
+
 /// What the project's README promises: it builds, is formatted, its tests pass,
 /// `hack/verify-codegen.sh` is clean and the demo walks every kind and exits 0.
 fn check_project(dir: &Path, kinds: &[&str]) {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let cargo = cargo();
     run(dir, &cargo, &["build"]);
     // A production build compiles no API server: the test server is a dev-dependency and
     // an optional dependency of the `demo` feature.
@@ -358,6 +362,37 @@ fn init_and_create_api_give_a_project_that_builds_tests_verifies_and_demos() {
             "{resource} missing from the role:\n{role}"
         );
     }
+    // Webhooks for Widget: the runtime's `webhook` feature is turned on in the project's
+    // Cargo.toml, and the handlers compile and pass their scaffolded tests.
+    run(
+        &dir,
+        codegen,
+        &[
+            "create-webhook",
+            "--kind",
+            "Widget",
+            "--defaulting",
+            "--validation",
+        ],
+    );
+    let manifest = fs::read_to_string(dir.join("Cargo.toml")).expect("Cargo.toml");
+    let kubegen_line = manifest
+        .lines()
+        .find(|l| l.starts_with("kubegen = "))
+        .unwrap_or_default();
+    assert!(
+        kubegen_line.contains("features = [\"webhook\"]"),
+        "{manifest}"
+    );
+    assert!(dir.join("config/webhook/manifests.yaml").is_file());
     check_project(&dir, &["widget", "gadget", "widget_set"]);
+    let tests = run(&dir, &cargo(), &["test", "webhooks::"]);
+    let log = String::from_utf8_lossy(&tests.stdout);
+    for name in [
+        "the_defaulter_labels_a_widget_and_keeps_a_label_it_has ... ok",
+        "the_validator_refuses_names_too_long_for_a_label ... ok",
+    ] {
+        assert!(log.contains(name), "{name} missing:\n{log}");
+    }
     eprintln!("end to end: {:.1?}", started.elapsed());
 }

@@ -11,7 +11,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use super::generated;
-use super::layout::{self, BOILERPLATE_FILE, File, INDEX_MARKER, Project};
+use super::layout::{self, BOILERPLATE_FILE, File, Project};
 use super::{ApiKind, ProjectName, ScaffoldError};
 
 /// The kind to add, and the project.
@@ -49,20 +49,7 @@ pub fn create_api(options: &CreateApiOptions) -> Result<Vec<PathBuf>, ScaffoldEr
     project.add(&kind);
     let index_files = project.index_files();
 
-    let mut refused: Vec<PathBuf> = new_files
-        .iter()
-        .map(|f| dir.join(&f.path))
-        .filter(|p| layout::occupied(p))
-        .collect();
-    for f in &index_files {
-        let path = dir.join(&f.path);
-        if layout::occupied(&path) && !is_index(&path)? {
-            refused.push(path);
-        }
-    }
-    if !refused.is_empty() {
-        return Err(ScaffoldError::WouldOverwrite(refused));
-    }
+    layout::refuse_overwrites(dir, &new_files, &index_files)?;
 
     let changed: Vec<File> = new_files.into_iter().chain(index_files).collect();
     rehearse(dir, &changed)?;
@@ -90,12 +77,6 @@ pub(crate) fn rehearse(dir: &Path, changed: &[File]) -> Result<(), ScaffoldError
     }
     layout::write_files(staging.path(), changed)?;
     generated::update(staging.path())
-}
-
-/// Whether the file at `path` is an index module (its first line is the marker).
-fn is_index(path: &Path) -> Result<bool, ScaffoldError> {
-    let text = fs::read_to_string(path).map_err(|e| ScaffoldError::io(path, e))?;
-    Ok(text.lines().next() == Some(INDEX_MARKER))
 }
 
 /// The project's package name, from its `Cargo.toml`'s `[package]` table.

@@ -12,7 +12,8 @@
 //!   `+kubebuilder:webhook:conversion` (so its CRD declares `conversion: Webhook`), every
 //!   other version `src/apis/<group>/<spoke>/<kind>_conversion.rs` (`TryFrom` both ways).
 //!
-//! Then what is generated follows: `config/webhook/manifests.yaml`, the CRDs. Files that
+//! The project's `kubegen` dependency gets the `webhook` feature (`Cargo.toml`, edited in
+//! place). Then what is generated follows: `config/webhook/manifests.yaml`, the CRDs. Files that
 //! exist are never overwritten (the index modules excepted, as `create-api` rewrites
 //! them), and the generators run over a copy first, so a refusal leaves the project as
 //! it was.
@@ -21,6 +22,7 @@ use std::collections::BTreeSet;
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use super::cargo_manifest;
 use super::create_api::{package_name, rehearse};
 use super::layout::{self, APIS_DIR, File, INDEX_MARKER, Project, WEBHOOKS_DIR};
 use super::templates::{self, Vars};
@@ -82,12 +84,9 @@ pub fn create_webhook(options: &CreateWebhookOptions) -> Result<Vec<PathBuf>, Sc
         }
         edited.extend(hub_file);
     }
+    // The handlers and the server are behind the runtime's `webhook` feature.
+    edited.extend(cargo_manifest::with_kubegen_feature(dir, "webhook")?);
 
-    let mut refused: Vec<PathBuf> = new_files
-        .iter()
-        .map(|f| dir.join(&f.path))
-        .filter(|p| layout::occupied(p))
-        .collect();
     let mut index_files = Vec::new();
     if options.conversion {
         // The spokes' version modules list their new files.
@@ -106,15 +105,7 @@ pub fn create_webhook(options: &CreateWebhookOptions) -> Result<Vec<PathBuf>, Sc
     if options.defaulting || options.validation {
         index_files.push(webhooks_index(dir, &new_files)?);
     }
-    for f in &index_files {
-        let path = dir.join(&f.path);
-        if layout::occupied(&path) && !is_index(&path)? {
-            refused.push(path);
-        }
-    }
-    if !refused.is_empty() {
-        return Err(ScaffoldError::WouldOverwrite(refused));
-    }
+    layout::refuse_overwrites(dir, &new_files, &index_files)?;
 
     let changed: Vec<File> = new_files
         .into_iter()
@@ -452,12 +443,6 @@ fn with_conversion_marker(text: &str, kind: &str) -> Option<String> {
         }
     }
     Some(out)
-}
-
-/// Whether the file at `path` is an index module (its first line is the marker).
-fn is_index(path: &Path) -> Result<bool, ScaffoldError> {
-    let text = fs::read_to_string(path).map_err(|e| ScaffoldError::io(path, e))?;
-    Ok(text.lines().next() == Some(INDEX_MARKER))
 }
 
 #[cfg(test)]

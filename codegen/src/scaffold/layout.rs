@@ -490,3 +490,35 @@ pub fn relative_files(dir: &Path) -> Result<Vec<PathBuf>, ScaffoldError> {
 pub fn occupied(path: &Path) -> bool {
     fs::symlink_metadata(path).is_ok()
 }
+
+/// Whether the file at `path` is an index module (its first line is [`INDEX_MARKER`]).
+pub fn is_index(path: &Path) -> Result<bool, ScaffoldError> {
+    let text = fs::read_to_string(path).map_err(|e| ScaffoldError::io(path, e))?;
+    Ok(text.lines().next() == Some(INDEX_MARKER))
+}
+
+/// Refuses before anything is written when a command would overwrite what the user owns:
+/// any of `new_files` that exists, and any of `index_files` that exists but is no longer
+/// an index module (the user took it over by removing its marker line).
+pub fn refuse_overwrites(
+    dir: &Path,
+    new_files: &[File],
+    index_files: &[File],
+) -> Result<(), ScaffoldError> {
+    let mut refused: Vec<PathBuf> = new_files
+        .iter()
+        .map(|f| dir.join(&f.path))
+        .filter(|p| occupied(p))
+        .collect();
+    for f in index_files {
+        let path = dir.join(&f.path);
+        if occupied(&path) && !is_index(&path)? {
+            refused.push(path);
+        }
+    }
+    if refused.is_empty() {
+        Ok(())
+    } else {
+        Err(ScaffoldError::WouldOverwrite(refused))
+    }
+}

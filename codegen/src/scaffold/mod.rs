@@ -20,11 +20,12 @@
 //! is written ([`ScaffoldError::WouldOverwrite`]).
 //!
 //! Files: [`names`] (validated group, version and kind names), [`deps`] (how the project
-//! depends on kubegen), [`templates`] (the project's files, `include_str!`ed and filled by
+//! depends on kubegen; `cargo_manifest` edits that dependency in place), [`templates`] (the project's files, `include_str!`ed and filled by
 //! substitution), [`layout`] (where files go, which kinds a project has, the index modules),
 //! [`generated`] (running the generators over a project), [`mod@init`], [`mod@create_api`],
 //! [`mod@create_webhook`] (admission and conversion webhooks for a kind).
 
+mod cargo_manifest;
 pub mod create_api;
 pub mod create_webhook;
 pub mod deps;

@@ -161,10 +161,29 @@ macro_rules! schemas {
     };
 }
 
-/// k8s-openapi's type for a catalogue entry, as its schema (unknown and duplicate fields
+/// The built-ins served beyond the catalogue: resources newer than k8s-openapi's earliest
+/// Kubernetes version, served when the version the binary picked has them (the runtime's
+/// catalogue holds only what every supported version has), with their schemas.
+fn newer() -> &'static [(ResourceInfo, TypeSchemas)] {
+    static NEWER: std::sync::OnceLock<Vec<(ResourceInfo, TypeSchemas)>> =
+        std::sync::OnceLock::new();
+    NEWER.get_or_init(admissionregistration::newer)
+}
+
+/// The schema functions of a served built-in, from the catalogue's types or [`newer`].
+fn schemas_of(group: &str, version: &str, kind: &str) -> Option<TypeSchemas> {
+    type_schemas(group, version, kind).or_else(|| {
+        newer()
+            .iter()
+            .find(|(i, _)| i.group == group && i.version == version && i.kind == kind)
+            .map(|(_, t)| *t)
+    })
+}
+
+/// k8s-openapi's type for a served built-in, as its schema (unknown and duplicate fields
 /// for fieldValidation).
 fn schema_of(info: &ResourceInfo) -> Option<fn() -> Option<&'static CrdSchema>> {
-    type_schemas(info.group, info.version, info.kind).map(|t| t.compiled)
+    schemas_of(info.group, info.version, info.kind).map(|t| t.compiled)
 }
 
 /// k8s-openapi's published definitions of the built-in `group/version` `kind` (for
@@ -174,7 +193,7 @@ pub(crate) fn published_schema(
     version: &str,
     kind: &str,
 ) -> Option<(Value, serde_json::Map<String, Value>)> {
-    type_schemas(group, version, kind).map(|t| (t.published)())
+    schemas_of(group, version, kind).map(|t| (t.published)())
 }
 
 // The types behind the catalogue's entries, as the code generator lists them.
@@ -243,11 +262,20 @@ pub(crate) fn resource_types(catalog: &[ResourceInfo]) -> Vec<ResourceType> {
         .collect()
 }
 
+/// Every served built-in: kubegen's catalogue, then the [`newer`] resources.
+pub(crate) fn served() -> Vec<ResourceInfo> {
+    let mut all = kubegen::kubernetes::catalog::RESOURCES.to_vec();
+    all.extend(newer().iter().map(|(info, _)| *info));
+    all
+}
+
 impl Registry {
-    /// A registry serving every built-in resource of kubegen's catalogue.
+    /// A registry serving every built-in resource of kubegen's catalogue, and the newer
+    /// resources the k8s-openapi version the binary picked has
+    /// (`admissionregistration.k8s.io/v1` MutatingAdmissionPolicy from Kubernetes 1.36).
     pub fn with_builtins() -> Self {
         let registry = Registry::default();
-        for rt in resource_types(kubegen::kubernetes::catalog::RESOURCES) {
+        for rt in resource_types(&served()) {
             registry.insert(rt);
         }
         registry
@@ -258,15 +286,17 @@ impl Registry {
 mod tests {
     use super::*;
 
-    /// Every row is a resource of the catalogue, once: a typo or a resource dropped
-    /// from `runtime/src/apis` fails here instead of silently losing its short names.
+    /// Every row is a served resource (of the catalogue or [`newer`]), once: a typo or a
+    /// resource dropped from `runtime/src/apis` fails here instead of silently losing its
+    /// short names. (Under `latest` every row is served.)
     #[test]
-    fn every_row_names_a_catalogue_resource_once() {
+    fn every_row_names_a_served_resource_once() {
+        let served = served();
         let mut seen = std::collections::BTreeSet::new();
         for (group, rows) in GROUPS {
             for r in *rows {
                 assert!(
-                    kubegen::kubernetes::catalog::RESOURCES
+                    served
                         .iter()
                         .any(|c| c.group == *group && c.plural == r.plural),
                     "{group}/{} has a row but is not in kubegen::kubernetes::catalog",
@@ -284,8 +314,8 @@ mod tests {
     /// Every resource of the catalogue has its row: a marked alias added to
     /// `runtime/src/apis` without one fails here.
     #[test]
-    fn every_catalogue_resource_has_a_row() {
-        for info in kubegen::kubernetes::catalog::RESOURCES {
+    fn every_served_resource_has_a_row() {
+        for info in &served() {
             assert!(
                 row_of(info.group, info.plural).is_some(),
                 "{}/{} is in the catalogue but has no row in testserver/src/builtins",
@@ -315,12 +345,13 @@ mod tests {
         assert_eq!(listed, catalogue);
     }
 
-    /// The server serves exactly the catalogue: every typed client of
-    /// `kubegen::kubernetes` has its resource, with the markers' scope and verbs.
+    /// The server serves exactly the catalogue and the newer resources: every typed client
+    /// of `kubegen::kubernetes` has its resource, with the markers' scope and verbs.
     #[test]
-    fn the_registry_serves_exactly_the_catalogue() {
+    fn the_registry_serves_exactly_the_catalogue_and_the_newer_resources() {
         let registry = Registry::with_builtins();
-        for info in kubegen::kubernetes::catalog::RESOURCES {
+        let served = served();
+        for info in &served {
             let rt = registry
                 .get(info.group, info.version, info.plural)
                 .unwrap_or_else(|| panic!("{}/{} not served", info.api_version(), info.plural));
@@ -330,16 +361,34 @@ mod tests {
                 assert!(rt.verbs.contains(verb), "{} {verb}", info.plural);
             }
         }
-        assert_eq!(
-            registry.all().len(),
-            kubegen::kubernetes::catalog::RESOURCES.len()
-        );
+        assert_eq!(registry.all().len(), served.len());
+    }
+
+    /// Kubernetes 1.36 serves MutatingAdmissionPolicy in `admissionregistration.k8s.io/v1`
+    /// (`pkg/registry/admissionregistration/rest/storage_apiserver.go`); k8s-openapi's
+    /// `latest`, which the tests pick, has it.
+    #[test]
+    fn mutating_admission_policies_are_served_in_v1() {
+        let registry = Registry::with_builtins();
+        for (plural, kind) in [
+            ("mutatingadmissionpolicies", "MutatingAdmissionPolicy"),
+            (
+                "mutatingadmissionpolicybindings",
+                "MutatingAdmissionPolicyBinding",
+            ),
+        ] {
+            let rt = registry
+                .get(admissionregistration::GROUP, "v1", plural)
+                .unwrap_or_else(|| panic!("{plural} not served"));
+            assert_eq!(rt.kind, kind);
+            assert!(!rt.namespaced && rt.generation && rt.schema.is_some());
+        }
     }
 
     /// Every built-in is admitted against k8s-openapi's schema of its own type.
     #[test]
-    fn every_catalogue_resource_has_its_k8s_openapi_schema() {
-        for info in kubegen::kubernetes::catalog::RESOURCES {
+    fn every_served_resource_has_its_k8s_openapi_schema() {
+        for info in &served() {
             assert!(
                 schema_of(info).is_some(),
                 "{}/{} has no schema type",

@@ -1,6 +1,7 @@
-//! `admissionregistration.k8s.io` strategies: a ValidatingAdmissionPolicy whose CEL
-//! expressions do not compile is refused with a 422, as kube-apiserver's
-//! `pkg/apis/admissionregistration/validation` (`validateValidatingAdmissionPolicySpec`
+//! `admissionregistration.k8s.io` strategies: a ValidatingAdmissionPolicy or
+//! MutatingAdmissionPolicy whose CEL expressions do not compile is refused with a 422, as
+//! kube-apiserver's `pkg/apis/admissionregistration/validation`
+//! (`validateValidatingAdmissionPolicySpec`, `validateMutatingAdmissionPolicySpec`
 //! compiling each expression) refuses it.
 
 use serde_json::Value;
@@ -15,6 +16,20 @@ pub struct ValidatingAdmissionPolicies;
 impl Strategy for ValidatingAdmissionPolicies {
     fn name(&self) -> &'static str {
         "validatingadmissionpolicies"
+    }
+
+    fn validate(&self, obj: &Value) -> Vec<Cause> {
+        crate::admission::policy::compile_errors(obj)
+    }
+}
+
+/// `mutatingadmissionpolicies`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct MutatingAdmissionPolicies;
+
+impl Strategy for MutatingAdmissionPolicies {
+    fn name(&self) -> &'static str {
+        "mutatingadmissionpolicies"
     }
 
     fn validate(&self, obj: &Value) -> Vec<Cause> {

@@ -443,6 +443,11 @@ impl Store {
         inner.compacted = inner.rv;
     }
 
+    /// How many objects of `gr` are stored.
+    pub fn count(&self, gr: &GroupResource) -> usize {
+        self.inner.lock().objects.get(gr).map_or(0, BTreeMap::len)
+    }
+
     /// Keys of every object of `gr` (optionally only in `namespace`).
     pub fn keys(&self, gr: &GroupResource, namespace: Option<&str>) -> Vec<ObjKey> {
         let inner = self.inner.lock();

@@ -34,6 +34,8 @@ struct HookServer {
     addr: SocketAddr,
     ca_pem: String,
     seen: Arc<Mutex<Vec<(String, Value)>>>,
+    /// TLS connections accepted.
+    connections: Arc<std::sync::atomic::AtomicUsize>,
 }
 
 impl HookServer {
@@ -177,14 +179,18 @@ async fn hook_server() -> HookServer {
     let addr = listener.local_addr().unwrap();
     let seen: Arc<Mutex<Vec<(String, Value)>>> = Arc::default();
     let record = seen.clone();
+    let connections: Arc<std::sync::atomic::AtomicUsize> = Arc::default();
+    let accepted = connections.clone();
     tokio::spawn(async move {
         while let Ok((tcp, _)) = listener.accept().await {
             let acceptor = acceptor.clone();
             let record = record.clone();
+            let accepted = accepted.clone();
             tokio::spawn(async move {
                 let Ok(tls) = acceptor.accept(tcp).await else {
                     return;
                 };
+                accepted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
                 let service = service_fn(move |req: Request<Incoming>| {
                     let record = record.clone();
                     async move {
@@ -212,7 +218,12 @@ async fn hook_server() -> HookServer {
             });
         }
     });
-    HookServer { addr, ca_pem, seen }
+    HookServer {
+        addr,
+        ca_pem,
+        seen,
+        connections,
+    }
 }
 
 /// A test server without controllers, with the webhook server's Service registered.
@@ -1197,4 +1208,27 @@ async fn a_write_that_lost_a_race_is_admitted_again() {
     assert_eq!(seen.len(), 3, "{seen:#?}");
     assert!(seen[0]["oldObject"]["data"].get("bumped").is_none());
     assert_eq!(seen[2]["oldObject"]["data"]["bumped"], "1");
+}
+
+/// kube-apiserver keeps its webhook clients (`webhook.ClientManager`'s cache) and their
+/// keep-alive connections: calls one after another reuse one TLS connection.
+#[tokio::test]
+async fn calls_one_after_another_reuse_one_connection() {
+    let hooks = hook_server().await;
+    let server = server(&hooks).await;
+    validating(
+        &server,
+        "allow",
+        vec![webhook(&hooks, "allow.example.com", "/allow", json!({}))],
+    )
+    .await;
+    for i in 0..5 {
+        let reply = send(&server, "POST", CMS, Some(configmap(&format!("cm-{i}")))).await;
+        assert_eq!(reply.code, 201, "{}", reply.body);
+    }
+    assert_eq!(hooks.requests("/allow").len(), 5);
+    assert_eq!(
+        hooks.connections.load(std::sync::atomic::Ordering::SeqCst),
+        1
+    );
 }

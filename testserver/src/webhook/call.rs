@@ -3,14 +3,15 @@
 //! rest client). The errors read as kube-apiserver's Go errors do, since they end up in
 //! the messages clients see: `Post "https://...?timeout=10s": context deadline exceeded`.
 
-use std::{sync::Arc, time::Duration};
+use std::time::Duration;
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full, Limited};
 use hyper_util::rt::TokioIo;
-use rustls::pki_types::{CertificateDer, ServerName, pem::PemObject};
+use rustls::pki_types::ServerName;
 use serde_json::Value;
 
+use super::pool::{Key, Pool, Sender};
 use super::{ClientConfig, Endpoint, Services};
 
 /// The largest response read (kube-apiserver's webhook responses are bounded the same way,
@@ -30,7 +31,10 @@ pub(crate) struct CallError {
     pub(crate) timed_out: bool,
 }
 
-/// POSTs `body` to the hook and decodes its JSON answer, giving up after `timeout`.
+/// POSTs `body` to the hook and decodes its JSON answer, giving up after `timeout`. The
+/// connection is taken from the Services' pool when one is kept open, and goes back to it
+/// afterwards; a kept connection that fails before answering (the server closed it) is
+/// replaced by a fresh one once, as Go's transport retries a request it never wrote.
 pub(crate) async fn post_json(
     config: &ClientConfig,
     services: &Services,
@@ -44,37 +48,47 @@ pub(crate) async fn post_json(
         timed_out: false,
     };
     let attempt = async {
-        let payload = serde_json::to_vec(body).map_err(|err| fail(err.to_string()))?;
-        let stream = connect(config, services).await.map_err(&fail)?;
-        let tls = handshake(config, stream).await.map_err(&fail)?;
-        let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(tls))
-            .await
-            .map_err(|err| fail(err.to_string()))?;
-        tokio::spawn(async move {
-            if let Err(err) = connection.await {
-                tracing::debug!(%err, "webhook connection ended");
-            }
-        });
+        let payload = Bytes::from(serde_json::to_vec(body).map_err(|err| fail(err.to_string()))?);
         let path_and_query = url
             .split_once("://")
             .and_then(|(_, rest)| rest.find('/').map(|i| rest[i..].to_string()))
             .unwrap_or_else(|| "/".to_string());
-        let request = http::Request::post(path_and_query)
-            .header(http::header::HOST, config.server_name())
-            .header(http::header::CONTENT_TYPE, "application/json")
-            .header(http::header::ACCEPT, "application/json, */*")
-            .body(Full::new(Bytes::from(payload)))
-            .map_err(|err| fail(err.to_string()))?;
-        let response = sender
-            .send_request(request)
-            .await
-            .map_err(|err| fail(err.to_string()))?;
+        let request = || {
+            http::Request::post(path_and_query.as_str())
+                .header(http::header::HOST, config.server_name())
+                .header(http::header::CONTENT_TYPE, "application/json")
+                .header(http::header::ACCEPT, "application/json, */*")
+                .body(Full::new(payload.clone()))
+                .map_err(|err| fail(err.to_string()))
+        };
+        let key = key(config, services).map_err(&fail)?;
+        let pool = services.pool();
+        let reused = pool.take(&key);
+        let (mut sender, response) = match reused {
+            Some(mut sender) => match send(&mut sender, request()?).await {
+                Ok(response) => (sender, response),
+                Err(err) => {
+                    tracing::debug!(%err, "kept webhook connection failed; dialling again");
+                    let mut sender = dial(config, &key, pool).await.map_err(&fail)?;
+                    let response = send(&mut sender, request()?).await.map_err(&fail)?;
+                    (sender, response)
+                }
+            },
+            None => {
+                let mut sender = dial(config, &key, pool).await.map_err(&fail)?;
+                let response = send(&mut sender, request()?).await.map_err(&fail)?;
+                (sender, response)
+            }
+        };
         let status = response.status();
         let bytes = Limited::new(response.into_body(), MAX_RESPONSE)
             .collect()
             .await
             .map_err(|err| fail(err.to_string()))?
             .to_bytes();
+        // The whole answer was read: the connection can carry the next call (which waits
+        // for it to be ready, or dials again when it closed meanwhile).
+        pool.put(&key, sender);
         if !status.is_success() {
             let text = String::from_utf8_lossy(&bytes);
             let text: String = text.chars().take(512).collect();
@@ -96,70 +110,71 @@ pub(crate) async fn post_json(
     }
 }
 
-/// kube-apiserver adds the hook's timeout to the URL as `?timeout=10s`.
-fn url_with_timeout(url: &str, timeout: Duration) -> String {
-    let sep = if url.contains('?') { '&' } else { '?' };
-    format!("{url}{sep}timeout={}s", timeout.as_secs().max(1))
+/// Sends one request on an open connection.
+async fn send(
+    sender: &mut Sender,
+    request: http::Request<Full<Bytes>>,
+) -> Result<http::Response<hyper::body::Incoming>, String> {
+    sender.ready().await.map_err(|err| err.to_string())?;
+    sender
+        .send_request(request)
+        .await
+        .map_err(|err| err.to_string())
 }
 
-async fn connect(
-    config: &ClientConfig,
-    services: &Services,
-) -> Result<tokio::net::TcpStream, String> {
-    let refused = |addr: String, err: std::io::Error| match err.kind() {
-        std::io::ErrorKind::ConnectionRefused => {
-            format!("dial tcp {addr}: connect: connection refused")
-        }
-        _ => format!("dial tcp {addr}: {err}"),
-    };
-    match &config.endpoint {
-        Endpoint::Url { host, port, .. } => tokio::net::TcpStream::connect((host.as_str(), *port))
-            .await
-            .map_err(|err| refused(format!("{host}:{port}"), err)),
+/// Which kept connections a call may use: where it dials (a Service resolved to the
+/// address its test registered), the certificate's name and the bundle.
+fn key(config: &ClientConfig, services: &Services) -> Result<Key, String> {
+    let target = match &config.endpoint {
+        Endpoint::Url { host, port, .. } => format!("{host}:{port}"),
         Endpoint::Service {
             namespace,
             name,
             port,
             ..
-        } => {
-            let addr = services
-                .resolve(namespace, name, *port)
-                .ok_or_else(|| format!("service \"{name}\" not found"))?;
-            tokio::net::TcpStream::connect(addr)
-                .await
-                .map_err(|err| refused(addr.to_string(), err))
-        }
-    }
+        } => services
+            .resolve(namespace, name, *port)
+            .ok_or_else(|| format!("service \"{name}\" not found"))?
+            .to_string(),
+    };
+    Ok(Key {
+        target,
+        server_name: config.server_name(),
+        ca_bundle: config.ca_bundle.clone(),
+    })
 }
 
-async fn handshake(
-    config: &ClientConfig,
-    stream: tokio::net::TcpStream,
-) -> Result<tokio_rustls::client::TlsStream<tokio::net::TcpStream>, String> {
-    let mut roots = rustls::RootCertStore::empty();
-    if config.ca_bundle.is_empty() {
-        roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
-    } else {
-        for cert in CertificateDer::pem_slice_iter(&config.ca_bundle) {
-            let cert = cert.map_err(|err| format!("invalid caBundle: {err}"))?;
-            roots
-                .add(cert)
-                .map_err(|err| format!("invalid caBundle: {err}"))?;
-        }
-    }
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let mut tls = rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .map_err(|err| err.to_string())?
-        .with_root_certificates(roots)
-        .with_no_client_auth();
-    tls.alpn_protocols = vec![b"http/1.1".to_vec()];
+/// A new connection: TCP, the TLS handshake verified against the bundle, HTTP/1.1.
+async fn dial(config: &ClientConfig, key: &Key, pool: &Pool) -> Result<Sender, String> {
+    let stream = tokio::net::TcpStream::connect(key.target.as_str())
+        .await
+        .map_err(|err| match err.kind() {
+            std::io::ErrorKind::ConnectionRefused => {
+                format!("dial tcp {}: connect: connection refused", key.target)
+            }
+            _ => format!("dial tcp {}: {err}", key.target),
+        })?;
     let server_name = ServerName::try_from(config.server_name())
         .map_err(|err| format!("invalid server name: {err}"))?;
-    tokio_rustls::TlsConnector::from(Arc::new(tls))
+    let tls = tokio_rustls::TlsConnector::from(pool.tls(key)?)
         .connect(server_name, stream)
         .await
-        .map_err(|err| tls_reason(&err, &config.server_name()))
+        .map_err(|err| tls_reason(&err, &config.server_name()))?;
+    let (sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(tls))
+        .await
+        .map_err(|err| err.to_string())?;
+    tokio::spawn(async move {
+        if let Err(err) = connection.await {
+            tracing::debug!(%err, "webhook connection ended");
+        }
+    });
+    Ok(sender)
+}
+
+/// kube-apiserver adds the hook's timeout to the URL as `?timeout=10s`.
+fn url_with_timeout(url: &str, timeout: Duration) -> String {
+    let sep = if url.contains('?') { '&' } else { '?' };
+    format!("{url}{sep}timeout={}s", timeout.as_secs().max(1))
 }
 
 /// Go's words for a failed handshake.

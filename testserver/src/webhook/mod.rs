@@ -12,9 +12,12 @@
 //! * [`call`]: one POST of a JSON review over TLS verified against the `caBundle` (the
 //!   system roots when it is empty), with the hook's timeout, answering the decoded JSON or
 //!   a [`CallError`] whose text is kube-apiserver's (`Post "https://...": ...`).
+//! * [`pool`]: the connections kept open between calls (kube-apiserver's cached clients
+//!   and keep-alive transport) and the TLS configuration per `caBundle`.
 
 pub(crate) mod call;
 pub(crate) mod client_config;
+pub(crate) mod pool;
 pub(crate) mod services;
 
 pub(crate) use call::{CallError, post_json};

@@ -185,7 +185,7 @@ pub(crate) fn configured(engine: &Engine) -> bool {
         GroupResource::new(GROUP, "mutatingadmissionpolicybindings"),
     ]
     .iter()
-    .any(|gr| !store.keys(gr, None).is_empty())
+    .any(|gr| store.count(gr) > 0)
 }
 
 /// The hooks of every stored mutating (or validating) configuration, sorted by

@@ -64,7 +64,7 @@ pub(crate) async fn post_json(
         let key = key(config, services).map_err(&fail)?;
         let pool = services.pool();
         let reused = pool.take(&key);
-        let (mut sender, response) = match reused {
+        let (sender, response) = match reused {
             Some(mut sender) => match send(&mut sender, request()?).await {
                 Ok(response) => (sender, response),
                 Err(err) => {

@@ -19,12 +19,16 @@ use quote::ToTokens;
 pub struct Ctxt {
     /// `None` once consumed by [`Ctxt::check`] or [`Ctxt::discard`].
     errors: RefCell<Option<Vec<syn::Error>>>,
+    /// Problems that do not stop generation (a recursive schema cut); the CLI prints
+    /// them, the derive cannot (stable proc macros have no warnings).
+    warnings: RefCell<Vec<syn::Error>>,
 }
 
 impl Default for Ctxt {
     fn default() -> Self {
         Self {
             errors: RefCell::new(Some(Vec::new())),
+            warnings: RefCell::default(),
         }
     }
 }
@@ -50,6 +54,16 @@ impl Ctxt {
     /// Records an error at `span`.
     pub fn error_at<M: Display>(&self, span: Span, msg: M) {
         self.push(syn::Error::new(span, msg));
+    }
+
+    /// Records a warning at `span`.
+    pub fn warn_at<M: Display>(&self, span: Span, msg: M) {
+        self.warnings.borrow_mut().push(syn::Error::new(span, msg));
+    }
+
+    /// Takes the warnings recorded so far.
+    pub fn take_warnings(&self) -> Vec<syn::Error> {
+        std::mem::take(&mut *self.warnings.borrow_mut())
     }
 
     /// Records an existing [`syn::Error`] (which may already combine several).

@@ -61,6 +61,7 @@ pub mod plural;
 pub mod rbac;
 #[cfg(feature = "files")]
 pub(crate) mod render;
+pub mod resolve;
 #[cfg(feature = "files")]
 pub mod scaffold;
 #[cfg(feature = "files")]

@@ -6,7 +6,6 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use super::{package_crds, yaml};
-use crate::ctxt::Ctxt;
 use crate::diagnostic::{Diagnostic, Error};
 use crate::plural::PluralExceptions;
 use crate::source;
@@ -24,54 +23,90 @@ pub fn generate(
     Ok(manifests(input_dir, exceptions)?
         .into_iter()
         .map(|(name, manifest)| {
-            let mut text = HEADER.to_owned();
-            text.push_str(&yaml::to_yaml(&manifest));
+            let text = text(&manifest);
             (name, text)
         })
         .collect())
 }
 
 /// [`generate`]'s manifests as JSON values, sorted by file name; the versions of one
-/// kind (one package each) merge into one CRD.
+/// kind (one package each) merge into one CRD. Any problem fails the whole call (use
+/// [`partial`] to keep the CRDs that could be generated).
 pub fn manifests(
     input_dir: &Path,
     exceptions: &PluralExceptions,
 ) -> Result<Vec<(String, serde_json::Value)>, Error> {
-    let mut out: Vec<Part> = Vec::new();
-    let mut diagnostics = Vec::new();
+    let out = partial(input_dir, exceptions)?;
+    if out.errors.is_empty() {
+        Ok(out.crds)
+    } else {
+        Err(Error::Invalid(out.errors))
+    }
+}
+
+/// What [`partial`] generated: the CRDs it could, the problems of the others.
+#[derive(Debug, Default)]
+pub struct Partial {
+    /// The CRDs generated, (file name, manifest), sorted by file name.
+    pub crds: Vec<(String, serde_json::Value)>,
+    /// The CRD files that could not be generated (a version of the kind failed).
+    pub failed: Vec<String>,
+    /// Whether a package could not be read at all (its kinds are unknown, so neither
+    /// they nor their files can be named).
+    pub unreadable: bool,
+    /// Every problem, as `file:line:`.
+    pub errors: Vec<Diagnostic>,
+    /// Problems that did not stop a CRD (a recursive type cut).
+    pub warnings: Vec<Diagnostic>,
+}
+
+/// Every CRD of the tree at `input_dir` that can be generated, and the problems of the
+/// others: one kind's error no longer keeps every other kind's CRD from being written.
+pub fn partial(input_dir: &Path, exceptions: &PluralExceptions) -> Result<Partial, Error> {
+    let mut parts: Vec<Part> = Vec::new();
+    let mut result = Partial::default();
+    let mut failed = std::collections::BTreeSet::new();
     for dir in source::discover(input_dir)? {
         let (package, files) = match source::load_package_files(&dir, exceptions) {
             Ok(p) => p,
             Err(Error::Invalid(d)) => {
-                diagnostics.extend(d);
+                result.errors.extend(d);
+                result.unreadable = true;
                 continue;
             }
             Err(other) => return Err(other),
         };
-        let cx = Ctxt::new();
-        let crds = package_crds(&package, &cx);
-        if let Err(errors) = cx.check() {
-            // Spans carry lines only; the file is the one of the type whose schema or
-            // markers failed, found by line among the package's files.
-            for e in errors {
-                let path =
-                    locate(&package, &files, e.span()).unwrap_or_else(|| dir.dir.join("mod.rs"));
-                diagnostics.push(Diagnostic {
-                    path,
+        // Spans carry lines only; the file is the one of the type whose schema or
+        // markers failed, found by line among the package's files.
+        let diagnostics = |errors: Vec<syn::Error>| -> Vec<Diagnostic> {
+            errors
+                .into_iter()
+                .flat_map(|e| e.into_iter().collect::<Vec<_>>())
+                .map(|e| Diagnostic {
+                    path: locate(&package, &files, e.span())
+                        .unwrap_or_else(|| dir.dir.join("mod.rs")),
                     line: e.span().start().line,
                     message: e.to_string(),
-                });
-            }
-            continue;
-        }
-        for c in crds {
+                })
+                .collect()
+        };
+        for generated in package_crds(&package) {
+            result.warnings.extend(diagnostics(generated.warnings));
+            let c = match generated.crd {
+                Ok(c) => c,
+                Err(e) => {
+                    result.errors.extend(diagnostics(vec![e]));
+                    failed.insert(generated.file_name);
+                    continue;
+                }
+            };
             let ty = &package.types[c.type_index];
             let at = Diagnostic {
                 path: files[c.type_index].clone(),
                 line: ty.ident.span().start().line,
                 message: String::new(),
             };
-            out.push(Part {
+            parts.push(Part {
                 name: c.file_name,
                 manifest: c.manifest,
                 storage: c.storage_version,
@@ -80,10 +115,15 @@ pub fn manifests(
             });
         }
     }
-    if !diagnostics.is_empty() {
-        return Err(Error::Invalid(diagnostics));
-    }
-    merge_versions(out)
+    // A kind with a failed version is not written at all: its CRD without that version
+    // would drop the version from the cluster.
+    parts.retain(|p| !failed.contains(&p.name));
+    let merged = merge_versions(parts);
+    result.errors.extend(merged.errors);
+    failed.extend(merged.failed);
+    result.crds = merged.crds;
+    result.failed = failed.into_iter().collect();
+    Ok(result)
 }
 
 /// One version of a kind's CRD, before the versions merge.
@@ -101,7 +141,7 @@ struct Part {
 /// version carries `+kubebuilder:webhook:conversion`, the CRD converts through the
 /// operator's conversion webhook ([`crate::webhook::crd_conversion`]); on a kind with one
 /// version the marker is an error (there is nothing to convert).
-fn merge_versions(crds: Vec<Part>) -> Result<Vec<(String, serde_json::Value)>, Error> {
+fn merge_versions(crds: Vec<Part>) -> Merged {
     let mut by_name: std::collections::BTreeMap<
         String,
         Vec<(serde_json::Value, bool, Diagnostic)>,
@@ -120,8 +160,10 @@ fn merge_versions(crds: Vec<Part>) -> Result<Vec<(String, serde_json::Value)>, E
             .push((part.manifest, part.storage, part.at));
     }
     let mut out = Vec::new();
+    let mut failed = Vec::new();
     let mut diagnostics = Vec::new();
     for (name, mut parts) in by_name {
+        let errors_before = diagnostics.len();
         if parts.len() == 1 {
             if let Some(at) = conversion.get(&name) {
                 diagnostics.push(Diagnostic {
@@ -131,6 +173,8 @@ fn merge_versions(crds: Vec<Part>) -> Result<Vec<(String, serde_json::Value)>, E
                     ),
                     ..at.clone()
                 });
+                failed.push(name);
+                continue;
             }
             if let Some((m, _, _)) = parts.pop() {
                 out.push((name, m));
@@ -190,13 +234,24 @@ fn merge_versions(crds: Vec<Part>) -> Result<Vec<(String, serde_json::Value)>, E
         if conversion.contains_key(&name) {
             merged["spec"]["conversion"] = crate::webhook::crd_conversion();
         }
-        out.push((name, merged));
+        if diagnostics.len() > errors_before {
+            failed.push(name);
+        } else {
+            out.push((name, merged));
+        }
     }
-    if diagnostics.is_empty() {
-        Ok(out)
-    } else {
-        Err(Error::Invalid(diagnostics))
+    Merged {
+        crds: out,
+        failed,
+        errors: diagnostics,
     }
+}
+
+/// The CRDs the versions merged into, and the kinds whose versions did not agree.
+struct Merged {
+    crds: Vec<(String, serde_json::Value)>,
+    failed: Vec<String>,
+    errors: Vec<Diagnostic>,
 }
 
 /// The file of the type whose definition spans the error's line (types of one file
@@ -239,27 +294,59 @@ fn existing_yaml(dir: &Path) -> Result<Vec<String>, Error> {
 }
 
 /// Writes the CRDs into `output_dir`, removing `.yaml` files generation no longer
-/// produces; returns the written paths.
+/// produces; returns the written paths. When some kinds fail, the others are still
+/// written, the failed kinds' files are left as they were (and nothing is removed when
+/// a package could not be read), and the error lists the problems and then names the
+/// CRDs not written. Warnings (a recursive type cut) are logged.
 pub fn update(
     input_dir: &Path,
     output_dir: &Path,
     exceptions: &PluralExceptions,
 ) -> Result<Vec<PathBuf>, Error> {
-    let files = generate(input_dir, exceptions)?;
+    let out = partial(input_dir, exceptions)?;
+    for w in &out.warnings {
+        tracing::warn!("{}", w);
+    }
     fs::create_dir_all(output_dir).map_err(|e| Error::io(output_dir, e))?;
-    for stale in existing_yaml(output_dir)? {
-        if !files.iter().any(|(n, _)| *n == stale) {
-            let p = output_dir.join(&stale);
-            fs::remove_file(&p).map_err(|e| Error::io(&p, e))?;
+    if !out.unreadable {
+        for stale in existing_yaml(output_dir)? {
+            if !out.crds.iter().any(|(n, _)| *n == stale) && !out.failed.contains(&stale) {
+                let p = output_dir.join(&stale);
+                fs::remove_file(&p).map_err(|e| Error::io(&p, e))?;
+            }
         }
     }
     let mut written = Vec::new();
-    for (name, text) in files {
+    for (name, manifest) in &out.crds {
         let p = output_dir.join(name);
-        write_or_remove(&p, Some(&text))?;
+        write_or_remove(&p, Some(&text(manifest)))?;
         written.push(p);
     }
-    Ok(written)
+    if out.errors.is_empty() {
+        return Ok(written);
+    }
+    let mut errors = out.errors;
+    let not_written = if out.failed.is_empty() {
+        "the CRDs of the packages above".to_owned()
+    } else {
+        out.failed.join(", ")
+    };
+    errors.push(Diagnostic {
+        path: output_dir.to_owned(),
+        line: 0,
+        message: format!(
+            "not written: {not_written} (fix the errors above); {} CRD(s) written",
+            written.len()
+        ),
+    });
+    Err(Error::Invalid(errors))
+}
+
+/// A manifest as its generated file's text.
+fn text(manifest: &serde_json::Value) -> String {
+    let mut text = HEADER.to_owned();
+    text.push_str(&yaml::to_yaml(manifest));
+    text
 }
 
 /// Compares a fresh generation with `output_dir`.

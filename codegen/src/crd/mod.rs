@@ -41,10 +41,24 @@ pub struct Crd {
     pub conversion_webhook: bool,
 }
 
-/// The CRDs of every struct resource of `package` (`+genclient` types, or the derive's
-/// type); problems go to `cx`.
-pub fn package_crds(package: &Package, cx: &Ctxt) -> Vec<Crd> {
-    let schemas = schema::Schemas::new(&package.types, cx);
+/// One resource's CRD, or why it could not be generated.
+#[derive(Debug)]
+pub struct Generated {
+    /// controller-gen's file name, `<group>_<plural>.yaml` (known even when the schema
+    /// failed).
+    pub file_name: String,
+    /// The index of the resource type in `package.types`.
+    pub type_index: usize,
+    /// The CRD, or every problem its schema and markers had (combined).
+    pub crd: Result<Crd, syn::Error>,
+    /// Problems that did not stop it (a recursive type cut).
+    pub warnings: Vec<syn::Error>,
+}
+
+/// The CRD of every struct resource of `package` (`+genclient` types), each generated
+/// on its own: one kind's problems do not keep the others from being written. Field
+/// types are read through the package's `use` items ([`crate::resolve`]).
+pub fn package_crds(package: &Package) -> Vec<Generated> {
     package
         .types
         .iter()
@@ -55,9 +69,11 @@ pub fn package_crds(package: &Package, cx: &Ctxt) -> Vec<Crd> {
                 // Aliases of k8s-openapi types and the core group are built in, not CRDs.
                 return None;
             }
-            let manifest = manifest::crd(ty, r, &schemas, cx);
-            let markers = crate::markers::TypeMarkers::from_attrs(&ty.attrs, cx);
-            Some(Crd {
+            let cx = Ctxt::new();
+            let schemas = schema::Schemas::new(&package.types, &cx).with_uses(&package.uses);
+            let manifest = manifest::crd(ty, r, &schemas, &cx);
+            let markers = crate::markers::TypeMarkers::from_attrs(&ty.attrs, &cx);
+            let crd = Crd {
                 file_name: manifest::file_name(r),
                 type_index: i,
                 manifest,
@@ -67,6 +83,13 @@ pub fn package_crds(package: &Package, cx: &Ctxt) -> Vec<Crd> {
                 conversion_webhook: markers
                     .span(crate::markers::vocabulary::CONVERSION_WEBHOOK)
                     .is_some(),
+            };
+            let warnings = cx.take_warnings();
+            Some(Generated {
+                file_name: crd.file_name.clone(),
+                type_index: i,
+                crd: cx.check().map(|()| crd),
+                warnings,
             })
         })
         .collect()

@@ -15,7 +15,8 @@
 //! `x-kubernetes-preserve-unknown-fields`). controller-gen's validation markers on a
 //! field or a type are applied last ([`super::validation`]).
 
-use std::collections::BTreeMap;
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Map, Value, json};
 use syn::spanned::Spanned;
@@ -26,9 +27,10 @@ use super::{k8s, validation};
 use crate::ctxt::Ctxt;
 use crate::markers::TypeMarkers;
 use crate::markers::vocabulary::{
-    OPTIONAL, REQUIRED, SCHEMALESS, VALIDATION_OPTIONAL, VALIDATION_REQUIRED,
+    MAX_DEPTH, OPTIONAL, REQUIRED, SCHEMALESS, VALIDATION_OPTIONAL, VALIDATION_REQUIRED,
 };
-use crate::model::{Body, TypeDef};
+use crate::model::{Body, SourceUses, TypeDef};
+use crate::resolve::{Resolver, substitute};
 
 /// The types a schema may refer to by name: the package's own (CLI), or, for the derive,
 /// none: a type defined elsewhere becomes a hole, `{"$kubegen:hole": n, ...}`, that the
@@ -39,7 +41,17 @@ pub struct Schemas<'a> {
     types: BTreeMap<String, &'a TypeDef>,
     holes: Option<std::cell::RefCell<Vec<Hole>>>,
     cx: &'a Ctxt,
+    /// The package's `use` bindings (the CLI; the derive sees no `use` items).
+    resolver: Option<Resolver>,
+    /// The modules of the types being described, innermost last: a field's type is read
+    /// in the module of the type that declares it.
+    modules: RefCell<Vec<Vec<syn::Ident>>>,
+    /// Recursive types already warned about.
+    cut: RefCell<BTreeSet<String>>,
 }
+
+/// How a recursive type's cut node describes itself; a field's own description goes first.
+const CUT_NOTE: &str = "Recursive:";
 
 /// What the derive leaves to run time: a type defined elsewhere.
 #[derive(Clone, Debug, PartialEq)]
@@ -109,6 +121,19 @@ pub(crate) fn type_args(path: &syn::Path) -> Vec<&syn::Type> {
             .collect(),
         _ => Vec::new(),
     }
+}
+
+/// How many levels of a recursive type are described before the cut: its
+/// `+kubegen:maxDepth=N` (at least 1), else 1.
+fn max_depth(markers: &TypeMarkers) -> usize {
+    markers
+        .all(MAX_DEPTH)
+        .find_map(|f| match f.value {
+            crate::markers::value::Value::Count(n) => usize::try_from(n).ok(),
+            _ => None,
+        })
+        .unwrap_or(1)
+        .max(1)
 }
 
 /// `Option<T>`'s `T`.
@@ -215,7 +240,17 @@ impl<'a> Schemas<'a> {
                 .collect(),
             holes: None,
             cx,
+            resolver: None,
+            modules: RefCell::default(),
+            cut: RefCell::default(),
         }
+    }
+
+    /// Field types are read through the `use` items of their files (`metav1::ObjectMeta`,
+    /// renamed imports, the package's re-exports): [`crate::resolve`].
+    pub fn with_uses(mut self, uses: &[SourceUses]) -> Self {
+        self.resolver = Some(Resolver::new(self.types.values().map(|t| &t.ident), uses));
+        self
     }
 
     /// Schemas for a derive: only `ty` itself is known; other named types are holes.
@@ -224,6 +259,9 @@ impl<'a> Schemas<'a> {
             types: BTreeMap::from([(ty.ident.to_string(), ty)]),
             holes: Some(std::cell::RefCell::new(Vec::new())),
             cx,
+            resolver: None,
+            modules: RefCell::default(),
+            cut: RefCell::default(),
         }
     }
 
@@ -235,17 +273,13 @@ impl<'a> Schemas<'a> {
     /// The schema of a named type of the package, its type-level markers applied.
     pub fn named(&self, ty: &TypeDef, stack: &mut Vec<String>) -> Value {
         let name = ty.ident.to_string();
-        if stack.contains(&name) {
-            self.cx.error_at(
-                ty.ident.span(),
-                format!(
-                    "`{name}` contains itself (through {}): a CRD schema cannot be recursive",
-                    stack.join(" → ")
-                ),
-            );
-            return json!({"type": "object"});
+        let markers = TypeMarkers::from_attrs(&ty.attrs, self.cx);
+        let depth = stack.iter().filter(|n| **n == name).count();
+        if depth > 0 && depth >= max_depth(&markers) {
+            return self.cut(ty, stack);
         }
         stack.push(name);
+        self.modules.borrow_mut().push(ty.module.clone());
         let container = Container::from_attrs(&ty.attrs, self.cx);
         let mut schema = match &ty.body {
             Body::Struct(fields) => self.structure(ty, fields, &container, stack),
@@ -259,12 +293,48 @@ impl<'a> Schemas<'a> {
             }
         };
         stack.pop();
+        self.modules.borrow_mut().pop();
         if let Some(d) = description(&ty.attrs) {
             insert(&mut schema, "description", json!(d));
         }
-        let markers = TypeMarkers::from_attrs(&ty.attrs, self.cx);
-        validation::apply(&mut schema, markers.iter(), self.cx);
+        validation::apply(
+            &mut schema,
+            markers.iter().filter(|f| f.marker != MAX_DEPTH),
+            self.cx,
+        );
         schema
+    }
+
+    /// Where a recursive type meets itself again (`stack` holds the way there): a node
+    /// that keeps unknown fields (an object for a struct with fields, untyped otherwise,
+    /// both structural), described as cut, and a warning naming the cycle, once per
+    /// type. kube-apiserver has no `$ref`, so a schema cannot recurse; below the cut
+    /// the values are stored as written and not checked.
+    fn cut(&self, ty: &TypeDef, stack: &[String]) -> Value {
+        let name = ty.ident.to_string();
+        if self.cut.borrow_mut().insert(name.clone()) {
+            let from = stack.iter().position(|n| *n == name).unwrap_or(0);
+            let mut cycle = stack[from..].to_vec();
+            cycle.push(name.clone());
+            self.cx.warn_at(
+                ty.ident.span(),
+                format!(
+                    "`{name}` contains itself ({}): its schema is cut there with a node that keeps unknown fields; `+kubegen:maxDepth=N` on `{name}` describes N levels first",
+                    cycle.join(" → ")
+                ),
+            );
+        }
+        let note = format!(
+            "{CUT_NOTE} a `{name}` again; its fields are not described or checked below this depth (`+kubegen:maxDepth` on `{name}` describes more levels)."
+        );
+        match &ty.body {
+            Body::Struct(syn::Fields::Named(_)) => json!({
+                "type": "object",
+                "x-kubernetes-preserve-unknown-fields": true,
+                "description": note,
+            }),
+            _ => json!({"x-kubernetes-preserve-unknown-fields": true, "description": note}),
+        }
     }
 
     fn structure(
@@ -557,6 +627,10 @@ impl<'a> Schemas<'a> {
             None => self.type_schema(ty, stack),
         };
         if let Some(d) = description(&f.attrs) {
+            let d = match schema.get("description").and_then(Value::as_str) {
+                Some(cut) if cut.starts_with(CUT_NOTE) => format!("{d}\n{cut}"),
+                _ => d,
+            };
             insert(&mut schema, "description", json!(d));
         }
         validation::apply(&mut schema, markers.iter(), self.cx);
@@ -590,6 +664,28 @@ impl<'a> Schemas<'a> {
         }
     }
 
+    /// A type alias of the package (`type Labels = BTreeMap<String, String>;`,
+    /// `type Pair<T> = (T, T);`): its target with the arguments substituted, read in the
+    /// alias's module, its doc and markers applied as a named type's are.
+    fn alias(
+        &self,
+        def: &TypeDef,
+        target: &syn::Type,
+        args: &[&syn::Type],
+        stack: &mut Vec<String>,
+    ) -> Value {
+        let target = substitute(target, &def.generics, args);
+        self.modules.borrow_mut().push(def.module.clone());
+        let mut schema = self.type_schema(&target, stack);
+        self.modules.borrow_mut().pop();
+        if let Some(d) = description(&def.attrs) {
+            insert(&mut schema, "description", json!(d));
+        }
+        let markers = TypeMarkers::from_attrs(&def.attrs, self.cx);
+        validation::apply(&mut schema, markers.iter(), self.cx);
+        schema
+    }
+
     fn hole(&self, ty: &syn::Type) -> Value {
         self.hole_of(ty, Hole::Schema(ty.clone()))
     }
@@ -621,6 +717,11 @@ impl<'a> Schemas<'a> {
     }
 
     fn path_schema(&self, ty: &syn::Type, path: &syn::Path, stack: &mut Vec<String>) -> Value {
+        let expanded = match (&self.resolver, self.modules.borrow().last()) {
+            (Some(resolver), Some(module)) => resolver.expand(module, path),
+            _ => None,
+        };
+        let path = expanded.as_ref().unwrap_or(path);
         let Some(last) = last_ident(path) else {
             return self.unknown(ty);
         };
@@ -681,9 +782,17 @@ impl<'a> Schemas<'a> {
         if segments.len() == 1
             && let Some(def) = self.types.get(&last)
         {
+            if let Body::Alias(target) = &def.body {
+                return self.alias(def, target, &args, stack);
+            }
             return self.named(def, stack);
         }
-        let is_k8s = segments.len() == 1 || segments.first().is_some_and(|s| s == "k8s_openapi");
+        // k8s-openapi's types, also as kube-rs re-exports them (`kube::api::ObjectMeta`).
+        let is_k8s = segments.len() == 1
+            || segments.iter().any(|s| s == "k8s_openapi")
+            || segments
+                .first()
+                .is_some_and(|s| matches!(s.as_str(), "kube" | "kube_core"));
         match k8s::resolve(&segments) {
             // The derive sees a bare name, not what it refers to: the user's own
             // `Condition` or k8s-openapi's. The type decides at compile time.
@@ -800,18 +909,7 @@ mod tests {
     }
 
     #[test]
-    fn recursive_and_unknown_types_are_errors() {
-        let errs = schema_of(
-            syn::parse_quote! {
-                struct Tree { children: Vec<Tree> }
-            },
-            "Tree",
-        )
-        .unwrap_err();
-        assert_eq!(
-            errs,
-            ["`Tree` contains itself (through Tree): a CRD schema cannot be recursive"]
-        );
+    fn unknown_types_are_errors() {
         let errs = schema_of(
             syn::parse_quote! {
                 struct S { a: Mystery }
@@ -820,6 +918,150 @@ mod tests {
         )
         .unwrap_err();
         assert!(errs[0].starts_with("no schema for `Mystery`"), "{errs:?}");
+    }
+
+    /// The schema of `name` among `items` read with the package's `use` items, and the
+    /// warnings.
+    fn schema_with_uses(items: syn::File, name: &str) -> (Value, Vec<String>) {
+        let exceptions = PluralExceptions::default();
+        let ctx = PackageContext {
+            mode: Mode::Cli,
+            group: Some("g.io".into()),
+            version: Some("v1".into()),
+            deep_copy: None,
+            group_go_name: None,
+            plural_exceptions: &exceptions,
+        };
+        let cx = Ctxt::new();
+        let types = lower_items(&items.items, &[], &ctx, &cx);
+        let uses = [SourceUses::of(Vec::new(), &items.items)];
+        let v = {
+            let schemas = Schemas::new(&types, &cx).with_uses(&uses);
+            let ty = types.iter().find(|t| t.ident == name).expect("type");
+            schemas.named(ty, &mut Vec::new())
+        };
+        let warnings = cx.take_warnings().iter().map(ToString::to_string).collect();
+        if let Err(e) = cx.check() {
+            panic!("{e}");
+        }
+        (v, warnings)
+    }
+
+    /// A recursive type is cut where it meets itself, with a structural node that keeps
+    /// unknown fields, and a warning names the cycle; the field's own description stays.
+    #[test]
+    fn recursion_is_cut_with_a_preserving_node_and_a_warning() {
+        let (v, warnings) = schema_with_uses(
+            syn::parse_quote! {
+                struct Route { name: String, matcher: Option<MatchExpr> }
+                enum MatchExpr {
+                    Path(String),
+                    /// Every one of these.
+                    All(Vec<MatchExpr>),
+                    Not(Box<MatchExpr>),
+                }
+            },
+            "Route",
+        );
+        let matcher = &v["properties"]["matcher"];
+        assert_eq!(matcher["properties"]["Path"], json!({"type": "string"}));
+        let all = &matcher["properties"]["All"];
+        assert_eq!(all["type"], "array");
+        assert_eq!(all["items"]["x-kubernetes-preserve-unknown-fields"], true);
+        assert!(
+            all["items"].get("type").is_none(),
+            "an enum's cut is untyped"
+        );
+        assert!(
+            all["description"]
+                .as_str()
+                .is_some_and(|d| d.starts_with("Every one of these.")),
+            "{all}"
+        );
+        assert_eq!(
+            matcher["properties"]["Not"]["x-kubernetes-preserve-unknown-fields"],
+            true
+        );
+        assert_eq!(
+            warnings,
+            [
+                "`MatchExpr` contains itself (MatchExpr → MatchExpr): its schema is cut there with a node that keeps unknown fields; `+kubegen:maxDepth=N` on `MatchExpr` describes N levels first"
+            ]
+        );
+
+        let (v, _) = schema_with_uses(
+            syn::parse_quote! {
+                struct Tree { name: String, children: Vec<Tree> }
+            },
+            "Tree",
+        );
+        let cut = &v["properties"]["children"]["items"];
+        assert_eq!(cut["type"], "object", "a struct's cut is an object");
+        assert_eq!(cut["x-kubernetes-preserve-unknown-fields"], true);
+        assert!(
+            cut["description"]
+                .as_str()
+                .unwrap_or_default()
+                .starts_with(CUT_NOTE)
+        );
+    }
+
+    /// `+kubegen:maxDepth=N` describes N levels before the cut.
+    #[test]
+    fn max_depth_unrolls_a_recursive_type() {
+        let (v, _) = schema_with_uses(
+            syn::parse_quote! {
+                /// +kubegen:maxDepth=3
+                struct Tree { name: String, children: Vec<Tree> }
+            },
+            "Tree",
+        );
+        let mut node = &v;
+        for _ in 0..2 {
+            node = &node["properties"]["children"]["items"];
+            assert_eq!(node["properties"]["name"], json!({"type": "string"}), "{v}");
+        }
+        let cut = &node["properties"]["children"]["items"];
+        assert_eq!(cut["x-kubernetes-preserve-unknown-fields"], true, "{v}");
+        assert!(cut.get("properties").is_none());
+    }
+
+    /// Module aliases, renamed imports and (generic) type aliases resolve where a field
+    /// type is read.
+    #[test]
+    fn use_renames_and_type_aliases_resolve() {
+        let (v, warnings) = schema_with_uses(
+            syn::parse_quote! {
+                use k8s_openapi::apimachinery::pkg::apis::meta::v1 as metav1;
+                use std::collections::BTreeMap as Map;
+                /// Labels to set.
+                pub type Labels = Map<String, String>;
+                pub type Pair<T> = Vec<T>;
+                struct S {
+                    created: metav1::Time,
+                    labels: Labels,
+                    ports: Pair<i32>,
+                    selector: Option<metav1::LabelSelector>,
+                }
+            },
+            "S",
+        );
+        assert!(warnings.is_empty());
+        let p = &v["properties"];
+        assert_eq!(p["created"]["type"], "string");
+        assert_eq!(p["created"]["format"], "date-time");
+        assert_eq!(
+            p["labels"],
+            json!({"type": "object", "additionalProperties": {"type": "string"}, "description": "Labels to set."})
+        );
+        assert_eq!(
+            p["ports"],
+            json!({"type": "array", "items": {"type": "integer", "format": "int32"}})
+        );
+        assert!(
+            p["selector"]["properties"]["matchLabels"].is_object(),
+            "{v}"
+        );
     }
 
     #[test]

@@ -168,6 +168,8 @@ vocabulary! {
     NAMESPACED:           "kubegen:namespaced",                      Flag,        Type,    ["namespaced"];
     RESOURCE_IMPL:        "kubegen:resourceImpl",                    Bool,        Type,    ["resource_impl", "resourceImpl"];
     INHERIT:              "kubegen:inherit",                         Any,         Type,    ["inherit"];
+    // How many levels of a recursive type its CRD schema describes before the cut.
+    MAX_DEPTH:            "kubegen:maxDepth",                        Count,       Type,    [];
     OLD_NON_NAMESPACED:   "nonNamespaced",                           Renamed(NON_NAMESPACED.key), Type, [];
     OLD_READONLY:         "readonly",                                Renamed(READONLY.key), Type, [];
     // controller-gen's CRD markers (sigs.k8s.io/controller-tools pkg/crd/markers).

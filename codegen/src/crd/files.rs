@@ -261,6 +261,15 @@ fn locate(
     files: &[PathBuf],
     span: proc_macro2::Span,
 ) -> Option<PathBuf> {
+    // An error at a type's name (a recursive type's cut) is that type's, in whichever
+    // file; lines alone are ambiguous across the package's files.
+    if let Some(i) = package
+        .types
+        .iter()
+        .position(|t| t.ident.span().start() == span.start())
+    {
+        return files.get(i).cloned();
+    }
     let line = span.start().line;
     package
         .types

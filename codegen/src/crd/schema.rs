@@ -123,6 +123,15 @@ pub(crate) fn type_args(path: &syn::Path) -> Vec<&syn::Type> {
     }
 }
 
+/// Sets `schema`'s description to `d`, keeping a recursive cut's note after it.
+fn describe(schema: &mut Value, d: String) {
+    let d = match schema.get("description").and_then(Value::as_str) {
+        Some(cut) if cut.starts_with(CUT_NOTE) => format!("{d}\n{cut}"),
+        _ => d,
+    };
+    insert(schema, "description", json!(d));
+}
+
 /// How many levels of a recursive type are described before the cut: its
 /// `+kubegen:maxDepth=N` (at least 1), else 1.
 fn max_depth(markers: &TypeMarkers) -> usize {
@@ -546,7 +555,7 @@ impl<'a> Schemas<'a> {
                 for (n, c, d) in &parts {
                     let mut s = c.clone().unwrap_or_else(|| json!({"type": "object"}));
                     if let Some(d) = d {
-                        insert(&mut s, "description", json!(d));
+                        describe(&mut s, d.clone());
                     }
                     props.insert(n.clone(), s);
                 }
@@ -627,11 +636,7 @@ impl<'a> Schemas<'a> {
             None => self.type_schema(ty, stack),
         };
         if let Some(d) = description(&f.attrs) {
-            let d = match schema.get("description").and_then(Value::as_str) {
-                Some(cut) if cut.starts_with(CUT_NOTE) => format!("{d}\n{cut}"),
-                _ => d,
-            };
-            insert(&mut schema, "description", json!(d));
+            describe(&mut schema, d);
         }
         validation::apply(&mut schema, markers.iter(), self.cx);
         if let Some(span) = schemaless

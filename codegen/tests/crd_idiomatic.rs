@@ -44,7 +44,7 @@ fn crd_and_verify_handle_the_idiomatic_tree_and_warn_about_the_cuts() {
     let matching = root().join("apis/routing/v1/matching.rs");
     assert!(
         warnings.iter().any(|w| w.starts_with(&format!(
-            "{}:29: `RouteSpec` contains itself (RouteSpec → RouteSpec → RouteSpec)",
+            "{}:30: `RouteSpec` contains itself (RouteSpec → RouteSpec → RouteSpec)",
             types.display()
         ))),
         "{warnings:?}"
@@ -63,6 +63,19 @@ fn crd_and_verify_handle_the_idiomatic_tree_and_warn_about_the_cuts() {
     )
     .unwrap();
     assert!(outcome.is_up_to_date(), "{}", outcome.diff);
+}
+
+/// One generator, two entry points: `#[derive(kubegen::Schema)]` on the same types gives
+/// the CLI's CRD (the derive resolves aliases through Rust: a module alias's k8s-openapi
+/// type by its name, a type alias through `kubegen::crd::Schema` of its target).
+#[test]
+fn the_derive_gives_the_clis_crd() {
+    let manifests = files::manifests(&root().join("apis"), &PluralExceptions::default()).unwrap();
+    let cli = manifests[0].1.clone();
+    let typed: k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition =
+        serde_json::from_value(cli.clone()).unwrap();
+    assert_eq!(serde_json::to_value(Route::crd()).unwrap(), cli);
+    assert_eq!(Route::crd(), typed);
 }
 
 /// `update` (the clientset, listers, informers, apply configurations) reads the same tree.
@@ -242,4 +255,68 @@ async fn objects_of_the_types_round_trip_and_wrong_shapes_are_refused() {
             .contains("spec.fallback.host"),
         "{body}"
     );
+}
+
+/// One kind's error no longer keeps the others from being written: `crd` writes the
+/// CRDs it can, leaves the failed kind's file as it was and exits non-zero naming it.
+#[test]
+fn crd_writes_what_it_can_and_names_what_it_could_not() {
+    let tmp = tempfile::tempdir().unwrap();
+    let apis = tmp.path().join("apis");
+    copy(&root().join("apis"), &apis);
+    let broken = apis.join("things/v1");
+    std::fs::create_dir_all(&broken).unwrap();
+    std::fs::write(
+        broken.join("mod.rs"),
+        "//! +groupName=things.example.com\n\n/// +genclient\npub struct Thing {\n    pub metadata: ObjectMeta,\n    pub spec: ThingSpec,\n}\n\npub struct ThingSpec {\n    pub when: std::time::Instant,\n}\n",
+    )
+    .unwrap();
+    let out = tmp.path().join("crds");
+    std::fs::create_dir_all(&out).unwrap();
+    // The broken kind's CRD from before stays as it was.
+    let old = out.join("things.example.com_things.yaml");
+    std::fs::write(&old, "# the CRD from before\n").unwrap();
+
+    let run = std::process::Command::new(env!("CARGO_BIN_EXE_kubegen-codegen"))
+        .args(["crd", "--input-dir"])
+        .arg(&apis)
+        .arg("--output-dir")
+        .arg(&out)
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "{}:10: no schema for `std::time::Instant`",
+            broken.join("mod.rs").display()
+        )),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(
+            "not written: things.example.com_things.yaml (fix the errors above); 1 CRD(s) written"
+        ),
+        "{stderr}"
+    );
+    assert!(stderr.contains("`MatchExpr` contains itself"), "{stderr}");
+    assert!(out.join("routing.kubegen.dev_routes.yaml").is_file());
+    assert_eq!(
+        std::fs::read_to_string(&old).unwrap(),
+        "# the CRD from before\n"
+    );
+}
+
+fn copy(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.path().is_dir() {
+            copy(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
 }

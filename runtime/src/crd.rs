@@ -14,6 +14,102 @@ pub trait Schema {
     fn schema() -> Value;
 }
 
+/// The std and serde_json types the generator describes itself, for types the derive
+/// cannot see through: a field typed with an alias of one (`type Labels = BTreeMap<String,
+/// String>;`) is a hole filled from these, with the schema `kubegen-codegen crd` gives the
+/// aliased type (`crd/schema.rs`'s `path_schema`).
+macro_rules! leaf_schemas {
+    ($($ty:ty => $schema:tt;)*) => {
+        $(impl Schema for $ty {
+            fn schema() -> Value {
+                serde_json::json!($schema)
+            }
+        })*
+    };
+}
+
+leaf_schemas! {
+    String => {"type": "string"};
+    bool => {"type": "boolean"};
+    char => {"type": "string"};
+    i8 => {"type": "integer", "format": "int32"};
+    i16 => {"type": "integer", "format": "int32"};
+    i32 => {"type": "integer", "format": "int32"};
+    u8 => {"type": "integer", "format": "int32"};
+    u16 => {"type": "integer", "format": "int32"};
+    i64 => {"type": "integer", "format": "int64"};
+    u32 => {"type": "integer", "format": "int64"};
+    u64 => {"type": "integer", "format": "int64"};
+    isize => {"type": "integer", "format": "int64"};
+    usize => {"type": "integer", "format": "int64"};
+    f32 => {"type": "number", "format": "float"};
+    f64 => {"type": "number", "format": "double"};
+    Value => {"x-kubernetes-preserve-unknown-fields": true};
+}
+
+/// Types serde writes as their content.
+macro_rules! transparent_schemas {
+    ($($ty:ty),*) => {
+        $(impl<T: Schema> Schema for $ty {
+            fn schema() -> Value {
+                T::schema()
+            }
+        })*
+    };
+}
+
+transparent_schemas!(Box<T>, Option<T>, std::sync::Arc<T>, std::rc::Rc<T>);
+
+/// Sequences: arrays of their items.
+macro_rules! list_schemas {
+    ($($ty:ty),*) => {
+        $(impl<T: Schema> Schema for $ty {
+            fn schema() -> Value {
+                serde_json::json!({"type": "array", "items": T::schema()})
+            }
+        })*
+    };
+}
+
+list_schemas!(
+    Vec<T>,
+    std::collections::VecDeque<T>,
+    std::collections::LinkedList<T>
+);
+
+/// Sets: arrays listed as sets.
+macro_rules! set_schemas {
+    ($($ty:ty),*) => {
+        $(impl<T: Schema> Schema for $ty {
+            fn schema() -> Value {
+                serde_json::json!({
+                    "type": "array",
+                    "items": T::schema(),
+                    "x-kubernetes-list-type": "set",
+                })
+            }
+        })*
+    };
+}
+
+set_schemas!(std::collections::BTreeSet<T>, std::collections::HashSet<T>);
+
+/// Maps: objects of their values (keys are JSON object keys).
+macro_rules! map_schemas {
+    ($($ty:ty),*) => {
+        $(impl<K, V: Schema> Schema for $ty {
+            fn schema() -> Value {
+                serde_json::json!({"type": "object", "additionalProperties": V::schema()})
+            }
+        })*
+    };
+}
+
+map_schemas!(
+    std::collections::BTreeMap<K, V>,
+    std::collections::HashMap<K, V>
+);
+
 /// What derived code calls; not a public API.
 #[doc(hidden)]
 pub mod __private {

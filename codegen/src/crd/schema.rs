@@ -671,7 +671,8 @@ impl<'a> Schemas<'a> {
 
     /// A type alias of the package (`type Labels = BTreeMap<String, String>;`,
     /// `type Pair<T> = (T, T);`): its target with the arguments substituted, read in the
-    /// alias's module, its doc and markers applied as a named type's are.
+    /// alias's module. Its doc comment is not a description (the derive, which fills the
+    /// alias's hole from the target's `kubegen::crd::Schema`, cannot read it either).
     fn alias(
         &self,
         def: &TypeDef,
@@ -681,13 +682,19 @@ impl<'a> Schemas<'a> {
     ) -> Value {
         let target = substitute(target, &def.generics, args);
         self.modules.borrow_mut().push(def.module.clone());
-        let mut schema = self.type_schema(&target, stack);
+        let schema = self.type_schema(&target, stack);
         self.modules.borrow_mut().pop();
-        if let Some(d) = description(&def.attrs) {
-            insert(&mut schema, "description", json!(d));
+        // The derive sees only the alias's name (`Labels`), never its definition: what
+        // the alias itself says would make the CLI's schema differ from the derive's.
+        if let Some(f) = TypeMarkers::from_attrs(&def.attrs, self.cx).iter().next() {
+            self.cx.error_at(
+                f.span,
+                format!(
+                    "`{}` on the type alias `{}` is not applied (an alias is its target; the derive cannot see it): put it on the fields that use `{}`",
+                    f.written, def.ident, def.ident
+                ),
+            );
         }
-        let markers = TypeMarkers::from_attrs(&def.attrs, self.cx);
-        validation::apply(&mut schema, markers.iter(), self.cx);
         schema
     }
 
@@ -801,12 +808,11 @@ impl<'a> Schemas<'a> {
         match k8s::resolve(&segments) {
             // The derive sees a bare name, not what it refers to: the user's own
             // `Condition` or k8s-openapi's. The type decides at compile time.
-            Ok(Some(name)) if segments.len() == 1 && self.holes.is_some() => {
-                match k8s::schema(&name) {
-                    Some(k8s) => self.hole_of(ty, Hole::SchemaOrK8s(ty.clone(), k8s)),
-                    None => self.hole(ty),
-                }
-            }
+            // So is a path through a module alias (`metav1::Time`): Rust resolves it.
+            Ok(Some(name)) if self.holes.is_some() => match k8s::schema(&name) {
+                Some(k8s) => self.hole_of(ty, Hole::SchemaOrK8s(ty.clone(), k8s)),
+                None => self.hole(ty),
+            },
             Ok(Some(name)) if is_k8s => k8s::schema(&name).unwrap_or_else(|| self.unknown(ty)),
             Ok(_) if self.holes.is_some() => self.hole(ty),
             Ok(_) => self.unknown(ty),
@@ -1057,7 +1063,7 @@ mod tests {
         assert_eq!(p["created"]["format"], "date-time");
         assert_eq!(
             p["labels"],
-            json!({"type": "object", "additionalProperties": {"type": "string"}, "description": "Labels to set."})
+            json!({"type": "object", "additionalProperties": {"type": "string"}})
         );
         assert_eq!(
             p["ports"],

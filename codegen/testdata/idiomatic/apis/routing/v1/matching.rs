@@ -1,7 +1,7 @@
 use serde::{Deserialize, Serialize};
 
 /// Which requests a route takes.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, kubegen::Schema)]
 #[serde(rename_all = "camelCase")]
 pub struct Matcher {
     /// The expression a request must match.
@@ -12,7 +12,7 @@ pub struct Matcher {
 }
 
 /// A match expression: a path prefix, a header, or expressions combined.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, kubegen::Schema)]
 #[serde(rename_all = "camelCase")]
 pub enum MatchExpr {
     /// The path starts with this.

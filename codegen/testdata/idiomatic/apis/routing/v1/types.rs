@@ -13,7 +13,8 @@ pub type Many<T> = Vec<T>;
 /// A route from a host to its backends.
 ///
 /// +genclient
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, kubegen::Schema)]
+#[resource(group = "routing.kubegen.dev", version = "v1")]
 pub struct Route {
     /// Standard object metadata.
     pub metadata: metav1::ObjectMeta,
@@ -24,7 +25,7 @@ pub struct Route {
 /// Where a route sends requests.
 ///
 /// +kubegen:maxDepth=2
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, kubegen::Schema)]
 #[serde(rename_all = "camelCase")]
 pub struct RouteSpec {
     /// The host name matched.
@@ -46,7 +47,7 @@ pub struct RouteSpec {
 }
 
 /// One backend.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, kubegen::Schema)]
 pub struct Backend {
     /// The Service's name.
     pub service: String,

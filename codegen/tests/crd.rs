@@ -55,6 +55,7 @@ fn committed_crds_match_fresh_generation() {
             "shapes.kubegen.dev_dials.yaml",
             "shapes.kubegen.dev_gauges.yaml",
             "shapes.kubegen.dev_meters.yaml",
+            "shapes.kubegen.dev_rollouts.yaml",
             "shapes.kubegen.dev_shapes.yaml"
         ]
     );
@@ -83,6 +84,10 @@ fn derive_crd_matches_the_cli() {
     );
     assert_eq!(Gauge::crd(), typed(cli("shapes.kubegen.dev_gauges.yaml")));
     assert_eq!(Dial::crd(), typed(cli("shapes.kubegen.dev_dials.yaml")));
+    assert_eq!(
+        serde_json::to_value(Rollout::crd()).unwrap(),
+        cli("shapes.kubegen.dev_rollouts.yaml")
+    );
 }
 
 #[test]

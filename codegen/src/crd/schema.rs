@@ -4,16 +4,48 @@
 //! under `x-kubernetes-int-or-string` or `x-kubernetes-preserve-unknown-fields`; no
 //! `$ref`; no `oneOf`/`anyOf` branches with types or properties of their own.
 //!
-//! What serde reads decides the schema: struct fields by their serde names, `required`
-//! for fields that are neither `Option`, `#[serde(default)]` (field or container) nor
-//! `+optional`; `skip` fields are absent; `flatten` merges the flattened type's
-//! properties. Enums: unit-only → a string enum; externally tagged → an object with one
-//! optional property per variant and `maxProperties: 1`; internally tagged → one object
-//! with the tag (a required string enum) and the union of the variants' properties;
-//! adjacently tagged → the tag and the union of the contents; untagged → the union of
-//! the variants (integer-or-string → `x-kubernetes-int-or-string`; mixed kinds →
-//! `x-kubernetes-preserve-unknown-fields`). controller-gen's validation markers on a
-//! field or a type are applied last ([`super::validation`]).
+//! What serde reads decides the schema: struct fields by their serde names (and their
+//! `alias`es, which make a field optional), `required` for fields that are neither
+//! `Option`, `#[serde(default)]` (field or container) nor `+optional`; `skip` fields are
+//! absent; `flatten` merges the flattened type's properties; `transparent` is the one
+//! field's schema. Tuples and tuple variants are arrays of exactly their length
+//! (`minItems` = `maxItems`) whose items are the elements' one schema, int-or-string for
+//! integers and strings mixed (with a CEL rule telling which position is which), or an
+//! untyped node otherwise.
+//!
+//! Enums (variant `rename`, `alias`, `skip` and `rename_all` honoured):
+//! - unit-only → a string enum;
+//! - externally tagged, data variants only → an object with one optional property per
+//!   variant and `minProperties` = `maxProperties` = 1;
+//! - externally tagged, unit and data variants mixed (`"Recreate"` or
+//!   `{"rollingUpdate": {...}}`) → an untyped `x-kubernetes-preserve-unknown-fields`
+//!   node: the only structural node accepting both a string and an object, and one
+//!   kube-apiserver lets no CEL rule see. `SchemaDeclType`
+//!   (`k8s.io/apiserver/pkg/cel/common/schemas.go`) gives an untyped node no CEL type
+//!   ("Schemas with XPreserveUnknownFields not exposed unless they are objects"), so a
+//!   rule on it is refused at CRD creation (`apiextensions-apiserver/pkg/apiserver/
+//!   schema/cel/compilation.go`: "rule declared on schema that does not support
+//!   validation rules"), and an ancestor's rule cannot select it (the parent's object
+//!   type leaves out properties without a type); `x-kubernetes-int-or-string`, the one
+//!   untyped node CEL sees (`dyn`), only admits integers and strings
+//!   (`ConvertJSONSchemaPropsWithPostProcess` sets `type: [integer, string]`). Such a
+//!   value is kept as sent, unchecked;
+//! - internally tagged → one object with the tag (a required string enum) and the union
+//!   of the variants' properties, plus a CEL rule per variant requiring its own required
+//!   fields when the tag names it (`self.kind != 'Service' || (has(self.name) && ...)`);
+//! - adjacently tagged → the tag and the union of the contents, plus a rule per data
+//!   variant requiring the content and its required fields;
+//! - untagged → the union of the variants (integer-or-string → `x-kubernetes-int-or-string`;
+//!   mixed kinds → `x-kubernetes-preserve-unknown-fields`); objects only → their merged
+//!   object and a rule that one variant's required fields are all present. An untagged
+//!   unit variant (`null`) is an error.
+//!
+//! Generated rules use only `has`, `size`, `string()`, `==`/`!=`/`in` and field names
+//! of letters and digits, so they compile alike in kube-apiserver's cel-go and the test
+//! server's kube-cel (which has no `type()` and escapes `_` differently), and they never
+//! select a property kube-apiserver gives no CEL type. controller-gen's validation
+//! markers on a field or a type are applied last ([`super::validation`]); a type's
+//! marker rules follow the generated ones.
 
 use std::collections::BTreeMap;
 
@@ -852,27 +884,20 @@ impl<'a> Schemas<'a> {
     }
 
     /// A tuple (or a tuple variant's fields): serde writes an array of exactly that many
-    /// elements. Elements of one schema are that schema's items; integers and strings
-    /// mixed are int-or-string items; anything else preserves unknown fields (an untyped
-    /// node, the only structural node accepting values of several JSON kinds). The length
-    /// is `minItems` = `maxItems`, structurally, because no CEL rule can check these
-    /// arrays in kube-apiserver: `SchemaDeclType`
-    /// (`k8s.io/apiserver/pkg/cel/common/schemas.go`) exposes no array whose items have
-    /// no type, and although an int-or-string item is `dyn`, neither kube-apiserver's
-    /// checker nor the test server's CEL (no `type()` function) lets a rule tell an
-    /// integer from a string portably. An `Option` element may be `null`.
+    /// elements, `minItems` = `maxItems`. Elements of one schema are that schema's items;
+    /// integers and strings mixed are int-or-string items (which kube-apiserver's CEL
+    /// sees as `dyn`) with a rule checking each position's kind; anything else is an
+    /// untyped item, which no rule can check in kube-apiserver (an array of untyped
+    /// items has no CEL type, `SchemaDeclType`). An `Option` element may be `null`.
     fn tuple(&self, elems: &[&syn::Type], stack: &mut Vec<String>) -> Value {
-        let mut nullable = false;
-        let schemas: Vec<Value> = elems
+        let schemas: Vec<(Value, bool)> = elems
             .iter()
             .map(|t| match option_inner(t) {
-                Some(inner) => {
-                    nullable = true;
-                    self.type_schema(inner, stack)
-                }
-                None => self.type_schema(t, stack),
+                Some(inner) => (self.type_schema(inner, stack), true),
+                None => (self.type_schema(t, stack), false),
             })
             .collect();
+        let nullable = schemas.iter().any(|(_, n)| *n);
         let is_int_or_string = |s: &Value| {
             s.get("x-kubernetes-int-or-string") == Some(&json!(true))
                 || matches!(
@@ -880,9 +905,48 @@ impl<'a> Schemas<'a> {
                     Some("integer" | "string")
                 )
         };
+        let mut rules = Vec::new();
         let mut items = match schemas.first() {
-            Some(first) if schemas.iter().all(|s| s == first) => first.clone(),
-            _ if schemas.iter().all(is_int_or_string) => {
+            Some((first, _)) if schemas.iter().all(|(s, _)| s == first) => first.clone(),
+            _ if schemas.iter().all(|(s, _)| is_int_or_string(s)) => {
+                // Which position is a string and which an integer: `string(x) == x` holds
+                // for a string only (CEL's equality of different types is false, never an
+                // error), and needs no `type()`, which the test server's CEL lacks.
+                let mut checks = vec![format!("size(self) == {}", elems.len())];
+                let mut kinds = Vec::new();
+                for (i, (s, null)) in schemas.iter().enumerate() {
+                    let (check, kind) = match s.get("type").and_then(Value::as_str) {
+                        Some("string") => {
+                            (Some(format!("string(self[{i}]) == self[{i}]")), "a string")
+                        }
+                        Some("integer") => (
+                            Some(format!("string(self[{i}]) != self[{i}]")),
+                            "an integer",
+                        ),
+                        _ => (None, "an integer or a string"),
+                    };
+                    kinds.push(if *null {
+                        format!("{kind} or null")
+                    } else {
+                        kind.to_owned()
+                    });
+                    match (check, null) {
+                        (Some(c), true) => checks.push(format!("(self[{i}] == null || {c})")),
+                        // `string(null)` is an error: an element that may not be null
+                        // (but sits among items that may) is checked to be none first.
+                        (Some(c), false) if nullable => {
+                            checks.push(format!("self[{i}] != null && {c}"));
+                        }
+                        (Some(c), false) => checks.push(c),
+                        (None, _) => {}
+                    }
+                }
+                if checks.len() > 1 {
+                    rules.push(json!({
+                        "rule": checks.join(" && "),
+                        "message": format!("must be an array of {}", kinds.join(", ")),
+                    }));
+                }
                 json!({"x-kubernetes-int-or-string": true})
             }
             _ => json!({"x-kubernetes-preserve-unknown-fields": true}),
@@ -890,12 +954,14 @@ impl<'a> Schemas<'a> {
         if nullable {
             insert(&mut items, "nullable", json!(true));
         }
-        json!({
+        let mut schema = json!({
             "type": "array",
             "items": items,
             "minItems": elems.len(),
             "maxItems": elems.len(),
-        })
+        });
+        add_rules(&mut schema, rules);
+        schema
     }
 
     fn hole(&self, ty: &syn::Type) -> Value {
@@ -1098,7 +1164,11 @@ mod tests {
         assert_eq!(
             v["properties"]["a"],
             json!({"type": "array", "minItems": 2, "maxItems": 2,
-                   "items": {"x-kubernetes-int-or-string": true, "nullable": true}})
+            "items": {"x-kubernetes-int-or-string": true, "nullable": true},
+            "x-kubernetes-validations": [{
+                "rule": "size(self) == 2 && self[0] != null && string(self[0]) == self[0] && (self[1] == null || string(self[1]) != self[1])",
+                "message": "must be an array of a string, an integer or null",
+            }]})
         );
         assert_eq!(
             v["properties"]["b"],

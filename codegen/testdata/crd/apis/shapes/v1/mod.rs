@@ -425,6 +425,9 @@ pub struct RolloutSpec {
     /// A tuple of one type.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub range: Option<(i32, i32)>,
+    /// A tuple with an element that may be null.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delay: Option<(String, Option<i64>)>,
     /// Externally tagged data variants, tuple variants among them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub weight: Option<Weight>,

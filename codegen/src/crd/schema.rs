@@ -8,7 +8,7 @@
 //! `alias`es, which make a field optional), `required` for fields that are neither
 //! `Option`, `#[serde(default)]` (field or container) nor `+optional`; `skip` fields are
 //! absent; `flatten` merges the flattened type's properties; `transparent` is the one
-//! field's schema. Tuples and tuple variants are arrays of exactly their length
+//! field's schema. Tuples, tuple structs and tuple variants are arrays of exactly their length
 //! (`minItems` = `maxItems`) whose items are the elements' one schema, int-or-string for
 //! integers and strings mixed (with a CEL rule telling which position is which), or an
 //! untyped node otherwise.
@@ -624,11 +624,16 @@ impl<'a> Schemas<'a> {
                 let f = &u.unnamed[0];
                 self.field_schema(f, stack).0
             }
+            // serde writes a tuple struct as a tuple.
+            syn::Fields::Unnamed(u) => {
+                let elems: Vec<&syn::Type> = u.unnamed.iter().map(|f| &f.ty).collect();
+                self.tuple(&elems, stack)
+            }
             _ => {
                 self.cx.error_at(
                     ty.ident.span(),
                     format!(
-                        "`{}`: a unit or tuple struct has no structural schema (serde writes it as null or a mixed array)",
+                        "`{}`: a unit struct has no structural schema (serde writes it as null)",
                         ty.ident
                     ),
                 );
@@ -1178,6 +1183,18 @@ mod tests {
         assert_eq!(
             v["properties"]["c"]["items"],
             json!({"x-kubernetes-preserve-unknown-fields": true})
+        );
+        let v = schema_of(
+            syn::parse_quote! {
+                struct Pair(i32, i32);
+            },
+            "Pair",
+        )
+        .unwrap();
+        assert_eq!(
+            v,
+            json!({"type": "array", "minItems": 2, "maxItems": 2,
+                   "items": {"type": "integer", "format": "int32"}})
         );
     }
 

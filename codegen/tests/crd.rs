@@ -717,8 +717,12 @@ fn rollout_spec() -> impl proptest::strategy::Strategy<Value = RolloutSpec> {
         btree_map("[a-z]{1,5}", "[a-z]{0,5}", 0..3)
             .prop_map(|match_labels| Selector::ByLabels { match_labels }),
     ];
+    let payload = prop_oneof![
+        "[a-z]{0,8}".prop_map(Payload::Text),
+        "[a-z]{0,8}".prop_map(|data| Payload::Inline { data }),
+    ];
     (
-        strategy,
+        (strategy, of(payload)),
         of(("[a-z]{0,8}", any::<i64>())),
         of((any::<i32>(), any::<i32>())),
         of(("[a-z]{0,8}", of(any::<i64>()))),
@@ -729,16 +733,19 @@ fn rollout_spec() -> impl proptest::strategy::Strategy<Value = RolloutSpec> {
         "[a-z]{0,8}",
     )
         .prop_map(
-            |(strategy, pair, range, delay, weight, steps, hook, selector, owner)| RolloutSpec {
-                strategy,
-                pair,
-                range,
-                delay,
-                weight,
-                steps,
-                hook,
-                selector,
-                owner: Owner { name: owner },
+            |((strategy, payload), pair, range, delay, weight, steps, hook, selector, owner)| {
+                RolloutSpec {
+                    strategy,
+                    payload,
+                    pair,
+                    range,
+                    delay,
+                    weight,
+                    steps,
+                    hook,
+                    selector,
+                    owner: Owner { name: owner },
+                }
             },
         )
 }

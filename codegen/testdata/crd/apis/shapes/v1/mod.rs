@@ -440,6 +440,9 @@ pub struct RolloutSpec {
     /// Untagged objects.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub selector: Option<Selector>,
+    /// Untagged, a string or an object.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub payload: Option<Payload>,
     /// A transparent newtype.
     #[serde(default)]
     pub owner: Owner,
@@ -561,4 +564,18 @@ pub enum Selector {
 pub struct Owner {
     /// The name.
     pub name: String,
+}
+
+/// A payload as text or inline: serde writes a string or an object, which only an untyped
+/// node accepts.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, kubegen::Schema)]
+#[serde(untagged)]
+pub enum Payload {
+    /// Text.
+    Text(String),
+    /// Inline data.
+    Inline {
+        /// The data.
+        data: String,
+    },
 }

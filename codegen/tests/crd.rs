@@ -55,6 +55,7 @@ fn committed_crds_match_fresh_generation() {
             "shapes.kubegen.dev_dials.yaml",
             "shapes.kubegen.dev_gauges.yaml",
             "shapes.kubegen.dev_meters.yaml",
+            "shapes.kubegen.dev_rollouts.yaml",
             "shapes.kubegen.dev_shapes.yaml"
         ]
     );
@@ -83,6 +84,10 @@ fn derive_crd_matches_the_cli() {
     );
     assert_eq!(Gauge::crd(), typed(cli("shapes.kubegen.dev_gauges.yaml")));
     assert_eq!(Dial::crd(), typed(cli("shapes.kubegen.dev_dials.yaml")));
+    assert_eq!(
+        serde_json::to_value(Rollout::crd()).unwrap(),
+        cli("shapes.kubegen.dev_rollouts.yaml")
+    );
 }
 
 #[test]
@@ -660,4 +665,220 @@ async fn versions_of_a_kind_merge_into_one_crd() {
         err.contains("mod.rs:4: things.example.com_things.yaml: 2 versions, 0 marked `+kubebuilder:storageversion`"),
         "{err}"
     );
+}
+
+/// Creates a Rollout with `fieldValidation=Strict` (an unknown or duplicate field is an
+/// error, not a warning, so nothing is dropped silently).
+async fn create_strict(
+    client: &kubegen::client::Client,
+    obj: &serde_json::Value,
+) -> Result<serde_json::Value, kubegen::client::Error> {
+    let request = http::Request::post(
+        "/apis/shapes.kubegen.dev/v1/namespaces/default/rollouts?fieldValidation=Strict",
+    )
+    .header("content-type", "application/json")
+    .body(serde_json::to_vec(obj).unwrap())
+    .unwrap();
+    client.request(request).await
+}
+
+/// Values of every `Rollout` field's type, as proptest draws them.
+fn rollout_spec() -> impl proptest::strategy::Strategy<Value = RolloutSpec> {
+    use proptest::collection::{btree_map, vec};
+    use proptest::option::of;
+    use proptest::prelude::*;
+    let strategy = prop_oneof![
+        Just(RolloutStrategy::Recreate),
+        of(any::<i32>()).prop_map(|max_surge| RolloutStrategy::RollingUpdate { max_surge }),
+        (vec(any::<i32>(), 0..3), any::<bool>())
+            .prop_map(|(steps, pause)| RolloutStrategy::Canary(CanaryStrategy { steps, pause })),
+        ("[a-z]{0,8}", of(any::<i64>())).prop_map(|(s, d)| RolloutStrategy::BlueGreen(s, d)),
+    ];
+    let weight = prop_oneof![
+        any::<i32>().prop_map(Weight::Fixed),
+        (any::<i32>(), any::<i32>()).prop_map(|(a, b)| Weight::Range(a, b)),
+        ("[a-z]{0,8}", any::<i64>()).prop_map(|(s, n)| Weight::Split(s, n)),
+    ];
+    let step = prop_oneof![
+        any::<i32>().prop_map(|weight| Step::SetWeight { weight }),
+        of("[0-9]{1,3}s").prop_map(|duration| Step::Pause { duration }),
+        ("[a-z]{1,8}", vec("[a-z]{0,4}", 0..3))
+            .prop_map(|(template, args)| Step::Analyze { template, args }),
+        Just(Step::Promote),
+    ];
+    let hook = prop_oneof![
+        ("https://[a-z]{1,8}", any::<i32>())
+            .prop_map(|(url, retries)| Hook::CallUrl { url, retries }),
+        "[a-z]{1,8}".prop_map(|image| Hook::Job { image }),
+        Just(Hook::Skip),
+    ];
+    let selector = prop_oneof![
+        "[a-z]{0,8}".prop_map(|name| Selector::ByName { name }),
+        btree_map("[a-z]{1,5}", "[a-z]{0,5}", 0..3)
+            .prop_map(|match_labels| Selector::ByLabels { match_labels }),
+    ];
+    let payload = prop_oneof![
+        "[a-z]{0,8}".prop_map(Payload::Text),
+        "[a-z]{0,8}".prop_map(|data| Payload::Inline { data }),
+    ];
+    (
+        (strategy, of(payload)),
+        of(("[a-z]{0,8}", any::<i64>())),
+        of((any::<i32>(), any::<i32>())),
+        of(("[a-z]{0,8}", of(any::<i64>()))),
+        of(weight),
+        vec(step, 0..4),
+        of(hook),
+        of(selector),
+        "[a-z]{0,8}",
+    )
+        .prop_map(
+            |((strategy, payload), pair, range, delay, weight, steps, hook, selector, owner)| {
+                RolloutSpec {
+                    strategy,
+                    payload,
+                    pair,
+                    range,
+                    delay,
+                    weight,
+                    steps,
+                    hook,
+                    selector,
+                    owner: Owner { name: owner },
+                }
+            },
+        )
+}
+
+/// Issue 41: every serde enum representation and tuples. Whatever the Rust types
+/// serialize (32 values drawn by proptest, deterministically) is accepted with strict
+/// field validation and stored unchanged (nothing pruned), and the wrong shapes are refused with the schema's or the
+/// generated CEL rule's message.
+#[tokio::test]
+async fn every_enum_representation_and_tuple_accepts_exactly_what_serde_writes() {
+    use proptest::strategy::{Strategy, ValueTree};
+    let (_server, client) = server().await;
+    let rollouts = dynamic(&client, "Rollout", "rollouts", Some("default"));
+    let mut runner = proptest::test_runner::TestRunner::deterministic();
+    for i in 0..32 {
+        let spec = rollout_spec().new_tree(&mut runner).unwrap().current();
+        let name = format!("rollout-{i}");
+        let rollout = Rollout {
+            metadata: meta(&name),
+            spec,
+        };
+        let obj = serde_json::to_value(object("Rollout", &rollout)).unwrap();
+        create_strict(&client, &obj)
+            .await
+            .unwrap_or_else(|e| panic!("{rollout:?} refused: {e}"));
+        let got: Rollout = back(&rollouts.get(&name, &GetParams::default()).await.unwrap());
+        let got = same_user_fields(got, |r| &mut r.metadata, &name);
+        assert_eq!(got, rollout, "{name} changed on its way through the server");
+    }
+
+    let base = serde_json::to_value(Rollout {
+        metadata: meta("bad"),
+        spec: RolloutSpec::default(),
+    })
+    .unwrap();
+    let post = |field: &'static str, value: serde_json::Value| {
+        let client = &client;
+        let mut obj = base.clone();
+        obj["apiVersion"] = "shapes.kubegen.dev/v1".into();
+        obj["kind"] = "Rollout".into();
+        obj["spec"][field] = value;
+        async move { create_strict(client, &obj).await.map(|_| ()) }
+    };
+    let refused = [
+        // A tuple of the wrong length, of a wrong element type.
+        ("pair", serde_json::json!(["a", 1, 2]), "spec.pair"),
+        ("range", serde_json::json!([1]), "spec.range"),
+        ("pair", serde_json::json!(["a", true]), "spec.pair[1]"),
+        (
+            "pair",
+            serde_json::json!(["a", "b"]),
+            "must be an array of a string, an integer",
+        ),
+        (
+            "pair",
+            serde_json::json!([1, 2]),
+            "must be an array of a string, an integer",
+        ),
+        (
+            "delay",
+            serde_json::json!([null, null]),
+            "must be an array of a string, an integer or null",
+        ),
+        (
+            "delay",
+            serde_json::json!(["a", "b"]),
+            "must be an array of a string, an integer or null",
+        ),
+        // Externally tagged: two keys, none, a wrong payload, an unknown variant.
+        (
+            "weight",
+            serde_json::json!({"fixed": 1, "range": [1, 2]}),
+            "spec.weight",
+        ),
+        ("weight", serde_json::json!({}), "spec.weight"),
+        (
+            "weight",
+            serde_json::json!({"range": ["a", 1]}),
+            "spec.weight.range[0]",
+        ),
+        (
+            "weight",
+            serde_json::json!({"split": ["a", 1, 2]}),
+            "spec.weight.split",
+        ),
+        // Internally tagged: an unknown tag, a variant without its own required field.
+        (
+            "steps",
+            serde_json::json!([{"action": "jump"}]),
+            "spec.steps[0].action",
+        ),
+        (
+            "steps",
+            serde_json::json!([{"action": "setWeight"}]),
+            "action \\\"setWeight\\\" requires weight",
+        ),
+        (
+            "steps",
+            serde_json::json!([{"action": "analyze", "weight": 3}]),
+            "action \\\"analyze\\\" requires template",
+        ),
+        // Adjacently tagged: no content, content of another variant.
+        (
+            "hook",
+            serde_json::json!({"kind": "job"}),
+            "kind \\\"job\\\" requires with, with.image",
+        ),
+        (
+            "hook",
+            serde_json::json!({"kind": "call-url", "with": {"image": "x"}}),
+            "kind \\\"call-url\\\" requires with, with.url",
+        ),
+        // Untagged: no variant's fields.
+        (
+            "selector",
+            serde_json::json!({}),
+            "must have the required fields of one of ByName (name), ByLabels (matchLabels)",
+        ),
+    ];
+    for (field, value, want) in refused {
+        let err = post(field, value.clone())
+            .await
+            .expect_err(&format!("{field}: {value} accepted"));
+        let err = format!("{err:?}");
+        assert!(err.contains("code: 422"), "{field}: {value}: {err}");
+        assert!(err.contains(want), "{field}: {value}: {want} not in {err}");
+    }
+    // Unit and data variants mixed have no schema kube-apiserver can check (an untyped
+    // node, which no CEL rule may see): any value is kept as sent.
+    post(
+        "strategy",
+        serde_json::json!({"rollingUpdate": {}, "canary": {}}),
+    )
+    .await
+    .unwrap();
 }

@@ -4,16 +4,48 @@
 //! under `x-kubernetes-int-or-string` or `x-kubernetes-preserve-unknown-fields`; no
 //! `$ref`; no `oneOf`/`anyOf` branches with types or properties of their own.
 //!
-//! What serde reads decides the schema: struct fields by their serde names, `required`
-//! for fields that are neither `Option`, `#[serde(default)]` (field or container) nor
-//! `+optional`; `skip` fields are absent; `flatten` merges the flattened type's
-//! properties. Enums: unit-only → a string enum; externally tagged → an object with one
-//! optional property per variant and `maxProperties: 1`; internally tagged → one object
-//! with the tag (a required string enum) and the union of the variants' properties;
-//! adjacently tagged → the tag and the union of the contents; untagged → the union of
-//! the variants (integer-or-string → `x-kubernetes-int-or-string`; mixed kinds →
-//! `x-kubernetes-preserve-unknown-fields`). controller-gen's validation markers on a
-//! field or a type are applied last ([`super::validation`]).
+//! What serde reads decides the schema: struct fields by their serde names (and their
+//! `alias`es, which make a field optional), `required` for fields that are neither
+//! `Option`, `#[serde(default)]` (field or container) nor `+optional`; `skip` fields are
+//! absent; `flatten` merges the flattened type's properties; `transparent` is the one
+//! field's schema. Tuples, tuple structs and tuple variants are arrays of exactly their length
+//! (`minItems` = `maxItems`) whose items are the elements' one schema, int-or-string for
+//! integers and strings mixed (with a CEL rule telling which position is which), or an
+//! untyped node otherwise.
+//!
+//! Enums (variant `rename`, `alias`, `skip` and `rename_all` honoured):
+//! - unit-only → a string enum;
+//! - externally tagged, data variants only → an object with one optional property per
+//!   variant and `minProperties` = `maxProperties` = 1;
+//! - externally tagged, unit and data variants mixed (`"Recreate"` or
+//!   `{"rollingUpdate": {...}}`) → an untyped `x-kubernetes-preserve-unknown-fields`
+//!   node: the only structural node accepting both a string and an object, and one
+//!   kube-apiserver lets no CEL rule see. `SchemaDeclType`
+//!   (`k8s.io/apiserver/pkg/cel/common/schemas.go`) gives an untyped node no CEL type
+//!   ("Schemas with XPreserveUnknownFields not exposed unless they are objects"), so a
+//!   rule on it is refused at CRD creation (`apiextensions-apiserver/pkg/apiserver/
+//!   schema/cel/compilation.go`: "rule declared on schema that does not support
+//!   validation rules"), and an ancestor's rule cannot select it (the parent's object
+//!   type leaves out properties without a type); `x-kubernetes-int-or-string`, the one
+//!   untyped node CEL sees (`dyn`), only admits integers and strings
+//!   (`ConvertJSONSchemaPropsWithPostProcess` sets `type: [integer, string]`). Such a
+//!   value is kept as sent, unchecked;
+//! - internally tagged → one object with the tag (a required string enum) and the union
+//!   of the variants' properties, plus a CEL rule per variant requiring its own required
+//!   fields when the tag names it (`self.kind != 'Service' || (has(self.name) && ...)`);
+//! - adjacently tagged → the tag and the union of the contents, plus a rule per data
+//!   variant requiring the content and its required fields;
+//! - untagged → the union of the variants (integer-or-string → `x-kubernetes-int-or-string`;
+//!   mixed kinds → `x-kubernetes-preserve-unknown-fields`); objects only → their merged
+//!   object and a rule that one variant's required fields are all present. An untagged
+//!   unit variant (`null`) is an error.
+//!
+//! Generated rules use only `has`, `size`, `string()`, `==`/`!=`/`in` and field names
+//! of letters and digits, so they compile alike in kube-apiserver's cel-go and the test
+//! server's kube-cel (which has no `type()` and escapes `_` differently), and they never
+//! select a property kube-apiserver gives no CEL type. controller-gen's validation
+//! markers on a field or a type are applied last ([`super::validation`]); a type's
+//! marker rules follow the generated ones.
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
@@ -239,6 +271,212 @@ fn union(parts: &[Value]) -> Value {
     json!({"x-kubernetes-preserve-unknown-fields": true})
 }
 
+/// A variant as serde reads it: its name, aliases, content (`None` for a unit variant)
+/// and description.
+struct Part {
+    name: String,
+    aliases: Vec<String>,
+    content: Option<Value>,
+    description: Option<String>,
+}
+
+/// CEL's reserved words, which kube-apiserver escapes as `__word__` (`apiservercel.Escape`).
+const CEL_RESERVED: &[&str] = &[
+    "true",
+    "false",
+    "null",
+    "in",
+    "as",
+    "break",
+    "const",
+    "continue",
+    "else",
+    "for",
+    "function",
+    "if",
+    "import",
+    "let",
+    "loop",
+    "package",
+    "namespace",
+    "return",
+    "var",
+    "void",
+    "while",
+];
+
+/// `self.<name>` can be written as is, the same in every CEL environment: letters and
+/// digits, not a reserved word. kube-apiserver escapes a name with `__`, `.`, `-` or `/`
+/// (`apiservercel.Escape`), the test server's kube-cel also a single `_` (`a_b` is
+/// `a__b` there): rules skip such fields rather than depend on one escaping.
+fn cel_selectable(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars.next().is_some_and(|c| c.is_ascii_alphabetic())
+        && chars.all(|c| c.is_ascii_alphanumeric())
+        && !CEL_RESERVED.contains(&name)
+}
+
+/// A CEL string literal.
+fn cel_str(s: &str) -> String {
+    format!("'{}'", s.replace('\\', "\\\\").replace('\'', "\\'"))
+}
+
+/// Whether kube-apiserver gives a property of this schema a CEL type, so that a rule may
+/// select it (`SchemaDeclType` in `k8s.io/apiserver/pkg/cel/common/schemas.go` drops the
+/// properties it returns nil for: untyped nodes, arrays of them, maps of them). A
+/// derive's hole stands for a type's schema, which has a type.
+fn cel_visible(s: &Value) -> bool {
+    if is_hole(s) || s.get("x-kubernetes-int-or-string") == Some(&json!(true)) {
+        return true;
+    }
+    match s.get("type").and_then(Value::as_str) {
+        Some("array") => s.get("items").is_some_and(cel_visible),
+        Some("object") => match s.get("additionalProperties") {
+            Some(a @ Value::Object(_)) => cel_visible(a),
+            _ => true,
+        },
+        Some(_) => true,
+        None => false,
+    }
+}
+
+/// The required fields of an object schema.
+fn required_of(s: &Value) -> Vec<String> {
+    s.get("required")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(|s| s.as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// `has(<on>.a) && has(<on>.b)` for the fields of `fields` that `object` (the schema
+/// `on` has) lets a rule select.
+fn has_all(on: &str, object: &Value, fields: &[String]) -> Vec<String> {
+    fields
+        .iter()
+        .filter(|f| {
+            cel_selectable(f)
+                && object
+                    .get("properties")
+                    .and_then(|p| p.get(f.as_str()))
+                    .is_some_and(cel_visible)
+        })
+        .map(|f| format!("has({on}.{f})"))
+        .collect()
+}
+
+/// Appends generated rules to a schema's `x-kubernetes-validations`.
+fn add_rules(schema: &mut Value, rules: Vec<Value>) {
+    let Value::Object(m) = schema else { return };
+    if rules.is_empty() {
+        return;
+    }
+    match m.get_mut("x-kubernetes-validations") {
+        Some(Value::Array(existing)) => existing.extend(rules),
+        _ => {
+            m.insert("x-kubernetes-validations".into(), Value::Array(rules));
+        }
+    }
+}
+
+/// Internally tagged (`content` `None`) or adjacently tagged: one rule per variant whose
+/// fields the merged object cannot require for every variant: when the tag names the
+/// variant, its required fields (the content, and the content's required fields, when
+/// adjacently tagged) are present.
+fn tagged_rules(schema: &Value, tag: &str, content: Option<&str>, parts: &[Part]) -> Vec<Value> {
+    if !cel_selectable(tag) {
+        return Vec::new();
+    }
+    let merged_required = required_of(schema);
+    let mut rules = Vec::new();
+    for p in parts {
+        let Some(c) = &p.content else { continue };
+        let checks: Vec<String> = match content {
+            None => {
+                let need: Vec<String> = required_of(c)
+                    .into_iter()
+                    .filter(|f| !merged_required.contains(f))
+                    .collect();
+                has_all("self", schema, &need)
+            }
+            Some(content) => {
+                if !cel_selectable(content) {
+                    continue;
+                }
+                let Some(cs) = schema.get("properties").and_then(|p| p.get(content)) else {
+                    continue;
+                };
+                if !cel_visible(cs) {
+                    continue;
+                }
+                let mut checks = vec![format!("has(self.{content})")];
+                if is_object(cs) && is_object(c) {
+                    let need: Vec<String> = required_of(c)
+                        .into_iter()
+                        .filter(|f| !required_of(cs).contains(f))
+                        .collect();
+                    checks.extend(has_all(&format!("self.{content}"), cs, &need));
+                }
+                checks
+            }
+        };
+        if checks.is_empty() {
+            continue;
+        }
+        let names: Vec<String> = std::iter::once(&p.name)
+            .chain(&p.aliases)
+            .map(|n| cel_str(n))
+            .collect();
+        let when = match names.as_slice() {
+            [one] => format!("self.{tag} != {one}"),
+            _ => format!("!(self.{tag} in [{}])", names.join(", ")),
+        };
+        let fields: Vec<String> = checks
+            .iter()
+            .map(|c| {
+                c.trim_start_matches("has(self.")
+                    .trim_end_matches(')')
+                    .to_owned()
+            })
+            .collect();
+        rules.push(json!({
+            "rule": format!("{when} || ({})", checks.join(" && ")),
+            "message": format!("{tag} {:?} requires {}", p.name, fields.join(", ")),
+        }));
+    }
+    rules
+}
+
+/// Untagged variants that are all objects: a rule that some variant's required fields
+/// are all present (serde tries the variants in order and fails when none matches).
+fn untagged_rule(schema: &Value, parts: &[Part]) -> Vec<Value> {
+    let mut alternatives = Vec::new();
+    let mut described = Vec::new();
+    for p in parts {
+        let Some(c) = &p.content else {
+            return Vec::new();
+        };
+        let required = required_of(c);
+        let checks = has_all("self", schema, &required);
+        if checks.is_empty() || checks.len() != required.len() {
+            // A variant without (checkable) required fields matches any object.
+            return Vec::new();
+        }
+        alternatives.push(format!("({})", checks.join(" && ")));
+        described.push(format!("{} ({})", p.name, required.join(", ")));
+    }
+    if alternatives.len() < 2 {
+        return Vec::new();
+    }
+    vec![json!({
+        "rule": alternatives.join(" || "),
+        "message": format!("must have the required fields of one of {}", described.join(", ")),
+    })]
+}
+
 impl<'a> Schemas<'a> {
     /// Schemas over `types` (a package's types); problems go to `cx`.
     pub fn new(types: impl IntoIterator<Item = &'a TypeDef>, cx: &'a Ctxt) -> Self {
@@ -353,6 +591,24 @@ impl<'a> Schemas<'a> {
         container: &Container,
         stack: &mut Vec<String>,
     ) -> Value {
+        if container.transparent {
+            // serde reads the one field that is not skipped as the whole value.
+            let kept: Vec<&syn::Field> = fields
+                .iter()
+                .filter(|f| !Field::from_attrs(&f.attrs, self.cx).skip)
+                .collect();
+            if let [f] = kept.as_slice() {
+                return self.field_schema(f, stack).0;
+            }
+            self.cx.error_at(
+                ty.ident.span(),
+                format!(
+                    "`{}`: `#[serde(transparent)]` needs exactly one field that is not skipped",
+                    ty.ident
+                ),
+            );
+            return json!({"type": "object"});
+        }
         match fields {
             syn::Fields::Named(named) => {
                 let mut props = Map::new();
@@ -381,10 +637,18 @@ impl<'a> Schemas<'a> {
                         || markers.span(VALIDATION_REQUIRED).is_some();
                     let forced_optional = markers.span(OPTIONAL).is_some()
                         || markers.span(VALIDATION_OPTIONAL).is_some();
+                    // A field read under an alias may be absent under its own name.
                     let is_required = forced_required
-                        || !(optional || attrs.default || container.default || forced_optional);
+                        || !(optional
+                            || attrs.default
+                            || container.default
+                            || forced_optional
+                            || !attrs.aliases.is_empty());
                     if is_required {
                         required.push(name.clone());
+                    }
+                    for alias in &attrs.aliases {
+                        props.insert(alias.clone(), fs.clone());
                     }
                     props.insert(name, fs);
                 }
@@ -439,11 +703,16 @@ impl<'a> Schemas<'a> {
                 let f = &u.unnamed[0];
                 self.field_schema(f, stack).0
             }
+            // serde writes a tuple struct as a tuple.
+            syn::Fields::Unnamed(u) => {
+                let elems: Vec<&syn::Type> = u.unnamed.iter().map(|f| &f.ty).collect();
+                self.tuple(&elems, stack)
+            }
             _ => {
                 self.cx.error_at(
                     ty.ident.span(),
                     format!(
-                        "`{}`: a unit or tuple struct has no structural schema (serde writes it as null or a mixed array)",
+                        "`{}`: a unit struct has no structural schema (serde writes it as null)",
                         ty.ident
                     ),
                 );
@@ -472,15 +741,9 @@ impl<'a> Schemas<'a> {
             syn::Fields::Unnamed(u) if u.unnamed.len() == 1 => {
                 Some(self.field_schema(&u.unnamed[0], stack).0)
             }
-            syn::Fields::Unnamed(_) => {
-                self.cx.error_at(
-                    v.ident.span(),
-                    format!(
-                        "variant `{}`: a tuple variant is a mixed array, which has no structural schema",
-                        v.ident
-                    ),
-                );
-                Some(json!({"type": "object"}))
+            syn::Fields::Unnamed(u) => {
+                let elems: Vec<&syn::Type> = u.unnamed.iter().map(|f| &f.ty).collect();
+                Some(self.tuple(&elems, stack))
             }
             syn::Fields::Named(_) => {
                 let container = Container {
@@ -510,24 +773,48 @@ impl<'a> Schemas<'a> {
         container: &Container,
         stack: &mut Vec<String>,
     ) -> Value {
-        let mut parts: Vec<(String, Option<Value>, Option<String>)> = Vec::new();
-        for v in variants {
-            let attrs = Variant::from_attrs(&v.attrs, self.cx);
-            if attrs.skip {
-                continue;
-            }
-            let name = self.variant_name(v, &attrs, container);
-            let content = self.variant_content(v, &attrs, stack);
-            parts.push((name, content, description(&v.attrs)));
+        let kept: Vec<(&syn::Variant, Variant)> = variants
+            .iter()
+            .map(|v| (v, Variant::from_attrs(&v.attrs, self.cx)))
+            .filter(|(_, a)| !a.skip)
+            .collect();
+        let is_unit = |v: &syn::Variant| matches!(v.fields, syn::Fields::Unit);
+        if container.tag.is_none()
+            && !container.untagged
+            && kept.iter().any(|(v, _)| is_unit(v))
+            && kept.iter().any(|(v, _)| !is_unit(v))
+        {
+            // Externally tagged, unit and data variants mixed: serde writes a string or an
+            // object with one key. Only an untyped node accepts both, and kube-apiserver
+            // lets no CEL rule see such a node (see the module docs), so the value is
+            // kept as sent, unchecked.
+            return json!({"x-kubernetes-preserve-unknown-fields": true});
         }
-        let names: Vec<Value> = parts.iter().map(|(n, _, _)| json!(n)).collect();
-        let all_unit = parts.iter().all(|(_, c, _)| c.is_none());
+        let mut parts: Vec<Part> = Vec::new();
+        for (v, attrs) in &kept {
+            parts.push(Part {
+                name: self.variant_name(v, attrs, container),
+                aliases: attrs.aliases.clone(),
+                content: self.variant_content(v, attrs, stack),
+                description: description(&v.attrs),
+            });
+        }
+        let names: Vec<Value> = parts
+            .iter()
+            .flat_map(|p| std::iter::once(&p.name).chain(&p.aliases))
+            .map(|n| json!(n))
+            .collect();
+        let all_unit = parts.iter().all(|p| p.content.is_none());
         if container.untagged {
             let schemas: Vec<Value> = parts
                 .iter()
-                .map(|(_, c, _)| c.clone().unwrap_or_else(|| json!({"type": "string"})))
+                .map(|p| {
+                    p.content
+                        .clone()
+                        .unwrap_or_else(|| json!({"type": "string"}))
+                })
                 .collect();
-            if parts.iter().any(|(_, c, _)| c.is_none()) {
+            if parts.iter().any(|p| p.content.is_none()) {
                 // An untagged unit variant is `null`.
                 self.cx.error_at(
                     ty.ident.span(),
@@ -537,34 +824,37 @@ impl<'a> Schemas<'a> {
                     ),
                 );
             }
-            return union(&schemas);
+            let mut schema = union(&schemas);
+            if schemas.iter().all(is_object) && is_object(&schema) {
+                let rules = untagged_rule(&schema, &parts);
+                add_rules(&mut schema, rules);
+            }
+            return schema;
         }
         match (&container.tag, &container.content) {
             (None, _) if all_unit => json!({"type": "string", "enum": names}),
             (None, _) => {
-                if parts.iter().any(|(_, c, _)| c.is_none()) {
-                    self.cx.error_at(
-                        ty.ident.span(),
-                        format!(
-                            "`{}`: an externally tagged enum mixing unit variants (strings) and data variants (objects) has no structural schema; use `#[serde(tag = \"...\")]`",
-                            ty.ident
-                        ),
-                    );
-                }
                 let mut props = Map::new();
-                for (n, c, d) in &parts {
-                    let mut s = c.clone().unwrap_or_else(|| json!({"type": "object"}));
-                    if let Some(d) = d {
+                for p in &parts {
+                    let mut s = p
+                        .content
+                        .clone()
+                        .unwrap_or_else(|| json!({"type": "object"}));
+                    if let Some(d) = &p.description {
                         describe(&mut s, d.clone());
                     }
-                    props.insert(n.clone(), s);
+                    for alias in &p.aliases {
+                        props.insert(alias.clone(), s.clone());
+                    }
+                    props.insert(p.name.clone(), s);
                 }
                 json!({"type": "object", "properties": props, "maxProperties": 1, "minProperties": 1})
             }
             (Some(tag), None) => {
                 let mut objects = Vec::new();
-                for (n, c, _) in &parts {
-                    match c {
+                for p in &parts {
+                    let n = &p.name;
+                    match &p.content {
                         None => objects.push(json!({"type": "object"})),
                         Some(c) if is_object(c) => objects.push(c.clone()),
                         Some(c) if is_hole(c) => self.cx.error_at(
@@ -585,10 +875,12 @@ impl<'a> Schemas<'a> {
                 }
                 let mut schema = merge_objects(&objects);
                 self.add_tag(&mut schema, tag, names);
+                let rules = tagged_rules(&schema, tag, None, &parts);
+                add_rules(&mut schema, rules);
                 schema
             }
             (Some(tag), Some(content)) => {
-                let contents: Vec<Value> = parts.iter().filter_map(|(_, c, _)| c.clone()).collect();
+                let contents: Vec<Value> = parts.iter().filter_map(|p| p.content.clone()).collect();
                 let mut schema = json!({"type": "object"});
                 if !contents.is_empty() {
                     insert(
@@ -598,6 +890,8 @@ impl<'a> Schemas<'a> {
                     );
                 }
                 self.add_tag(&mut schema, tag, names);
+                let rules = tagged_rules(&schema, tag, Some(content), &parts);
+                add_rules(&mut schema, rules);
                 schema
             }
         }
@@ -665,6 +959,10 @@ impl<'a> Schemas<'a> {
                 json!({"type": "array", "items": self.type_schema(&a.elem, stack)})
             }
             syn::Type::Path(p) if p.qself.is_none() => self.path_schema(ty, &p.path, stack),
+            syn::Type::Tuple(t) if t.elems.len() >= 2 => {
+                let elems: Vec<&syn::Type> = t.elems.iter().collect();
+                self.tuple(&elems, stack)
+            }
             _ => self.unknown(ty),
         }
     }
@@ -695,6 +993,87 @@ impl<'a> Schemas<'a> {
                 ),
             );
         }
+        schema
+    }
+
+    /// A tuple (or a tuple variant's fields): serde writes an array of exactly that many
+    /// elements, `minItems` = `maxItems`. Elements of one schema are that schema's items;
+    /// integers and strings mixed are int-or-string items (which kube-apiserver's CEL
+    /// sees as `dyn`) with a rule checking each position's kind; anything else is an
+    /// untyped item, which no rule can check in kube-apiserver (an array of untyped
+    /// items has no CEL type, `SchemaDeclType`). An `Option` element may be `null`.
+    fn tuple(&self, elems: &[&syn::Type], stack: &mut Vec<String>) -> Value {
+        let schemas: Vec<(Value, bool)> = elems
+            .iter()
+            .map(|t| match option_inner(t) {
+                Some(inner) => (self.type_schema(inner, stack), true),
+                None => (self.type_schema(t, stack), false),
+            })
+            .collect();
+        let nullable = schemas.iter().any(|(_, n)| *n);
+        let is_int_or_string = |s: &Value| {
+            s.get("x-kubernetes-int-or-string") == Some(&json!(true))
+                || matches!(
+                    s.get("type").and_then(Value::as_str),
+                    Some("integer" | "string")
+                )
+        };
+        let mut rules = Vec::new();
+        let mut items = match schemas.first() {
+            Some((first, _)) if schemas.iter().all(|(s, _)| s == first) => first.clone(),
+            _ if schemas.iter().all(|(s, _)| is_int_or_string(s)) => {
+                // Which position is a string and which an integer: `string(x) == x` holds
+                // for a string only (CEL's equality of different types is false, never an
+                // error), and needs no `type()`, which the test server's CEL lacks.
+                let mut checks = vec![format!("size(self) == {}", elems.len())];
+                let mut kinds = Vec::new();
+                for (i, (s, null)) in schemas.iter().enumerate() {
+                    let (check, kind) = match s.get("type").and_then(Value::as_str) {
+                        Some("string") => {
+                            (Some(format!("string(self[{i}]) == self[{i}]")), "a string")
+                        }
+                        Some("integer") => (
+                            Some(format!("string(self[{i}]) != self[{i}]")),
+                            "an integer",
+                        ),
+                        _ => (None, "an integer or a string"),
+                    };
+                    kinds.push(if *null {
+                        format!("{kind} or null")
+                    } else {
+                        kind.to_owned()
+                    });
+                    match (check, null) {
+                        (Some(c), true) => checks.push(format!("(self[{i}] == null || {c})")),
+                        // `string(null)` is an error: an element that may not be null
+                        // (but sits among items that may) is checked to be none first.
+                        (Some(c), false) if nullable => {
+                            checks.push(format!("self[{i}] != null && {c}"));
+                        }
+                        (Some(c), false) => checks.push(c),
+                        (None, _) => {}
+                    }
+                }
+                if checks.len() > 1 {
+                    rules.push(json!({
+                        "rule": checks.join(" && "),
+                        "message": format!("must be an array of {}", kinds.join(", ")),
+                    }));
+                }
+                json!({"x-kubernetes-int-or-string": true})
+            }
+            _ => json!({"x-kubernetes-preserve-unknown-fields": true}),
+        };
+        if nullable {
+            insert(&mut items, "nullable", json!(true));
+        }
+        let mut schema = json!({
+            "type": "array",
+            "items": items,
+            "minItems": elems.len(),
+            "maxItems": elems.len(),
+        });
+        add_rules(&mut schema, rules);
         schema
     }
 
@@ -877,8 +1256,115 @@ mod tests {
                 "kind": {"type": "string", "enum": ["S", "Off"]},
                 "name": {"type": "string"},
                 "port": {"type": "integer", "format": "int32"},
-            }})
+            }, "x-kubernetes-validations": [{
+                "rule": "self.kind != 'S' || (has(self.name))",
+                "message": "kind \"S\" requires name",
+            }]})
         );
+    }
+
+    #[test]
+    fn mixed_externally_tagged_enums_keep_what_serde_writes() {
+        let v = schema_of(
+            syn::parse_quote! {
+                #[serde(rename_all = "camelCase")]
+                enum S { Recreate, RollingUpdate { max: Option<i32> }, BlueGreen(String, Option<i64>) }
+            },
+            "S",
+        )
+        .unwrap();
+        assert_eq!(v, json!({"x-kubernetes-preserve-unknown-fields": true}));
+    }
+
+    #[test]
+    fn tuples_are_arrays_of_their_length() {
+        let v = schema_of(
+            syn::parse_quote! {
+                struct S { a: (String, Option<i64>), b: (i32, i32), c: (bool, String) }
+                enum E { T(String, i64) }
+            },
+            "S",
+        )
+        .unwrap();
+        assert_eq!(
+            v["properties"]["a"],
+            json!({"type": "array", "minItems": 2, "maxItems": 2,
+            "items": {"x-kubernetes-int-or-string": true, "nullable": true},
+            "x-kubernetes-validations": [{
+                "rule": "size(self) == 2 && self[0] != null && string(self[0]) == self[0] && (self[1] == null || string(self[1]) != self[1])",
+                "message": "must be an array of a string, an integer or null",
+            }]})
+        );
+        assert_eq!(
+            v["properties"]["b"],
+            json!({"type": "array", "minItems": 2, "maxItems": 2,
+                   "items": {"type": "integer", "format": "int32"}})
+        );
+        assert_eq!(
+            v["properties"]["c"]["items"],
+            json!({"x-kubernetes-preserve-unknown-fields": true})
+        );
+        let v = schema_of(
+            syn::parse_quote! {
+                struct Pair(i32, i32);
+            },
+            "Pair",
+        )
+        .unwrap();
+        assert_eq!(
+            v,
+            json!({"type": "array", "minItems": 2, "maxItems": 2,
+                   "items": {"type": "integer", "format": "int32"}})
+        );
+    }
+
+    #[test]
+    fn adjacently_tagged_and_untagged_variants_get_rules() {
+        let v = schema_of(
+            syn::parse_quote! {
+                #[serde(tag = "kind", content = "with")]
+                enum A { Web { url: String, #[serde(default)] retries: i32 }, Job { image: String }, Off }
+            },
+            "A",
+        )
+        .unwrap();
+        assert_eq!(
+            v["x-kubernetes-validations"],
+            json!([{"rule": "self.kind != 'Web' || (has(self.with) && has(self.with.url))",
+                    "message": "kind \"Web\" requires with, with.url"},
+                   {"rule": "self.kind != 'Job' || (has(self.with) && has(self.with.image))",
+                    "message": "kind \"Job\" requires with, with.image"}])
+        );
+        let v = schema_of(
+            syn::parse_quote! {
+                #[serde(untagged)]
+                enum U { A { a: String }, B { b: i32, #[serde(alias = "cc")] c: i32 } }
+            },
+            "U",
+        )
+        .unwrap();
+        assert_eq!(
+            v["x-kubernetes-validations"],
+            json!([{"rule": "(has(self.a)) || (has(self.b))",
+                    "message": "must have the required fields of one of A (a), B (b)"}])
+        );
+        assert_eq!(
+            v["properties"]["cc"],
+            json!({"type": "integer", "format": "int32"})
+        );
+    }
+
+    #[test]
+    fn transparent_structs_are_their_field() {
+        let v = schema_of(
+            syn::parse_quote! {
+                #[serde(transparent)]
+                struct N { #[serde(skip)] x: i32, name: String }
+            },
+            "N",
+        )
+        .unwrap();
+        assert_eq!(v, json!({"type": "string"}));
     }
 
     #[test]

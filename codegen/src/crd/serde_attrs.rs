@@ -1,8 +1,8 @@
 //! The `#[serde(...)]` attributes that decide a type's JSON shape, read as serde_derive
 //! reads them (`serde_derive/src/internals/attr.rs`, case rules in `case.rs`): container
 //! `rename_all`, `tag`, `content`, `untagged`, `transparent`, `default`; field `rename`,
-//! `skip`, `skip_deserializing`, `default`, `flatten`; variant `rename`, `skip`,
-//! `rename_all`. Other keys (`skip_serializing_if`, `with`, `bound` ...) do not change the
+//! `skip`, `skip_deserializing`, `default`, `flatten`, `alias`; variant `rename`, `skip`,
+//! `rename_all`, `alias`. Other keys (`skip_serializing_if`, `with`, `bound` ...) do not change the
 //! shape an API server sees, or are not representable, and are ignored.
 
 use crate::ctxt::Ctxt;
@@ -136,6 +136,8 @@ pub struct Field {
     pub default: bool,
     /// `flatten`.
     pub flatten: bool,
+    /// `alias = "..."` (each one): other names serde reads the field from.
+    pub aliases: Vec<String>,
 }
 
 /// Variant attributes.
@@ -147,6 +149,8 @@ pub struct Variant {
     pub skip: bool,
     /// `rename_all` for a struct variant's fields.
     pub rename_all: Option<RenameRule>,
+    /// `alias = "..."` (each one): other names serde reads the variant from.
+    pub aliases: Vec<String>,
 }
 
 /// `name = "x"` or `name(serialize = "a", deserialize = "b")` (the deserialize form, as
@@ -241,6 +245,8 @@ impl Field {
                 skip_rest(meta)?;
             } else if p.is_ident("flatten") {
                 out.flatten = true;
+            } else if p.is_ident("alias") {
+                out.aliases.push(string_value(meta)?);
             } else {
                 skip_rest(meta)?;
             }
@@ -262,6 +268,8 @@ impl Variant {
                 out.skip = true;
             } else if p.is_ident("rename_all") {
                 out.rename_all = Some(rename_rule(meta)?);
+            } else if p.is_ident("alias") {
+                out.aliases.push(string_value(meta)?);
             } else {
                 skip_rest(meta)?;
             }

@@ -6,18 +6,6 @@ pub enum Maybe {
 }
 
 #[derive(kubegen::Schema)]
-pub enum Mixed {
-    Plain,
-    Data { value: String },
-}
-
-#[derive(kubegen::Schema)]
-pub struct Pair(i32, String);
-
-#[derive(kubegen::Schema)]
-pub struct Odd {
-    pub when: std::time::Instant,
-    pub pair: (i32, i32),
-}
+pub struct Unit;
 
 fn main() {}

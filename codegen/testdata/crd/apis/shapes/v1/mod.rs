@@ -398,3 +398,184 @@ pub struct Meter {
     #[serde(default)]
     pub value: i64,
 }
+
+/// A Rollout holds the serde shapes whose schemas need CEL rules or have no structural
+/// equivalent: unit and data variants mixed, tuples, tagged variants with fields of their
+/// own.
+/// +genclient
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, kubegen::Schema)]
+#[resource(group = "shapes.kubegen.dev", version = "v1")]
+pub struct Rollout {
+    /// Standard object metadata.
+    #[serde(default)]
+    pub metadata: ObjectMeta,
+    /// The rollout.
+    pub spec: RolloutSpec,
+}
+
+/// One field per shape.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, kubegen::Schema)]
+#[serde(rename_all = "camelCase")]
+pub struct RolloutSpec {
+    /// Unit and data variants, externally tagged.
+    pub strategy: RolloutStrategy,
+    /// A tuple.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pair: Option<(String, i64)>,
+    /// A tuple of one type.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub range: Option<(i32, i32)>,
+    /// A tuple with an element that may be null.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delay: Option<(String, Option<i64>)>,
+    /// Externally tagged data variants, tuple variants among them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub weight: Option<Weight>,
+    /// Internally tagged, each variant with required fields of its own.
+    #[serde(default)]
+    pub steps: Vec<Step>,
+    /// Adjacently tagged, each variant with required fields of its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hook: Option<Hook>,
+    /// Untagged objects.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub selector: Option<Selector>,
+    /// Untagged, a string or an object.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub payload: Option<Payload>,
+    /// A transparent newtype.
+    #[serde(default)]
+    pub owner: Owner,
+}
+
+/// How to roll out: serde writes `"recreate"` or `{"rollingUpdate": {...}}`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, kubegen::Schema)]
+#[serde(rename_all = "camelCase")]
+pub enum RolloutStrategy {
+    /// All at once.
+    #[default]
+    Recreate,
+    /// A few at a time.
+    RollingUpdate {
+        /// Extra pods.
+        #[serde(default, skip_serializing_if = "Option::is_none", rename = "maxSurge")]
+        max_surge: Option<i32>,
+    },
+    /// Steps of traffic.
+    Canary(CanaryStrategy),
+    /// A second deployment and its delay.
+    BlueGreen(String, Option<i64>),
+    /// Skipped.
+    #[serde(skip)]
+    Never,
+}
+
+/// Canary steps.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, kubegen::Schema)]
+pub struct CanaryStrategy {
+    /// Weights.
+    pub steps: Vec<i32>,
+    /// Pause between steps.
+    #[serde(default)]
+    pub pause: bool,
+}
+
+/// A traffic weight.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, kubegen::Schema)]
+#[serde(rename_all = "camelCase")]
+pub enum Weight {
+    /// One value.
+    Fixed(i32),
+    /// From, to.
+    Range(i32, i32),
+    /// A service and its share.
+    Split(String, i64),
+}
+
+/// A step, tagged by `action`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, kubegen::Schema)]
+#[serde(tag = "action", rename_all = "camelCase")]
+pub enum Step {
+    /// Set the weight.
+    SetWeight {
+        /// The weight.
+        weight: i32,
+    },
+    /// Wait.
+    #[serde(alias = "wait")]
+    Pause {
+        /// For how long.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        duration: Option<String>,
+    },
+    /// Run an analysis.
+    Analyze {
+        /// The template.
+        template: String,
+        /// Its arguments.
+        #[serde(default, alias = "arguments")]
+        args: Vec<String>,
+    },
+    /// Done.
+    Promote,
+}
+
+/// A hook with a `kind` and its `with`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, kubegen::Schema)]
+#[serde(tag = "kind", content = "with", rename_all = "kebab-case")]
+pub enum Hook {
+    /// Call a URL.
+    CallUrl {
+        /// The URL.
+        url: String,
+        /// Retries.
+        #[serde(default)]
+        retries: i32,
+    },
+    /// Run a job.
+    Job {
+        /// The image.
+        image: String,
+    },
+    /// Nothing.
+    Skip,
+}
+
+/// Pods by name or by labels.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, kubegen::Schema)]
+#[serde(untagged)]
+pub enum Selector {
+    /// By name.
+    ByName {
+        /// The name.
+        name: String,
+    },
+    /// By labels.
+    ByLabels {
+        /// The labels.
+        #[serde(rename = "matchLabels")]
+        match_labels: BTreeMap<String, String>,
+    },
+}
+
+/// An owner's name, written as a bare string.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, kubegen::Schema)]
+#[serde(transparent)]
+pub struct Owner {
+    /// The name.
+    pub name: String,
+}
+
+/// A payload as text or inline: serde writes a string or an object, which only an untyped
+/// node accepts.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, kubegen::Schema)]
+#[serde(untagged)]
+pub enum Payload {
+    /// Text.
+    Text(String),
+    /// Inline data.
+    Inline {
+        /// The data.
+        data: String,
+    },
+}

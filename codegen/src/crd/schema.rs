@@ -946,6 +946,19 @@ impl<'a> Schemas<'a> {
         (schema, optional)
     }
 
+    /// An array item's or map value's schema: an `Option` there is `null` when `None`
+    /// (serde writes it), so the schema is `nullable`.
+    fn element_schema(&self, ty: &syn::Type, stack: &mut Vec<String>) -> Value {
+        match option_inner(ty) {
+            Some(inner) => {
+                let mut schema = self.type_schema(inner, stack);
+                insert(&mut schema, "nullable", json!(true));
+                schema
+            }
+            None => self.type_schema(ty, stack),
+        }
+    }
+
     /// The schema of a Rust type as written.
     pub fn type_schema(&self, ty: &syn::Type, stack: &mut Vec<String>) -> Value {
         match ty {
@@ -1151,17 +1164,17 @@ impl<'a> Schemas<'a> {
             }
             ("Option", Some(inner), None) => return self.type_schema(inner, stack),
             ("Vec" | "VecDeque" | "LinkedList", Some(inner), None) => {
-                return json!({"type": "array", "items": self.type_schema(inner, stack)});
+                return json!({"type": "array", "items": self.element_schema(inner, stack)});
             }
             ("BTreeSet" | "HashSet" | "IndexSet", Some(inner), None) => {
                 return json!({
                     "type": "array",
-                    "items": self.type_schema(inner, stack),
+                    "items": self.element_schema(inner, stack),
                     "x-kubernetes-list-type": "set",
                 });
             }
             ("BTreeMap" | "HashMap" | "IndexMap", Some(_), Some(value)) => {
-                return json!({"type": "object", "additionalProperties": self.type_schema(value, stack)});
+                return json!({"type": "object", "additionalProperties": self.element_schema(value, stack)});
             }
             ("Value", None, None)
                 if segments.len() == 1 || segments.iter().any(|s| s == "serde_json") =>
@@ -1501,6 +1514,22 @@ mod tests {
                 .unwrap_or_default()
                 .starts_with(CUT_NOTE)
         );
+    }
+
+    /// serde writes `None` inside a list or a map as `null`: the item or value schema
+    /// is `nullable` (a field's `Option` is optional, not nullable).
+    #[test]
+    fn options_inside_lists_and_maps_are_nullable() {
+        let (v, _) = schema_with_uses(
+            syn::parse_quote! {
+                struct S { a: Vec<Option<i32>>, b: BTreeMap<String, Option<String>>, c: Option<i64> }
+            },
+            "S",
+        );
+        let p = &v["properties"];
+        assert_eq!(p["a"]["items"]["nullable"], true);
+        assert_eq!(p["b"]["additionalProperties"]["nullable"], true);
+        assert!(p["c"].get("nullable").is_none());
     }
 
     /// `+kubegen:maxDepth=N` describes N levels before the cut.

@@ -31,6 +31,9 @@ pub enum RustType {
     Vec(Box<RustType>),
     /// `BTreeMap<String, T>` (`additionalProperties`).
     Map(Box<RustType>),
+    /// `Option<T>`: an array item or map value with `nullable: true` (serde writes
+    /// `None` as `null` there).
+    Option(Box<RustType>),
     /// A type of the module, by name.
     Named(String),
 }

@@ -52,6 +52,10 @@ fn ty_tokens(ty: &RustType, uses: &mut Uses) -> TokenStream {
             let inner = ty_tokens(inner, uses);
             quote!(Vec<#inner>)
         }
+        RustType::Option(inner) => {
+            let inner = ty_tokens(inner, uses);
+            quote!(Option<#inner>)
+        }
         RustType::Map(inner) => {
             uses.btree_map = true;
             let inner = ty_tokens(inner, uses);

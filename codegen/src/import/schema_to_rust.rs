@@ -283,6 +283,23 @@ impl<'n> Converter<'n> {
         RustType::Named(name)
     }
 
+    /// [`Self::element`] of an array item or map value, `Option<T>` when it is
+    /// `nullable: true` (what the generator writes for `Vec<Option<T>>`).
+    fn nullable_element(
+        &mut self,
+        hint: &[&str],
+        suffix: &str,
+        node: &Map<String, Value>,
+        path: &str,
+    ) -> RustType {
+        if node.get("nullable") != Some(&Value::Bool(true)) {
+            return self.element(hint, suffix, node, path);
+        }
+        let mut inner = node.clone();
+        inner.remove("nullable");
+        RustType::Option(Box::new(self.element(hint, suffix, &inner, path)))
+    }
+
     /// Records the keys of `node` that neither the type nor a marker carries.
     fn unsupported(&mut self, node: &Map<String, Value>, path: &str, handled: &[&str]) {
         for key in node.keys() {
@@ -330,7 +347,8 @@ impl<'n> Converter<'n> {
                             RustType::Named(name)
                         }
                         (_, Some(Value::Object(values))) => {
-                            let v = self.element(hint, "value", values, &format!("{path}.*"));
+                            let v =
+                                self.nullable_element(hint, "value", values, &format!("{path}.*"));
                             RustType::Map(Box::new(v))
                         }
                         (_, Some(Value::Bool(true))) => {
@@ -356,7 +374,8 @@ impl<'n> Converter<'n> {
                     handled.push("items");
                     match node.get("items") {
                         Some(Value::Object(items)) => {
-                            let item = self.element(hint, "item", items, &format!("{path}[]"));
+                            let item =
+                                self.nullable_element(hint, "item", items, &format!("{path}[]"));
                             RustType::Vec(Box::new(item))
                         }
                         _ => {

@@ -26,6 +26,8 @@ pub enum ErrorType {
     TooLong,
     /// `FieldValueTooMany` — "Too many".
     TooMany,
+    /// `InternalError` — "Internal error".
+    Internal,
 }
 
 impl ErrorType {
@@ -40,6 +42,7 @@ impl ErrorType {
             ErrorType::Forbidden => "FieldValueForbidden",
             ErrorType::TooLong => "FieldValueTooLong",
             ErrorType::TooMany => "FieldValueTooMany",
+            ErrorType::Internal => "InternalError",
         }
     }
 
@@ -52,6 +55,7 @@ impl ErrorType {
             ErrorType::Forbidden => "Forbidden",
             ErrorType::TooLong => "Too long",
             ErrorType::TooMany => "Too many",
+            ErrorType::Internal => "Internal error",
         }
     }
 
@@ -59,7 +63,7 @@ impl ErrorType {
     fn omits_value(self) -> bool {
         matches!(
             self,
-            ErrorType::Required | ErrorType::Forbidden | ErrorType::TooLong
+            ErrorType::Required | ErrorType::Forbidden | ErrorType::TooLong | ErrorType::Internal
         )
     }
 }

@@ -130,6 +130,57 @@ fn collect_errors(
     path: &str,
     errs: &mut Vec<FieldError>,
 ) {
+    // A node CEL has no type for cannot carry rules: no `type` (and not
+    // int-or-string, which CEL sees as `dyn`), or an array of such items
+    // (`SchemaDeclType` in `k8s.io/apiserver/pkg/cel/common/schemas.go` returns nil;
+    // `compilation.go` refuses, and apiextensions' `validation.go` reports it as an
+    // InternalError on the node's `x-kubernetes-validations`).
+    if !c.validations.is_empty()
+        && let Some(untyped) = untyped_for_cel(raw)
+    {
+        errs.push(FieldError::new(
+            ErrorType::Internal,
+            &format!("{path}.x-kubernetes-validations"),
+            None,
+            format!(
+                "rule declared on schema that does not support validation rules type: '{}' x-kubernetes-preserve-unknown-fields: '{}'",
+                untyped.ty,
+                untyped.preserve
+            ),
+        ));
+    } else {
+        rule_errors(c, raw, node, root, path, errs);
+    }
+    collect_children(c, raw, node, path, errs);
+}
+
+/// What makes a node untyped for CEL, for the message.
+struct Untyped {
+    ty: String,
+    preserve: bool,
+}
+
+/// `Some` when CEL has no type for the node `raw`.
+fn untyped_for_cel(raw: &Value) -> Option<Untyped> {
+    let flag = |v: &Value, key: &str| v.get(key).and_then(Value::as_bool) == Some(true);
+    let untyped = |v: &Value| v.get("type").is_none() && !flag(v, "x-kubernetes-int-or-string");
+    let ty = raw.get("type").and_then(Value::as_str).unwrap_or_default();
+    let dead = untyped(raw) || (ty == "array" && raw.get("items").is_some_and(untyped));
+    dead.then(|| Untyped {
+        ty: ty.to_owned(),
+        preserve: flag(raw, "x-kubernetes-preserve-unknown-fields"),
+    })
+}
+
+/// The compile and type-check errors of the node's own rules.
+fn rule_errors(
+    c: &CompiledSchema,
+    raw: &Value,
+    node: Option<&Node>,
+    root: bool,
+    path: &str,
+    errs: &mut Vec<FieldError>,
+) {
     for (i, r) in c.validations.iter().enumerate() {
         let rule = raw
             .get("x-kubernetes-validations")
@@ -159,6 +210,16 @@ fn collect_errors(
             }
         }
     }
+}
+
+/// [`collect_errors`] of the node's children.
+fn collect_children(
+    c: &CompiledSchema,
+    raw: &Value,
+    node: Option<&Node>,
+    path: &str,
+    errs: &mut Vec<FieldError>,
+) {
     for (k, child) in &c.properties {
         if let Some(r) = raw.get("properties").and_then(|p| p.get(k)) {
             let n = node.and_then(|n| n.properties.get(k));

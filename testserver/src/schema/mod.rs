@@ -569,6 +569,31 @@ mod tests {
         );
     }
 
+    /// A rule on a node CEL has no type for (no `type`, or an array of such items) makes
+    /// the CRD invalid, as kube-apiserver refuses it (`k8s.io/apiserver/pkg/cel/common/
+    /// schemas.go` `SchemaDeclType` is nil there; apiextensions-apiserver
+    /// `pkg/apiserver/schema/cel/compilation.go`); an int-or-string node is `dyn` and may
+    /// carry rules.
+    #[test]
+    fn rules_on_nodes_cel_cannot_type_reject_the_crd() {
+        let bad = json!({"type": "object", "properties": {
+            "any": {"x-kubernetes-preserve-unknown-fields": true,
+                    "x-kubernetes-validations": [{"rule": "true"}]},
+            "list": {"type": "array", "items": {"x-kubernetes-preserve-unknown-fields": true},
+                     "x-kubernetes-validations": [{"rule": "size(self) == 2"}]},
+            "port": {"x-kubernetes-int-or-string": true,
+                     "x-kubernetes-validations": [{"rule": "self != 0"}]}}});
+        let errs = CrdSchema::from_openapi("g", "K", "v1", &bad, "p").expect_err("untyped rules");
+        let msgs: Vec<String> = errs.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            msgs,
+            [
+                "p.properties[any].x-kubernetes-validations: Internal error: rule declared on schema that does not support validation rules type: '' x-kubernetes-preserve-unknown-fields: 'true'",
+                "p.properties[list].x-kubernetes-validations: Internal error: rule declared on schema that does not support validation rules type: 'array' x-kubernetes-preserve-unknown-fields: 'false'",
+            ]
+        );
+    }
+
     /// CRD docs "Validation rules": message, messageExpression, reason, fieldPath,
     /// transition rules with oldSelf (skipped on create), optionalOldSelf, and the Kubernetes
     /// CEL library (quantity, url, ip/cidr, regex, lists, format).

@@ -1230,6 +1230,13 @@ mod tests {
 
     /// The schema of `name` among `items`, or the errors.
     fn schema_of(items: syn::File, name: &str) -> Result<Value, Vec<String>> {
+        let (v, _, errors) = generate(items, name);
+        errors.map(|()| v)
+    }
+
+    /// The schema of `name` among `items` (read with their `use` items), the warnings
+    /// and the errors.
+    fn generate(items: syn::File, name: &str) -> (Value, Vec<String>, Result<(), Vec<String>>) {
         let exceptions = PluralExceptions::default();
         let ctx = PackageContext {
             mode: Mode::Cli,
@@ -1241,15 +1248,17 @@ mod tests {
         };
         let cx = Ctxt::new();
         let types = lower_items(&items.items, &[], &ctx, &cx);
+        let uses = [SourceUses::of(Vec::new(), &items.items)];
         let v = {
-            let schemas = Schemas::new(&types, &cx);
+            let schemas = Schemas::new(&types, &cx).with_uses(&uses);
             let ty = types.iter().find(|t| t.ident == name).expect("type");
             schemas.named(ty, &mut Vec::new())
         };
-        match cx.check() {
-            Ok(()) => Ok(v),
-            Err(e) => Err(e.into_iter().map(|e| e.to_string()).collect()),
-        }
+        let warnings = cx.take_warnings().iter().map(ToString::to_string).collect();
+        let errors = cx
+            .check()
+            .map_err(|e| e.into_iter().map(|e| e.to_string()).collect());
+        (v, warnings, errors)
     }
 
     #[test]
@@ -1430,29 +1439,11 @@ mod tests {
         assert!(errs[0].starts_with("no schema for `Mystery`"), "{errs:?}");
     }
 
-    /// The schema of `name` among `items` read with the package's `use` items, and the
-    /// warnings.
+    /// The schema of `name` among `items` and the warnings; errors fail the test.
     fn schema_with_uses(items: syn::File, name: &str) -> (Value, Vec<String>) {
-        let exceptions = PluralExceptions::default();
-        let ctx = PackageContext {
-            mode: Mode::Cli,
-            group: Some("g.io".into()),
-            version: Some("v1".into()),
-            deep_copy: None,
-            group_go_name: None,
-            plural_exceptions: &exceptions,
-        };
-        let cx = Ctxt::new();
-        let types = lower_items(&items.items, &[], &ctx, &cx);
-        let uses = [SourceUses::of(Vec::new(), &items.items)];
-        let v = {
-            let schemas = Schemas::new(&types, &cx).with_uses(&uses);
-            let ty = types.iter().find(|t| t.ident == name).expect("type");
-            schemas.named(ty, &mut Vec::new())
-        };
-        let warnings = cx.take_warnings().iter().map(ToString::to_string).collect();
-        if let Err(e) = cx.check() {
-            panic!("{e}");
+        let (v, warnings, errors) = generate(items, name);
+        if let Err(e) = errors {
+            panic!("{e:?}");
         }
         (v, warnings)
     }

@@ -215,12 +215,12 @@ fn admission_files(
         (true, false) => "defaulting (a mutating webhook)",
         _ => "validation (a validating webhook)",
     };
-    let mut imports = Vec::new();
+    let mut imports = vec!["Denied"];
     if d {
-        imports.push("Defaulter");
+        imports.insert(0, "Defaulter");
     }
     if v {
-        imports.extend(["Denied", "Validator", "Warnings"]);
+        imports.extend(["Validator", "Warnings"]);
     }
     let vars = Vars::kind(project, kind)
         .with("webhook_summary", summary)

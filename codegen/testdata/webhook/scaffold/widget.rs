@@ -20,16 +20,18 @@ pub const NAME_LABEL: &str = "app.kubernetes.io/name";
 /// `mwidget-v1alpha1.kb.io`, on create and update; the webhook answers with the
 /// JSON patch of the changes). Constant defaults belong in the CRD
 /// (`+kubebuilder:default` on the field); defaults that depend on other fields go here.
+/// An `Err(Denied::new(...))` refuses the request instead.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct WidgetDefaulter;
 
 impl Defaulter<Widget> for WidgetDefaulter {
-    async fn default(&self, obj: &mut Widget) {
+    async fn default(&self, obj: &mut Widget) -> Result<(), Denied> {
         obj.metadata
             .labels
             .get_or_insert_with(Default::default)
             .entry(NAME_LABEL.to_owned())
             .or_insert_with(|| "widget".to_owned());
+        Ok(())
     }
 }
 

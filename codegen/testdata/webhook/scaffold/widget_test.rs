@@ -21,13 +21,13 @@ fn widget(name: &str) -> Widget {
 #[tokio::test]
 async fn the_defaulter_labels_a_widget_and_keeps_a_label_it_has() {
     let mut obj = widget("example");
-    WidgetDefaulter.default(&mut obj).await;
+    assert!(WidgetDefaulter.default(&mut obj).await.is_ok());
     let labels = obj.metadata.labels.clone().unwrap_or_default();
     assert_eq!(labels.get(NAME_LABEL).map(String::as_str), Some("widget"));
 
     let mut obj = widget("example");
     obj.metadata.labels = Some([(NAME_LABEL.to_owned(), "mine".to_owned())].into());
-    WidgetDefaulter.default(&mut obj).await;
+    assert!(WidgetDefaulter.default(&mut obj).await.is_ok());
     let labels = obj.metadata.labels.unwrap_or_default();
     assert_eq!(labels.get(NAME_LABEL).map(String::as_str), Some("mine"));
 }

@@ -14,6 +14,8 @@
 
 #![allow(clippy::unwrap_used)]
 
+mod common;
+
 #[path = "../testdata/idiomatic/apis/routing/v1/mod.rs"]
 #[allow(dead_code)]
 mod routing;
@@ -83,7 +85,7 @@ fn the_derive_gives_the_clis_crd() {
 fn update_generates_the_clients_of_the_idiomatic_tree() {
     // `update` writes the resource impls beside the types: into a copy.
     let tmp = tempfile::tempdir().unwrap();
-    copy(&root().join("apis"), &tmp.path().join("apis"));
+    common::copy_tree(&root().join("apis"), &tmp.path().join("apis"));
     let config = kubegen_codegen::Config::new(
         tmp.path().join("apis"),
         tmp.path().join("client"),
@@ -265,7 +267,7 @@ async fn objects_of_the_types_round_trip_and_wrong_shapes_are_refused() {
 fn crd_writes_what_it_can_and_names_what_it_could_not() {
     let tmp = tempfile::tempdir().unwrap();
     let apis = tmp.path().join("apis");
-    copy(&root().join("apis"), &apis);
+    common::copy_tree(&root().join("apis"), &apis);
     let broken = apis.join("things/v1");
     std::fs::create_dir_all(&broken).unwrap();
     std::fs::write(
@@ -308,17 +310,4 @@ fn crd_writes_what_it_can_and_names_what_it_could_not() {
         std::fs::read_to_string(&old).unwrap(),
         "# the CRD from before\n"
     );
-}
-
-fn copy(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.path().is_dir() {
-            copy(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
 }

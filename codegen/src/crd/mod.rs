@@ -59,6 +59,8 @@ pub struct Generated {
 /// on its own: one kind's problems do not keep the others from being written. Field
 /// types are read through the package's `use` items ([`crate::resolve`]).
 pub fn package_crds(package: &Package) -> Vec<Generated> {
+    let resolver =
+        crate::resolve::Resolver::new(package.types.iter().map(|t| &t.ident), &package.uses);
     package
         .types
         .iter()
@@ -70,7 +72,7 @@ pub fn package_crds(package: &Package) -> Vec<Generated> {
                 return None;
             }
             let cx = Ctxt::new();
-            let schemas = schema::Schemas::new(&package.types, &cx).with_uses(&package.uses);
+            let schemas = schema::Schemas::new(&package.types, &cx).with_resolver(&resolver);
             let manifest = manifest::crd(ty, r, &schemas, &cx);
             let markers = crate::markers::TypeMarkers::from_attrs(&ty.attrs, &cx);
             let crd = Crd {

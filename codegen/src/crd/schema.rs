@@ -61,7 +61,7 @@ use crate::markers::TypeMarkers;
 use crate::markers::vocabulary::{
     MAX_DEPTH, OPTIONAL, REQUIRED, SCHEMALESS, VALIDATION_OPTIONAL, VALIDATION_REQUIRED,
 };
-use crate::model::{Body, SourceUses, TypeDef};
+use crate::model::{Body, TypeDef};
 use crate::resolve::{Resolver, substitute};
 
 /// The types a schema may refer to by name: the package's own (CLI), or, for the derive,
@@ -74,7 +74,7 @@ pub struct Schemas<'a> {
     holes: Option<std::cell::RefCell<Vec<Hole>>>,
     cx: &'a Ctxt,
     /// The package's `use` bindings (the CLI; the derive sees no `use` items).
-    resolver: Option<Resolver>,
+    resolver: Option<&'a Resolver>,
     /// The modules of the types being described, innermost last: a field's type is read
     /// in the module of the type that declares it.
     modules: RefCell<Vec<Vec<syn::Ident>>>,
@@ -495,8 +495,8 @@ impl<'a> Schemas<'a> {
 
     /// Field types are read through the `use` items of their files (`metav1::ObjectMeta`,
     /// renamed imports, the package's re-exports): [`crate::resolve`].
-    pub fn with_uses(mut self, uses: &[SourceUses]) -> Self {
-        self.resolver = Some(Resolver::new(self.types.values().map(|t| &t.ident), uses));
+    pub fn with_resolver(mut self, resolver: &'a Resolver) -> Self {
+        self.resolver = Some(resolver);
         self
     }
 
@@ -1121,7 +1121,7 @@ impl<'a> Schemas<'a> {
     }
 
     fn path_schema(&self, ty: &syn::Type, path: &syn::Path, stack: &mut Vec<String>) -> Value {
-        let expanded = match (&self.resolver, self.modules.borrow().last()) {
+        let expanded = match (self.resolver, self.modules.borrow().last()) {
             (Some(resolver), Some(module)) => resolver.expand(module, path),
             _ => None,
         };
@@ -1226,6 +1226,7 @@ impl<'a> Schemas<'a> {
 mod tests {
     use super::*;
     use crate::lower::{Mode, PackageContext, lower_items};
+    use crate::model::SourceUses;
     use crate::plural::PluralExceptions;
 
     /// The schema of `name` among `items`, or the errors.
@@ -1249,8 +1250,9 @@ mod tests {
         let cx = Ctxt::new();
         let types = lower_items(&items.items, &[], &ctx, &cx);
         let uses = [SourceUses::of(Vec::new(), &items.items)];
+        let resolver = Resolver::new(types.iter().map(|t| &t.ident), &uses);
         let v = {
-            let schemas = Schemas::new(&types, &cx).with_uses(&uses);
+            let schemas = Schemas::new(&types, &cx).with_resolver(&resolver);
             let ty = types.iter().find(|t| t.ident == name).expect("type");
             schemas.named(ty, &mut Vec::new())
         };

@@ -63,17 +63,19 @@ pub(crate) async fn post_json(
         };
         let key = key(config, services).map_err(&fail)?;
         let pool = services.pool();
-        let reused = pool.take(&key);
-        let (sender, response) = match reused {
+        // A kept connection first; a fresh one when there is none or it failed.
+        let kept = match pool.take(&key) {
             Some(mut sender) => match send(&mut sender, request()?).await {
-                Ok(response) => (sender, response),
+                Ok(response) => Some((sender, response)),
                 Err(err) => {
                     tracing::debug!(%err, "kept webhook connection failed; dialling again");
-                    let mut sender = dial(config, &key, pool).await.map_err(&fail)?;
-                    let response = send(&mut sender, request()?).await.map_err(&fail)?;
-                    (sender, response)
+                    None
                 }
             },
+            None => None,
+        };
+        let (sender, response) = match kept {
+            Some(answered) => answered,
             None => {
                 let mut sender = dial(config, &key, pool).await.map_err(&fail)?;
                 let response = send(&mut sender, request()?).await.map_err(&fail)?;

@@ -12,7 +12,9 @@ use kube_core::{
 use super::{ListerWatcher, WatchStream};
 use crate::{
     Cacheable,
-    client::{DynamicClient, Error as ClientError, ResourceClient, verbs::RawApi},
+    client::{
+        DynamicClient, Error as ClientError, ResourceClient, Strip, strip::Stripped, verbs::RawApi,
+    },
 };
 
 /// Changes the list options of every list and watch (client-go's `TweakListOptionsFunc`);
@@ -27,6 +29,7 @@ pub struct ListWatch<K> {
     label_selector: Option<String>,
     field_selector: Option<String>,
     tweak: Option<TweakListParams>,
+    strip: Strip,
     object: PhantomData<fn() -> K>,
 }
 
@@ -38,6 +41,7 @@ impl<K> Clone for ListWatch<K> {
             label_selector: self.label_selector.clone(),
             field_selector: self.field_selector.clone(),
             tweak: self.tweak.clone(),
+            strip: self.strip,
         }
     }
 }
@@ -48,6 +52,7 @@ impl<K> fmt::Debug for ListWatch<K> {
             .field("path", &self.client.request.url_path)
             .field("label_selector", &self.label_selector)
             .field("field_selector", &self.field_selector)
+            .field("strip", &self.strip)
             .finish_non_exhaustive()
     }
 }
@@ -64,6 +69,7 @@ impl<K> ListWatch<K> {
             label_selector: None,
             field_selector: None,
             tweak: None,
+            strip: Strip::NONE,
             object: PhantomData,
         }
     }
@@ -87,6 +93,21 @@ impl<K> ListWatch<K> {
     pub fn tweak(mut self, tweak: TweakListParams) -> Self {
         self.tweak = Some(tweak);
         self
+    }
+
+    /// Leaves out `strip`'s parts of every listed and watched object while decoding it
+    /// (`Strip::MANAGED_FIELDS`: `metadata.managedFields` is never built, so it never
+    /// reaches the cache). controller-runtime's `TransformStripManagedFields` does the
+    /// same after a whole decode.
+    #[must_use]
+    pub fn strip(mut self, strip: Strip) -> Self {
+        self.strip = strip;
+        self
+    }
+
+    /// What [`strip`](Self::strip) leaves out.
+    pub fn stripped(&self) -> Strip {
+        self.strip
     }
 
     fn list_params(&self, mut params: ListParams) -> ListParams {
@@ -131,7 +152,12 @@ impl ListWatch<DynamicObject> {
 impl<K: Cacheable> ListerWatcher<K> for ListWatch<K> {
     fn list(&self, params: ListParams) -> BoxFuture<'static, Result<ObjectList<K>, ClientError>> {
         let (client, params) = (self.client.clone(), self.list_params(params));
-        async move { client.list(&params).await }.boxed()
+        match self.strip.bits() {
+            0 => async move { client.list(&params).await }.boxed(),
+            1 => list_stripped::<K, 1>(client, params),
+            2 => list_stripped::<K, 2>(client, params),
+            _ => list_stripped::<K, 3>(client, params),
+        }
     }
 
     fn watch(
@@ -140,8 +166,40 @@ impl<K: Cacheable> ListerWatcher<K> for ListWatch<K> {
         resource_version: String,
     ) -> BoxFuture<'static, Result<WatchStream<K>, ClientError>> {
         let (client, params) = (self.client.clone(), self.watch_params(params));
-        async move { Ok(client.watch(&params, &resource_version).await?.boxed()) }.boxed()
+        match self.strip.bits() {
+            0 => async move { Ok(client.watch(&params, &resource_version).await?.boxed()) }.boxed(),
+            1 => watch_stripped::<K, 1>(client, params, resource_version),
+            2 => watch_stripped::<K, 2>(client, params, resource_version),
+            _ => watch_stripped::<K, 3>(client, params, resource_version),
+        }
     }
+}
+
+/// A list decoded with `Strip(BITS)` (one instantiation per combination of parts).
+fn list_stripped<K: Cacheable, const BITS: u8>(
+    client: RawApi,
+    params: ListParams,
+) -> BoxFuture<'static, Result<ObjectList<K>, ClientError>> {
+    async move {
+        let list = client.list::<Stripped<K, BITS>>(&params).await?;
+        Ok(Stripped::list(list))
+    }
+    .boxed()
+}
+
+/// A watch decoded with `Strip(BITS)`.
+fn watch_stripped<K: Cacheable, const BITS: u8>(
+    client: RawApi,
+    params: WatchParams,
+    resource_version: String,
+) -> BoxFuture<'static, Result<WatchStream<K>, ClientError>> {
+    async move {
+        let events = client
+            .watch::<Stripped<K, BITS>>(&params, &resource_version)
+            .await?;
+        Ok(events.map(|e| e.map(Stripped::event)).boxed())
+    }
+    .boxed()
 }
 
 /// Lists and watches only the metadata of `K` (client-go's `metadatainformer`,
@@ -165,7 +223,12 @@ impl<K: Cacheable> ListerWatcher<PartialObjectMeta<K>> for MetadataListWatch<K> 
         params: ListParams,
     ) -> BoxFuture<'static, Result<ObjectList<PartialObjectMeta<K>>, ClientError>> {
         let (client, params) = (self.0.client.clone(), self.0.list_params(params));
-        async move { client.list_metadata(&params).await }.boxed()
+        match self.0.strip.bits() {
+            0 => async move { client.list_metadata(&params).await }.boxed(),
+            1 => list_metadata_stripped::<K, 1>(client, params),
+            2 => list_metadata_stripped::<K, 2>(client, params),
+            _ => list_metadata_stripped::<K, 3>(client, params),
+        }
     }
 
     fn watch(
@@ -174,12 +237,46 @@ impl<K: Cacheable> ListerWatcher<PartialObjectMeta<K>> for MetadataListWatch<K> 
         resource_version: String,
     ) -> BoxFuture<'static, Result<WatchStream<PartialObjectMeta<K>>, ClientError>> {
         let (client, params) = (self.0.client.clone(), self.0.watch_params(params));
-        async move {
-            Ok(client
-                .watch_metadata(&params, &resource_version)
-                .await?
-                .boxed())
+        match self.0.strip.bits() {
+            0 => async move {
+                Ok(client
+                    .watch_metadata(&params, &resource_version)
+                    .await?
+                    .boxed())
+            }
+            .boxed(),
+            1 => watch_metadata_stripped::<K, 1>(client, params, resource_version),
+            2 => watch_metadata_stripped::<K, 2>(client, params, resource_version),
+            _ => watch_metadata_stripped::<K, 3>(client, params, resource_version),
         }
-        .boxed()
     }
+}
+
+/// A metadata-only list decoded with `Strip(BITS)`.
+fn list_metadata_stripped<K: Cacheable, const BITS: u8>(
+    client: RawApi,
+    params: ListParams,
+) -> BoxFuture<'static, Result<ObjectList<PartialObjectMeta<K>>, ClientError>> {
+    async move {
+        let list = client
+            .list_metadata::<Stripped<PartialObjectMeta<K>, BITS>>(&params)
+            .await?;
+        Ok(Stripped::list(list))
+    }
+    .boxed()
+}
+
+/// A metadata-only watch decoded with `Strip(BITS)`.
+fn watch_metadata_stripped<K: Cacheable, const BITS: u8>(
+    client: RawApi,
+    params: WatchParams,
+    resource_version: String,
+) -> BoxFuture<'static, Result<WatchStream<PartialObjectMeta<K>>, ClientError>> {
+    async move {
+        let events = client
+            .watch_metadata::<Stripped<PartialObjectMeta<K>, BITS>>(&params, &resource_version)
+            .await?;
+        Ok(events.map(|e| e.map(Stripped::event)).boxed())
+    }
+    .boxed()
 }

@@ -5,7 +5,6 @@
 use futures::stream::BoxStream;
 use kube_core::{
     ObjectList, Status, WatchEvent,
-    metadata::PartialObjectMeta,
     params::{DeleteParams, GetParams, ListParams, Patch, PatchParams, PostParams, WatchParams},
     request::{Error as RequestError, Request},
 };
@@ -133,10 +132,11 @@ impl RawApi {
         self.client.request(self.request.list(lp)?).await
     }
 
-    pub(crate) async fn list_metadata<K: Clone>(
+    /// A metadata-only list page, decoded as `T` (`PartialObjectMeta<K>`, or a stripped one).
+    pub(crate) async fn list_metadata<T: DeserializeOwned + Clone>(
         &self,
         lp: &ListParams,
-    ) -> Result<ObjectList<PartialObjectMeta<K>>, Error> {
+    ) -> Result<ObjectList<T>, Error> {
         self.client.request(self.request.list_metadata(lp)?).await
     }
 
@@ -306,11 +306,12 @@ impl RawApi {
         }
     }
 
-    pub(crate) async fn watch_metadata<K: Send + 'static>(
+    /// A metadata-only watch, decoded as `T` (`PartialObjectMeta<K>`, or a stripped one).
+    pub(crate) async fn watch_metadata<T: DeserializeOwned + Send + 'static>(
         &self,
         wp: &WatchParams,
         version: &str,
-    ) -> Result<BoxStream<'static, Result<WatchEvent<PartialObjectMeta<K>>, Error>>, Error> {
+    ) -> Result<BoxStream<'static, Result<WatchEvent<T>, Error>>, Error> {
         self.client
             .request_stream(self.request.watch_metadata(wp, version)?)
             .await

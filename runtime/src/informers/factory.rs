@@ -23,7 +23,7 @@ use crate::{
         CacheSynced, ListWatch, Lister, MetadataListWatch, SharedIndexInformer,
         SharedIndexInformerBuilder, TransformFunc, TweakListParams, namespace_indexers,
     },
-    client::{Client, DynamicClient, ResourceClient},
+    client::{Client, DynamicClient, ResourceClient, Strip},
     metrics::CacheMetricsProvider,
 };
 
@@ -78,6 +78,8 @@ struct Inner {
     tweak: Option<TweakListParams>,
     resync: HashMap<TypeId, Duration>,
     transforms: PerType,
+    strip: Strip,
+    strips: HashMap<TypeId, Strip>,
     metrics: Option<Arc<dyn CacheMetricsProvider>>,
     informers: Mutex<Vec<Entry>>,
     tasks: Mutex<Vec<JoinHandle<()>>>,
@@ -120,6 +122,8 @@ pub struct SharedInformerFactoryBuilder {
     tweak: Option<TweakListParams>,
     resync: HashMap<TypeId, Duration>,
     transforms: PerType,
+    strip: Strip,
+    strips: HashMap<TypeId, Strip>,
     metrics: Option<Arc<dyn CacheMetricsProvider>>,
 }
 
@@ -176,6 +180,24 @@ impl SharedInformerFactoryBuilder {
         self
     }
 
+    /// Leaves `strip`'s parts out of the objects of every informer while they are decoded
+    /// (`Strip::MANAGED_FIELDS`: no cached object carries `metadata.managedFields`). The
+    /// default is [`Strip::NONE`], as client-go's; a [`Manager`](crate::manager::Manager)'s
+    /// factory strips managedFields unless told otherwise.
+    #[must_use]
+    pub fn strip(mut self, strip: Strip) -> Self {
+        self.strip = strip;
+        self
+    }
+
+    /// What `K`'s informers (typed and metadata-only; for `DynamicObject`, every dynamic
+    /// informer) leave out, instead of the factory's [`strip`](Self::strip).
+    #[must_use]
+    pub fn strip_for<K: Cacheable>(mut self, strip: Strip) -> Self {
+        self.strips.insert(TypeId::of::<K>(), strip);
+        self
+    }
+
     /// Records client-go's informer and reflector metrics for every informer, each labelled
     /// with its resource (`name="apps/v1/deployments"`, `name="v1/pods"`).
     #[must_use]
@@ -194,6 +216,8 @@ impl SharedInformerFactoryBuilder {
                 tweak: self.tweak,
                 resync: self.resync,
                 transforms: self.transforms,
+                strip: self.strip,
+                strips: self.strips,
                 metrics: self.metrics,
                 informers: Mutex::new(Vec::new()),
                 tasks: Mutex::new(Vec::new()),
@@ -232,6 +256,8 @@ impl SharedInformerFactory {
             tweak: None,
             resync: HashMap::new(),
             transforms: HashMap::new(),
+            strip: Strip::NONE,
+            strips: HashMap::new(),
             metrics: None,
         }
     }
@@ -335,9 +361,15 @@ impl SharedInformerFactory {
         self.metadata_informer_for::<K>().lister()
     }
 
-    /// A list-watch over `client` with the factory's list tweak.
-    fn list_watch<K>(&self, client: impl Into<ListWatch<K>>) -> ListWatch<K> {
-        let list_watch = client.into();
+    /// A list-watch over `client` with the factory's list tweak and strip.
+    fn list_watch<K: 'static>(&self, client: impl Into<ListWatch<K>>) -> ListWatch<K> {
+        let strip = self
+            .inner
+            .strips
+            .get(&TypeId::of::<K>())
+            .copied()
+            .unwrap_or(self.inner.strip);
+        let list_watch = client.into().strip(strip);
         match &self.inner.tweak {
             Some(tweak) => list_watch.tweak(tweak.clone()),
             None => list_watch,

@@ -58,6 +58,7 @@ pub(crate) mod lower;
 pub(crate) mod markers;
 pub mod model;
 pub mod plural;
+pub mod projection;
 pub mod rbac;
 #[cfg(feature = "files")]
 pub(crate) mod render;

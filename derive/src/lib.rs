@@ -58,3 +58,15 @@ pub fn derive_apply_configuration(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as syn::DeriveInput);
     kubegen_codegen::expand_derive_apply_configuration(&input).into()
 }
+
+/// A projection: the part of a kind a controller reads (`#[projection(of = Pod)]`, a
+/// `metadata: ObjectMeta` field, and fields with `#[projection(path = "spec.nodeName")]`),
+/// decoded straight from list and watch bodies without building the whole object. Emits
+/// `kube_core::Resource` (the source kind's names and scope), `kubegen::projection::Projection`,
+/// `Deserialize` and `Serialize`; a path naming a field the kind lacks is a compile error
+/// at the path.
+#[proc_macro_derive(Projection, attributes(projection))]
+pub fn derive_projection(input: TokenStream) -> TokenStream {
+    let input = parse_macro_input!(input as syn::DeriveInput);
+    kubegen_codegen::projection::expand_derive_projection(&input).into()
+}

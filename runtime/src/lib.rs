@@ -118,6 +118,7 @@ pub mod kubernetes;
 pub mod leaderelection;
 pub mod manager;
 pub mod metrics;
+pub mod projection;
 pub mod record;
 pub mod terminal;
 #[cfg(feature = "webhook")]
@@ -146,6 +147,11 @@ pub use kubegen_derive::Schema;
 /// --with-applyconfig` writes it; on a resource also its constructor and `extract_foo`.
 #[cfg(feature = "derive")]
 pub use kubegen_derive::ApplyConfiguration;
+
+/// `#[derive(kubegen::Projection)]`: part of a kind, decoded straight from the wire (see
+/// [`projection`]).
+#[cfg(feature = "derive")]
+pub use kubegen_derive::Projection;
 
 /// What generated code refers to: `::kubegen::__private::kube_core::Resource`, so a crate
 /// using the derive does not need its own dependency on kube-core or k8s-openapi.

@@ -13,7 +13,8 @@ use super::{ListerWatcher, WatchStream};
 use crate::{
     Cacheable,
     client::{
-        DynamicClient, Error as ClientError, ResourceClient, Strip, strip::Stripped, verbs::RawApi,
+        DynamicClient, Error as ClientError, ReadClient, ResourceClient, Strip, strip::Stripped,
+        verbs::RawApi,
     },
 };
 
@@ -138,6 +139,12 @@ impl<K> ListWatch<K> {
 impl<K> From<ResourceClient<K>> for ListWatch<K> {
     fn from(client: ResourceClient<K>) -> Self {
         Self::new(client)
+    }
+}
+
+impl<K> From<ReadClient<K>> for ListWatch<K> {
+    fn from(client: ReadClient<K>) -> Self {
+        Self::new(client.resource().clone())
     }
 }
 

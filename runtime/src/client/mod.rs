@@ -18,6 +18,7 @@ mod error;
 mod extension;
 mod http_transport;
 pub mod kubeconfig;
+mod read;
 mod resource;
 mod retry;
 pub(crate) mod strip;
@@ -40,6 +41,7 @@ pub use kube_core::{ObjectList, WatchEvent, params};
 /// The kubeconfig and the choice of context, for building a [`Config`] from a kubeconfig
 /// ([`Config::from_custom_kubeconfig`]).
 pub use kubeconfig::{KubeConfigOptions, Kubeconfig, KubeconfigError};
+pub use read::ReadClient;
 pub use resource::{ResourceClient, WatchStream};
 pub use retry::{Backoff, DEFAULT_BACKOFF, DEFAULT_RETRY, on_error, retry_on_conflict};
 pub use strip::{LAST_APPLIED_ANNOTATION, Strip};

@@ -373,3 +373,96 @@ async fn a_controller_reconciles_a_projection_and_maps_owned_projections() {
     stop.cancel();
     task.await.unwrap().unwrap();
 }
+
+/// A custom resource, and a projection of it.
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize, kubegen::Resource)]
+#[resource(
+    group = "example.com",
+    version = "v1",
+    kind = "Gadget",
+    plural = "gadgets",
+    namespaced
+)]
+struct Gadget {
+    metadata: ObjectMeta,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    spec: Option<GadgetSpec>,
+}
+
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct GadgetSpec {
+    size: i64,
+    #[serde(default)]
+    big_blob: String,
+}
+
+/// The size of a Gadget, without its blob.
+#[derive(Clone, Debug, kubegen::Projection)]
+#[projection(of = Gadget)]
+struct GadgetSize {
+    metadata: ObjectMeta,
+    #[projection(path = "spec.size")]
+    size: i64,
+}
+
+const GADGET_CRD: &str = r#"
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: gadgets.example.com
+spec:
+  group: example.com
+  names: {kind: Gadget, listKind: GadgetList, plural: gadgets, singular: gadget}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        x-kubernetes-preserve-unknown-fields: true
+"#;
+
+/// Projections of custom resources: the informer over the CRD's objects caches the
+/// projection (`spec.bigBlob` never decoded), the read client reads it.
+#[tokio::test]
+async fn a_projection_of_a_custom_resource() {
+    let (server, client) = server().await;
+    server.load_crd_yaml(GADGET_CRD).unwrap();
+    let gadgets: ResourceClient<Gadget> = ResourceClient::namespaced(client.clone(), "default");
+    for (name, size) in [("a", 1), ("b", 2)] {
+        let mut g = Gadget::default();
+        g.metadata.name = Some(name.into());
+        g.spec = Some(GadgetSpec {
+            size,
+            big_blob: "x".repeat(4096),
+        });
+        gadgets.create(&PostParams::default(), &g).await.unwrap();
+    }
+    let informer = SharedIndexInformer::new(
+        ListWatch::from(ReadClient::<GadgetSize>::namespaced(
+            client.clone(),
+            "default",
+        )),
+        Duration::ZERO,
+        Indexers::default(),
+    );
+    let stop = run(&informer).await;
+    assert_eq!(
+        informer
+            .lister()
+            .namespaced("default")
+            .get("b")
+            .unwrap()
+            .size,
+        2
+    );
+    let read = ReadClient::<GadgetSize>::namespaced(client, "default");
+    assert_eq!(read.get("a").await.unwrap().size, 1);
+    let out = serde_json::to_value(read.get("a").await.unwrap()).unwrap();
+    assert_eq!(out["apiVersion"], "example.com/v1");
+    assert_eq!(out["spec"], json!({"size": 1}));
+    stop.cancel();
+}

@@ -36,8 +36,12 @@ pub struct Running {
 pub fn start(client: Client, workers: usize) -> Result<Running, InformerError> {
     // One generic factory behind both typed views (client-go has two factories; here they
     // share informers and are started and stopped together).
-    let factory =
-        kubegen::informers::SharedInformerFactory::new(client.clone(), Duration::from_secs(30));
+    // Cached Foos and Deployments never hold managedFields (decoded without them): the
+    // controller does not read them, and updates of cached objects keep the server's.
+    let factory = kubegen::informers::SharedInformerFactory::builder(client.clone())
+        .default_resync(Duration::from_secs(30))
+        .strip(kubegen::client::Strip::MANAGED_FIELDS)
+        .build();
     let kube_factory = KubeInformerFactory::from_generic(factory.clone());
     let sample_factory = SharedInformerFactory::from_generic(factory.clone());
     let broadcaster = EventBroadcaster::new();

@@ -1,10 +1,14 @@
 //! The controller: pod keys from the informer's handlers go on a rate-limited queue;
 //! workers look each key up in the informer's indexer and print what they find. A key whose
 //! sync fails is retried with backoff up to [`MAX_RETRIES`] times, then dropped.
+//!
+//! The controller reads a Pod's metadata, node and phase only, so its informer caches a
+//! [`PodSummary`] projection: list and watch bodies are decoded straight into it, and the
+//! rest of each Pod (containers, volumes, conditions, managedFields) is never built.
 
 use std::sync::Arc;
 
-use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::{api::core::v1::Pod, apimachinery::pkg::apis::meta::v1::ObjectMeta};
 use kubegen::{
     cache::{
         ReadOnlyIndexer, ResourceEventHandlerFuncs, SharedIndexInformer,
@@ -21,6 +25,20 @@ pub const MAX_RETRIES: u32 = 5;
 /// Pods carrying this annotation with the value `"true"` fail to sync: the demo's way of
 /// showing retries and the final drop.
 pub const FAIL_ANNOTATION: &str = "example.kubegen.io/fail-sync";
+
+/// What the controller reads of a Pod (`#[derive(kubegen::Projection)]`).
+#[derive(Clone, Debug, kubegen::Projection)]
+#[projection(of = Pod)]
+pub struct PodSummary {
+    /// The Pod's metadata (without managedFields).
+    pub metadata: ObjectMeta,
+    /// The node the Pod is bound to.
+    #[projection(path = "spec.nodeName")]
+    pub node_name: Option<String>,
+    /// The Pod's phase (`Pending`, `Running`, ...).
+    #[projection(path = "status.phase")]
+    pub phase: Option<String>,
+}
 
 /// Why a sync failed.
 #[derive(Debug, thiserror::Error)]
@@ -49,7 +67,7 @@ pub const REASON_SYNC_FAILED: &str = "SyncFailed";
 /// The pod controller of client-go's workqueue example.
 #[derive(Clone)]
 pub struct Controller {
-    indexer: ReadOnlyIndexer<Pod>,
+    indexer: ReadOnlyIndexer<PodSummary>,
     queue: RateLimitingQueue<String>,
     recorder: EventRecorder,
     outcomes: Option<mpsc::UnboundedSender<Outcome>>,
@@ -59,7 +77,7 @@ impl Controller {
     /// A controller fed by `informer`'s handlers, recording events with `recorder`; every
     /// outcome is also sent to `outcomes`.
     pub fn new(
-        informer: &SharedIndexInformer<Pod>,
+        informer: &SharedIndexInformer<PodSummary>,
         recorder: EventRecorder,
         outcomes: Option<mpsc::UnboundedSender<Outcome>>,
     ) -> Result<Self, kubegen::cache::InformerError> {
@@ -71,12 +89,12 @@ impl Controller {
         let (on_add, on_update, on_delete) = (queue.clone(), queue.clone(), queue.clone());
         informer.add_event_handler(
             ResourceEventHandlerFuncs::new()
-                .add_func(move |pod: &Arc<Pod>, _initial| {
+                .add_func(move |pod: &Arc<PodSummary>, _initial| {
                     if let Ok(key) = meta_namespace_key(pod.as_ref()) {
                         on_add.add(key);
                     }
                 })
-                .update_func(move |_old, new: &Arc<Pod>| {
+                .update_func(move |_old, new: &Arc<PodSummary>| {
                     if let Ok(key) = meta_namespace_key(new.as_ref()) {
                         on_update.add(key);
                     }
@@ -134,7 +152,8 @@ impl Controller {
                     return Err(SyncError::Injected(key.to_owned()));
                 }
                 let name = pod.metadata.name.as_deref().unwrap_or_default();
-                println!("Sync/Add/Update for Pod {name}");
+                let phase = pod.phase.as_deref().unwrap_or("unknown");
+                println!("Sync/Add/Update for Pod {name} (phase {phase})");
                 Ok(Outcome::Synced(key.to_owned()))
             }
         }

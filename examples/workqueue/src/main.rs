@@ -14,7 +14,7 @@ mod demo;
 use std::{path::PathBuf, process::ExitCode, time::Duration};
 
 use clap::Parser;
-use k8s_openapi::api::core::v1::{EventSource, Pod};
+use k8s_openapi::api::core::v1::EventSource;
 use kubegen::{
     client::{Client, Config, KubeConfigOptions},
     informers::SharedInformerFactory,
@@ -109,7 +109,7 @@ async fn run(args: Args) -> Result<(), ExampleError> {
     let factory = SharedInformerFactory::builder(client.clone())
         .namespace(args.namespace.clone())
         .build();
-    let informer = factory.informer_for::<Pod>();
+    let informer = factory.informer_for::<controller::PodSummary>();
     let (tx, rx) = mpsc::unbounded_channel();
     let broadcaster = EventBroadcaster::new();
     broadcaster.start_recording_to_sink(ClientEventSink::new(client.clone()));

@@ -51,7 +51,10 @@ fn demo_processes_every_pod_and_exits_0() {
         "Pod default/web-2 does not exist anymore",
     ] {
         assert!(
-            stdout.lines().any(|l| l == line),
+            // a sync line ends with the projection's phase: `... web-1 (phase Pending)`
+            stdout
+                .lines()
+                .any(|l| l == line || l.starts_with(&format!("{line} (phase "))),
             "missing {line:?} in\n{stdout}"
         );
     }

@@ -32,6 +32,8 @@ use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 
+use crate::crd::serde_attrs::RenameRule;
+
 /// One field of the projection: where it is read from.
 struct Leaf {
     ident: syn::Ident,
@@ -270,21 +272,9 @@ fn tree(leaves: &[Leaf], errors: &mut Errors) -> Node {
     root
 }
 
-/// `node_name` → `nodeName`.
+/// `node_name` → `nodeName` (serde's `rename_all = "camelCase"`).
 fn camel(snake: &str) -> String {
-    let mut out = String::with_capacity(snake.len());
-    let mut upper = false;
-    for c in snake.trim_start_matches("r#").chars() {
-        if c == '_' {
-            upper = true;
-        } else if upper {
-            out.extend(c.to_uppercase());
-            upper = false;
-        } else {
-            out.push(c);
-        }
-    }
-    out
+    RenameRule::Camel.field(snake.trim_start_matches("r#"))
 }
 
 /// The Rust field k8s-openapi (and a `rename_all = "camelCase"` type) names a JSON field

@@ -19,6 +19,11 @@ use kubegen::{
     projection::Projection,
 };
 use kubegen_testserver::TestServer;
+
+mod informer_support;
+use informer_support::{eventually, server_and_client};
+
+const WAIT: Duration = Duration::from_secs(10);
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
@@ -139,19 +144,8 @@ fn names_and_scope_are_the_source_kinds() {
     assert_eq!(ns.metadata.managed_fields.unwrap().len(), 1);
 }
 
-/// An API server alone: no cluster controllers or kubelet to change the Pods.
-async fn server() -> (TestServer, Client) {
-    let server = TestServer::builder()
-        .cluster(kubegen_testserver::ClusterConfig::none())
-        .start()
-        .await
-        .unwrap();
-    let client = server.client().unwrap();
-    (server, client)
-}
-
 async fn server_with_pods(n: usize) -> (TestServer, Client) {
-    let (server, client) = server().await;
+    let (server, client) = server_and_client().await;
     let pods: ResourceClient<Pod> = ResourceClient::namespaced(client.clone(), "default");
     for i in 0..n {
         let pod: Pod =
@@ -175,16 +169,6 @@ async fn run<K: kubegen::Object>(informer: &SharedIndexInformer<K>) -> Cancellat
     .await
     .expect("the informer syncs");
     stop
-}
-
-async fn eventually(mut check: impl FnMut() -> bool) {
-    tokio::time::timeout(Duration::from_secs(10), async {
-        while !check() {
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
-    })
-    .await
-    .expect("the condition holds in time");
 }
 
 /// An informer, its lister and an index over a projection, through list and watch.
@@ -220,7 +204,7 @@ async fn an_informer_lister_and_index_serve_a_projection() {
         .get_or_insert_default()
         .insert("moved".into(), "yes".into());
     pods.update(&PostParams::default(), &moved).await.unwrap();
-    eventually(|| {
+    eventually("the watched label", WAIT, || {
         lister.namespaced("default").get("web-1").is_ok_and(|p| {
             p.metadata
                 .labels
@@ -250,7 +234,7 @@ async fn a_read_client_gets_and_lists_projections() {
 /// fieldmanager keeps the live managedFields when an update sends none).
 #[tokio::test]
 async fn an_informer_with_strip_never_stores_managed_fields() {
-    let (_server, client) = server().await;
+    let (_server, client) = server_and_client().await;
     let cms: ResourceClient<ConfigMap> = ResourceClient::namespaced(client.clone(), "default");
     let mut cm = ConfigMap::default();
     cm.metadata.name = Some("settings".into());
@@ -289,7 +273,7 @@ async fn an_informer_with_strip_never_stores_managed_fields() {
     let mut changed = (*cached).clone();
     changed.data = Some([("k".to_owned(), "v".to_owned())].into());
     cms.update(&PostParams::default(), &changed).await.unwrap();
-    eventually(|| {
+    eventually("the watched change", WAIT, || {
         informer
             .lister()
             .namespaced("default")
@@ -324,7 +308,7 @@ async fn a_controller_reconciles_a_projection_and_maps_owned_projections() {
         replicas: Option<i32>,
     }
 
-    let (_server, client) = server().await;
+    let (_server, client) = server_and_client().await;
     let rs: ReplicaSet = serde_json::from_value(json!({
         "metadata": {"name": "web", "namespace": "default"},
         "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "web"}},
@@ -352,7 +336,10 @@ async fn a_controller_reconciles_a_projection_and_maps_owned_projections() {
         seen.clone(),
         stop.clone(),
     ));
-    eventually(|| seen.lock().iter().any(|(n, r)| n == "web" && *r == Some(2))).await;
+    eventually("the first reconcile", WAIT, || {
+        seen.lock().iter().any(|(n, r)| n == "web" && *r == Some(2))
+    })
+    .await;
     let before = seen.lock().len();
 
     // an owned Pod appears: its owner is reconciled again
@@ -369,7 +356,7 @@ async fn a_controller_reconciles_a_projection_and_maps_owned_projections() {
         .create(&PostParams::default(), &pod)
         .await
         .unwrap();
-    eventually(|| seen.lock().len() > before).await;
+    eventually("the owner's reconcile", WAIT, || seen.lock().len() > before).await;
     stop.cancel();
     task.await.unwrap().unwrap();
 }
@@ -429,7 +416,7 @@ spec:
 /// projection (`spec.bigBlob` never decoded), the read client reads it.
 #[tokio::test]
 async fn a_projection_of_a_custom_resource() {
-    let (server, client) = server().await;
+    let (server, client) = server_and_client().await;
     server.load_crd_yaml(GADGET_CRD).unwrap();
     let gadgets: ResourceClient<Gadget> = ResourceClient::namespaced(client.clone(), "default");
     for (name, size) in [("a", 1), ("b", 2)] {

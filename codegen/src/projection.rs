@@ -17,8 +17,9 @@
 //! the top-level key that is its name in camelCase) form a tree. Each inner node becomes a
 //! hidden struct that serde's derive decodes: keys of the object that no path names are
 //! skipped by serde (`IgnoredAny`, scanned, never built), so a `Pod` is never
-//! materialised. `metadata` is decoded whole except `managedFields` (kept with
-//! `#[projection(of = .., keep_managed_fields)]`).
+//! materialised. `metadata` is decoded whole except `managedFields` and kubectl's
+//! `last-applied-configuration` annotation (a copy of the whole object): kept with
+//! `#[projection(of = .., keep_managed_fields, keep_last_applied)]`.
 //!
 //! Emitted beside the hidden tree: `kube_core::Resource` (names and scope of the source
 //! kind), `kubegen::Projection`, `Deserialize`, `Serialize` (the partial object, with the
@@ -92,11 +93,13 @@ impl Errors {
 struct Options {
     source: syn::Type,
     keep_managed_fields: bool,
+    keep_last_applied: bool,
 }
 
 fn options(input: &syn::DeriveInput, errors: &mut Errors) -> Option<Options> {
     let mut source = None;
     let mut keep_managed_fields = false;
+    let mut keep_last_applied = false;
     for attr in input
         .attrs
         .iter()
@@ -109,9 +112,13 @@ fn options(input: &syn::DeriveInput, errors: &mut Errors) -> Option<Options> {
             } else if meta.path.is_ident("keep_managed_fields") {
                 keep_managed_fields = true;
                 Ok(())
+            } else if meta.path.is_ident("keep_last_applied") {
+                keep_last_applied = true;
+                Ok(())
             } else {
                 Err(meta.error(
-                    "unknown projection option: expected `of = Kind` or `keep_managed_fields`",
+                    "unknown projection option: expected `of = Kind`, `keep_managed_fields` \
+                     or `keep_last_applied`",
                 ))
             }
         });
@@ -123,6 +130,7 @@ fn options(input: &syn::DeriveInput, errors: &mut Errors) -> Option<Options> {
         Some(source) => Some(Options {
             source,
             keep_managed_fields,
+            keep_last_applied,
         }),
         None => {
             errors.at(
@@ -359,10 +367,18 @@ fn emit(input: &syn::DeriveInput, options: &Options, leaves: &[Leaf], root: &Nod
         let mut fields = Vec::new();
         let mut entries = Vec::new();
         if at == 0 {
-            let metadata = if options.keep_managed_fields {
-                quote!(#[serde(default)])
-            } else {
-                quote!(#[serde(default, deserialize_with = "::kubegen::projection::__private::metadata")])
+            let strip = match (options.keep_managed_fields, options.keep_last_applied) {
+                (true, true) => None,
+                (false, false) => Some("metadata"),
+                (true, false) => Some("metadata_keep_managed_fields"),
+                (false, true) => Some("metadata_keep_last_applied"),
+            };
+            let metadata = match strip {
+                None => quote!(#[serde(default)]),
+                Some(f) => {
+                    let path = format!("::kubegen::projection::__private::{f}");
+                    quote!(#[serde(default, deserialize_with = #path)])
+                }
             };
             fields.push(quote! {
                 #metadata

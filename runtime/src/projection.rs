@@ -29,8 +29,9 @@
 //! ```
 //!
 //! Keys no path names are skipped by the decoder (scanned, never built; above, the
-//! malformed `containers` is never even decoded), and `metadata.managedFields` is skipped
-//! too unless the projection says `#[projection(of = Pod, keep_managed_fields)]`. A
+//! malformed `containers` is never even decoded), and so are `metadata.managedFields` and
+//! kubectl's `last-applied-configuration` annotation (a copy of the whole object) unless
+//! the projection says `#[projection(of = Pod, keep_managed_fields, keep_last_applied)]`. A
 //! projection implements [`Object`] with its source kind's names and scope, so everything
 //! generic over objects serves it: `SharedIndexInformer<PodPlacement>` (the factory's
 //! `informer_for::<PodPlacement>()`), `Lister<PodPlacement>`, indexers, a controller's
@@ -56,8 +57,22 @@ pub mod __private {
 
     use crate::client::Strip;
 
-    /// `metadata`, decoded without `managedFields`.
+    /// `metadata`, decoded without `managedFields` and the last-applied annotation.
     pub fn metadata<'de, D: Deserializer<'de>>(deserializer: D) -> Result<ObjectMeta, D::Error> {
+        (Strip::MANAGED_FIELDS | Strip::LAST_APPLIED).deserialize_metadata(deserializer)
+    }
+
+    /// `metadata`, decoded without the last-applied annotation.
+    pub fn metadata_keep_managed_fields<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<ObjectMeta, D::Error> {
+        Strip::LAST_APPLIED.deserialize_metadata(deserializer)
+    }
+
+    /// `metadata`, decoded without `managedFields`.
+    pub fn metadata_keep_last_applied<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<ObjectMeta, D::Error> {
         Strip::MANAGED_FIELDS.deserialize_metadata(deserializer)
     }
 

@@ -57,6 +57,7 @@ fn pod_json(name: &str, node: &str) -> serde_json::Value {
             "name": name,
             "namespace": "default",
             "labels": {"app": "web"},
+            "annotations": {"team": "a", "kubectl.kubernetes.io/last-applied-configuration": "{}"},
             "managedFields": [{"manager": "kubectl", "operation": "Apply", "apiVersion": "v1",
                                "fieldsType": "FieldsV1", "fieldsV1": {"f:spec": {}}}]
         },
@@ -73,8 +74,12 @@ fn a_projection_decodes_only_its_paths() {
     assert_eq!(got.pod_ips.unwrap()[0].ip, "10.0.0.1");
     assert_eq!(got.metadata.name.as_deref(), Some("web-0"));
     assert_eq!(got.metadata.labels.unwrap()["app"], "web");
-    // managedFields are skipped unless the projection keeps them
+    // managedFields and the last-applied annotation are skipped unless the projection
+    // keeps them
     assert!(got.metadata.managed_fields.is_none());
+    let annotations = got.metadata.annotations.unwrap();
+    assert_eq!(annotations.len(), 1);
+    assert_eq!(annotations["team"], "a");
 }
 
 /// No whole object is built: a Pod whose full decode fails (containers of the wrong type,

@@ -2,6 +2,7 @@
 //! (`kubegen::client::Strip`) against the test server: decoding never builds the whole
 //! object, and informers, listers, indexes, read clients and controllers serve projections
 //! as they serve whole kinds.
+#![allow(clippy::unwrap_used)]
 
 use std::{sync::Arc, time::Duration};
 
@@ -135,8 +136,8 @@ fn names_and_scope_are_the_source_kinds() {
     assert_eq!(PodPlacement::plural(&()), "pods");
     assert_eq!(PodPlacement::kind(&()), "Pod");
     assert_eq!(PodPlacement::api_version(&()), "v1");
-    assert!(<<PodPlacement as Resource>::Scope as kubegen::ResourceScope>::NAMESPACED);
-    assert!(!<<NamespacePhase as Resource>::Scope as kubegen::ResourceScope>::NAMESPACED);
+    const { assert!(<<PodPlacement as Resource>::Scope as kubegen::ResourceScope>::NAMESPACED) };
+    const { assert!(!<<NamespacePhase as Resource>::Scope as kubegen::ResourceScope>::NAMESPACED) };
     fn source<P: Projection>() -> &'static str {
         std::any::type_name::<P::Source>()
     }
@@ -327,13 +328,14 @@ async fn a_controller_reconciles_a_projection_and_maps_owned_projections() {
         .unwrap();
 
     let factory = SharedInformerFactory::new(client.clone(), Duration::ZERO);
-    let seen = Arc::new(parking_lot::Mutex::new(Vec::<(String, Option<i32>)>::new()));
+    type Seen = parking_lot::Mutex<Vec<(String, Option<i32>)>>;
+    let seen = Arc::new(Seen::default());
     let controller = Controller::<ReplicaSetSize>::builder(&factory)
         .owns::<PodPlacement>()
         .build();
     let stop = CancellationToken::new();
     let task = tokio::spawn(controller.run(
-        |rs: Arc<ReplicaSetSize>, seen: Arc<parking_lot::Mutex<Vec<(String, Option<i32>)>>>| {
+        |rs: Arc<ReplicaSetSize>, seen: Arc<Seen>| {
             seen.lock()
                 .push((rs.metadata.name.clone().unwrap_or_default(), rs.replicas));
             futures::future::ready(Ok::<_, std::io::Error>(Action::done()))

@@ -211,16 +211,8 @@ fn labels(i: usize) -> Value {
     for (k, v) in [
         ("app.kubernetes.io/name", APPS[app].to_owned()),
         (
-            "app.kubernetes.io/instance",
-            format!("{}-{}", APPS[app], namespace(i)),
-        ),
-        (
             "app.kubernetes.io/version",
             format!("1.{}.{}", app % 7, ns % 13),
-        ),
-        (
-            "app.kubernetes.io/component",
-            ["api", "worker"][app % 2].to_owned(),
         ),
         ("pod-template-hash", template_hash(ns, app)),
         ("tier", ["backend", "frontend", "batch"][app % 3].to_owned()),
@@ -260,64 +252,47 @@ fn subst(template: &str, vars: &[(&str, &str)]) -> Value {
 /// containers: the app and an Envoy sidecar.
 const SPEC: &str = r#"{
   "volumes": [
-    {"name": "config", "configMap": {"name": "${APP}-config", "defaultMode": 420}},
-    {"name": "${TOKEN}", "projected": {"defaultMode": 420, "sources": [
-      {"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}},
-      {"configMap": {"name": "kube-root-ca.crt", "items": [{"key": "ca.crt", "path": "ca.crt"}]}},
-      {"downwardAPI": {"items": [{"path": "namespace", "fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.namespace"}}]}}]}}
+    {"name": "config", "configMap": {"name": "${APP}-config", "defaultMode": 420}}
   ],
   "containers": [
     {"name": "${APP}", "image": "${IMAGE}",
-     "ports": [{"name": "http", "containerPort": 8080, "protocol": "TCP"},
-               {"name": "metrics", "containerPort": 9090, "protocol": "TCP"}],
+     "ports": [{"name": "http", "containerPort": 8080, "protocol": "TCP"}],
      "env": [{"name": "POD_NAME", "valueFrom": {"fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.name"}}},
-             {"name": "LOG_LEVEL", "value": "${LOG}"},
-             {"name": "DATABASE_URL", "value": "postgres://${APP}-db.${NS}.svc:5432/${APP}"}],
+             {"name": "LOG_LEVEL", "value": "${LOG}"}],
      "resources": {"limits": {"cpu": "1", "memory": "512Mi"}, "requests": {"cpu": "250m", "memory": "256Mi"}},
-     "volumeMounts": [{"name": "config", "readOnly": true, "mountPath": "/etc/${APP}"},
-                      {"name": "${TOKEN}", "readOnly": true, "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount"}],
-     "livenessProbe": {"httpGet": {"path": "/healthz", "port": 8080, "scheme": "HTTP"}, "initialDelaySeconds": 10,
+     "volumeMounts": [{"name": "config", "readOnly": true, "mountPath": "/etc/${APP}"}],
+     "livenessProbe": {"httpGet": {"path": "/healthz", "port": 8080, "scheme": "HTTP"},
                        "timeoutSeconds": 1, "periodSeconds": 10, "successThreshold": 1, "failureThreshold": 3},
      "readinessProbe": {"httpGet": {"path": "/ready", "port": 8080, "scheme": "HTTP"},
                         "timeoutSeconds": 1, "periodSeconds": 10, "successThreshold": 1, "failureThreshold": 3},
      "terminationMessagePath": "/dev/termination-log", "terminationMessagePolicy": "File",
      "imagePullPolicy": "IfNotPresent"},
     {"name": "envoy", "image": "docker.io/envoyproxy/envoy:v1.31.2",
-     "ports": [{"name": "envoy-admin", "containerPort": 9901, "protocol": "TCP"}],
      "env": [{"name": "ENVOY_LOG_LEVEL", "value": "warn"}],
-     "resources": {"limits": {"cpu": "500m", "memory": "128Mi"}, "requests": {"cpu": "50m", "memory": "64Mi"}},
-     "volumeMounts": [{"name": "${TOKEN}", "readOnly": true, "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount"}],
-     "readinessProbe": {"httpGet": {"path": "/ready", "port": 9901, "scheme": "HTTP"},
-                        "timeoutSeconds": 1, "periodSeconds": 10, "successThreshold": 1, "failureThreshold": 3},
+     "resources": {"requests": {"cpu": "50m", "memory": "64Mi"}},
      "terminationMessagePath": "/dev/termination-log", "terminationMessagePolicy": "File",
      "imagePullPolicy": "IfNotPresent"}
   ],
   "restartPolicy": "Always", "terminationGracePeriodSeconds": 30, "dnsPolicy": "ClusterFirst",
-  "serviceAccountName": "${APP}", "serviceAccount": "${APP}", "nodeName": "${NODE}",
-  "securityContext": {}, "schedulerName": "default-scheduler",
-  "tolerations": [
-    {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300},
-    {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}],
-  "priority": 0, "enableServiceLinks": true, "preemptionPolicy": "PreemptLowerPriority"
+  "nodeName": "${NODE}",
+  "securityContext": {}, "schedulerName": "default-scheduler", "enableServiceLinks": true
 }"#;
 
 /// A running Pod's status as its kubelet reports it.
 const STATUS: &str = r#"{
   "phase": "Running",
   "conditions": [
-    {"type": "PodReadyToStartContainers", "status": "True", "lastProbeTime": null, "lastTransitionTime": "${T1}"},
-    {"type": "Initialized", "status": "True", "lastProbeTime": null, "lastTransitionTime": "${T0}"},
     {"type": "Ready", "status": "True", "lastProbeTime": null, "lastTransitionTime": "${T2}"},
     {"type": "ContainersReady", "status": "True", "lastProbeTime": null, "lastTransitionTime": "${T2}"},
     {"type": "PodScheduled", "status": "True", "lastProbeTime": null, "lastTransitionTime": "${T0}"}],
-  "hostIP": "${HOST_IP}", "hostIPs": [{"ip": "${HOST_IP}"}],
+  "hostIP": "${HOST_IP}",
   "podIP": "${POD_IP}", "podIPs": [{"ip": "${POD_IP}"}],
   "startTime": "${T0}",
   "containerStatuses": [
-    {"name": "${APP}", "state": {"running": {"startedAt": "${T1}"}}, "lastState": {}, "ready": true,
+    {"name": "${APP}", "state": {"running": {"startedAt": "${T1}"}}, "ready": true,
      "restartCount": 0, "image": "${IMAGE}", "imageID": "registry.example.com/shop/${APP}@sha256:${IMAGE_SHA}",
      "containerID": "containerd://${CONTAINER_1}", "started": true},
-    {"name": "envoy", "state": {"running": {"startedAt": "${T1}"}}, "lastState": {}, "ready": true,
+    {"name": "envoy", "state": {"running": {"startedAt": "${T1}"}}, "ready": true,
      "restartCount": 0, "image": "docker.io/envoyproxy/envoy:v1.31.2",
      "imageID": "docker.io/envoyproxy/envoy@sha256:${ENVOY_SHA}",
      "containerID": "containerd://${CONTAINER_2}", "started": true}],
@@ -327,14 +302,11 @@ const STATUS: &str = r#"{
 /// Pod `i`'s spec (see [`SPEC`]).
 fn spec(i: usize) -> Value {
     let app = app_of(i);
-    let token = format!("kube-api-access-{}", suffix(mix(i as u64 ^ 0xabc), 5));
     subst(
         SPEC,
         &[
             ("APP", APPS[app]),
             ("IMAGE", &image(app)),
-            ("TOKEN", &token),
-            ("NS", &namespace(i)),
             ("LOG", ["info", "debug"][usize::from(i.is_multiple_of(10))]),
             ("NODE", &node_name(i)),
         ],
@@ -370,9 +342,11 @@ fn status(i: usize, restarts: usize) -> Value {
 /// as kube-apiserver keys them: by name, port and protocol, type, ip or mount path).
 fn fields_v1(v: &Value) -> Value {
     /// The key of an item of an associative list; `None` for an atomic list's items
-    /// (tolerations, projected sources, key-to-path items).
+    /// (tolerations, containerStatuses).
     fn key_of(item: &Map<String, Value>) -> Option<String> {
-        let keys: &[&str] = if item.contains_key("containerPort") {
+        let keys: &[&str] = if item.contains_key("containerID") {
+            return None; // containerStatuses: an atomic list
+        } else if item.contains_key("containerPort") {
             &["containerPort", "protocol"]
         } else if item.contains_key("mountPath") {
             &["mountPath"]

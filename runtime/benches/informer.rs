@@ -40,9 +40,10 @@
 //! up first, so the order of the workloads does not favour any of them.
 #![allow(missing_docs, clippy::unwrap_used)]
 
+mod support;
+
 use std::{
-    io::{BufRead, BufReader, Write},
-    process::{Command, Stdio},
+    io::Write,
     time::{Duration, Instant},
 };
 
@@ -57,95 +58,18 @@ use kubegen::{
         Indexers, InitialListStrategy, ListWatch, MetadataListWatch, QueueKind, ReflectorConfig,
         SharedIndexInformer, namespace_indexers,
     },
-    client::{Client, Config, ResourceClient},
+    client::ResourceClient,
 };
 use kubegen_testserver::{
     EngineConfig, TestServer,
     bench::{Target, WriteOptions},
 };
 use serde_json::json;
+use support::{
+    ChildProcess, kube_rs_client, kubegen_client, median, mib, ratio_spread, report, reset_peak,
+    round_order, run_until_synced, stream_done, wait_for_parent, wait_until,
+};
 use tokio_util::sync::CancellationToken;
-
-fn status_kib(field: &str) -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with(field))
-                .and_then(|l| l.split_whitespace().nth(1))
-                .and_then(|v| v.parse().ok())
-        })
-        .unwrap_or(0)
-}
-
-fn reset_peak() {
-    let _ = std::fs::write("/proc/self/clear_refs", "5");
-}
-
-fn mib(kib: u64) -> f64 {
-    kib as f64 / 1024.0
-}
-
-fn kubegen_client(url: &str) -> Client {
-    Client::try_from_config(Config::new(url.parse().unwrap()).with_rate_limit(-1.0, 0)).unwrap()
-}
-
-/// Waits for the parent's go-ahead line on stdin; returns what follows `go`.
-fn wait_for_parent() -> String {
-    let mut line = String::new();
-    std::io::stdin().read_line(&mut line).unwrap();
-    line.trim().trim_start_matches("go").trim().to_owned()
-}
-
-/// Whether `cm` carries the label `stream=<done>` the parent sets once all updates are in.
-fn stream_done<T: kube_core::Resource>(cm: &T, done: &str) -> bool {
-    cm.meta()
-        .labels
-        .as_ref()
-        .and_then(|l| l.get("stream"))
-        .is_some_and(|v| v == done)
-}
-
-/// Fields of /proc/self/stat from the 3rd on (the command name, field 2, may hold spaces,
-/// so they are counted from its closing parenthesis).
-fn stat_fields() -> Vec<u64> {
-    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
-    let after = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
-    after
-        .split_whitespace()
-        .map(|f| f.parse().unwrap_or(0))
-        .collect()
-}
-
-/// User and system CPU time (all threads) this process has used, in milliseconds: fields 14
-/// and 15 of /proc/self/stat, in clock ticks (100 per second on Linux).
-fn user_sys_ms() -> (u64, u64) {
-    let fields = stat_fields();
-    let ms = |i: usize| fields.get(i).map_or(0, |ticks| ticks * 10);
-    (ms(11), ms(12))
-}
-
-/// Minor page faults of this process so far (field 10 of /proc/self/stat): each is a page
-/// the kernel had to map and zero, which is most of a cache's system time.
-fn minor_faults() -> u64 {
-    stat_fields().get(7).copied().unwrap_or(0)
-}
-
-/// Prints `<phase> <seconds> <peak KiB> <rss KiB> <cpu ms> <user ms> <sys ms> <minor faults>`.
-fn report(phase: &str, secs: f64) {
-    let (user, sys) = user_sys_ms();
-    println!(
-        "{phase} {secs:.3} {} {} {} {user} {sys} {}",
-        status_kib("VmHWM:"),
-        status_kib("VmRSS:"),
-        user + sys,
-        minor_faults()
-    );
-    std::io::stdout().flush().unwrap();
-    if phase == "synced" && std::env::var_os("KUBEGEN_BENCH_SYNC_ONLY").is_some() {
-        std::process::exit(0);
-    }
-}
 
 /// Starts a kubegen informer and waits until it has synced `n` objects; returns it, its
 /// stop token and the seconds the sync took.
@@ -168,26 +92,6 @@ async fn kubegen_sync(
     run_until_synced(informer, n).await
 }
 
-/// Runs `informer` and waits until it has synced `n` objects; returns it, its stop token
-/// and the seconds the sync took.
-async fn run_until_synced<T: kubegen::Object>(
-    informer: SharedIndexInformer<T>,
-    n: usize,
-) -> (SharedIndexInformer<T>, CancellationToken, f64) {
-    let stop = CancellationToken::new();
-    let start = Instant::now();
-    tokio::spawn({
-        let (informer, stop) = (informer.clone(), stop.clone());
-        async move { informer.run(stop).await }
-    });
-    while !informer.has_synced() {
-        tokio::time::sleep(Duration::from_millis(2)).await;
-    }
-    let secs = start.elapsed().as_secs_f64();
-    assert_eq!(informer.indexer().len(), n);
-    (informer, stop, secs)
-}
-
 /// The relist and stream phases of a cache (a kubegen informer, full or metadata-only, or
 /// kube-rs's store) whose sync took `secs`: `marker` reads the marker object from it.
 async fn cache_phases<M: kube_core::Resource>(
@@ -198,19 +102,12 @@ async fn cache_phases<M: kube_core::Resource>(
     reset_peak();
     println!("ready");
     wait_for_parent();
-    let start = Instant::now();
-    while marker().is_none() {
-        tokio::time::sleep(Duration::from_millis(2)).await;
-    }
-    report("relisted", start.elapsed().as_secs_f64());
+    report("relisted", wait_until(|| marker().is_some()).await);
     reset_peak();
     println!("ready");
     let done = wait_for_parent();
-    let start = Instant::now();
-    while !marker().is_some_and(|m| stream_done(m.as_ref(), &done)) {
-        tokio::time::sleep(Duration::from_millis(2)).await;
-    }
-    report("streamed", start.elapsed().as_secs_f64());
+    let secs = wait_until(|| marker().is_some_and(|m| stream_done(m.as_ref(), &done))).await;
+    report("streamed", secs);
 }
 
 /// [`cache_phases`] of a kubegen informer, which is stopped after them.
@@ -234,8 +131,7 @@ async fn kube_rs_sync(
     f64,
 ) {
     use kube::runtime::{WatchStreamExt, reflector, watcher};
-    let client = kube::Client::try_from(kube::Config::new(url.parse().unwrap())).unwrap();
-    let api: kube::Api<ConfigMap> = kube::Api::all(client);
+    let api: kube::Api<ConfigMap> = kube::Api::all(kube_rs_client(url));
     let (store, writer) = reflector::store();
     let stream = reflector(writer, watcher(api, watcher::Config::default())).default_backoff();
     let task = tokio::spawn(stream.for_each(|_| async {}));
@@ -372,26 +268,11 @@ struct Measured {
     stream_peak_kib: u64,
 }
 
-/// One report line of a child: `<phase> <seconds> <peak KiB> <rss KiB> <cpu ms> <user ms>
-/// <sys ms> <minor faults>`.
-#[derive(Clone, Copy, Default)]
-struct Line {
-    secs: f64,
-    hwm: u64,
-    rss: u64,
-    cpu: u64,
-    user: u64,
-    sys: u64,
-    faults: u64,
-}
-
 impl Measured {
     /// The median of every figure, each taken on its own.
     fn median(runs: &[Measured]) -> Measured {
         fn mid<T: Copy + PartialOrd>(runs: &[Measured], f: impl Fn(&Measured) -> T) -> T {
-            let mut v: Vec<T> = runs.iter().map(f).collect();
-            v.sort_by(|a, b| a.partial_cmp(b).unwrap());
-            v[v.len() / 2]
+            median(runs.iter().map(f))
         }
         Measured {
             sync_secs: mid(runs, |m| m.sync_secs),
@@ -413,34 +294,9 @@ impl Measured {
 }
 
 fn run_child(workload: &str, server: &TestServer, n: usize, marker_seq: &mut usize) -> Measured {
-    let mut child = Command::new(std::env::current_exe().unwrap())
-        .args(["--child", workload, &server.url(), &n.to_string()])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let mut parse = |expect: &str| -> Line {
-        loop {
-            let line = lines.next().unwrap().unwrap();
-            let mut parts = line.split_whitespace();
-            if parts.next() == Some(expect) {
-                let secs = parts.next().map_or(0.0, |v| v.parse().unwrap());
-                let mut next = || parts.next().map_or(0, |v| v.parse().unwrap());
-                return Line {
-                    secs,
-                    hwm: next(),
-                    rss: next(),
-                    cpu: next(),
-                    user: next(),
-                    sys: next(),
-                    faults: next(),
-                };
-            }
-        }
-    };
-    let synced = parse("synced");
-    parse("ready");
+    let mut child = ChildProcess::spawn(workload, &server.url(), n);
+    let synced = child.expect("synced");
+    child.expect("ready");
     // Force a relist: drop the watches while responses are delayed, so the client's resume
     // reaches the server only after the history it resumes from is compacted (410 Gone).
     server.set_delay(Some(Duration::from_millis(400)));
@@ -451,20 +307,19 @@ fn run_child(workload: &str, server: &TestServer, n: usize, marker_seq: &mut usi
     server.compact();
     std::thread::sleep(Duration::from_millis(100));
     server.set_delay(None);
-    child.stdin.as_mut().unwrap().write_all(b"go\n").unwrap();
-    let relisted = parse("relisted");
+    child.go("");
+    let relisted = child.expect("relisted");
     // Stream: one update per object through the open watches, then the marker's label.
-    parse("ready");
+    child.expect("ready");
     std::thread::sleep(Duration::from_millis(500));
     let done = format!("done-{marker_seq}");
-    writeln!(child.stdin.as_mut().unwrap(), "go {done}").unwrap();
+    child.go(&done);
     for i in 0..n {
         update(server, &format!("cm-{i:06}"), i, *marker_seq, None);
     }
     update(server, "marker", *marker_seq, *marker_seq, Some(&done));
-    let streamed = parse("streamed");
-    let _ = child.kill();
-    let _ = child.wait();
+    let streamed = child.expect("streamed");
+    drop(child);
     let _ = server
         .engine()
         .delete(&target(server, Some("marker")), &Default::default());
@@ -528,16 +383,10 @@ fn create(server: &TestServer, name: &str, seq: usize) {
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    if let Some(i) = args.iter().position(|a| a == "--child") {
-        let (workload, url, n) = (&args[i + 1], &args[i + 2], args[i + 3].parse().unwrap());
-        // KUBEGEN_BENCH_WORKERS sets the workload's runtime threads (2 by default).
-        let workers = std::env::var("KUBEGEN_BENCH_WORKERS").map_or(2, |v| v.parse().unwrap());
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(workers)
-            .enable_all()
-            .build()
-            .unwrap();
-        rt.block_on(child(workload, url, n));
+    // KUBEGEN_BENCH_WORKERS sets the workload's runtime threads (2 by default).
+    if support::run_child_args(&args, |workload, url, n| async move {
+        child(&workload, &url, n).await;
+    }) {
         return;
     }
     if args.iter().any(|a| a == "--list" || a == "--test") {
@@ -554,24 +403,12 @@ fn main() {
     }
     let quick = args.iter().any(|a| a == "--quick");
     // KUBEGEN_BENCH_SIZES=100000 (comma-separated) picks the object counts.
-    let sizes: Vec<usize> = match std::env::var("KUBEGEN_BENCH_SIZES") {
-        Ok(v) => v.split(',').map(|n| n.trim().parse().unwrap()).collect(),
-        Err(_) if quick => vec![10_000],
-        Err(_) => vec![10_000, 100_000],
-    };
+    let sizes = support::env_sizes(if quick { &[10_000] } else { &[10_000, 100_000] });
     // KUBEGEN_BENCH_WORKLOADS=kubegen,floor picks the workloads.
-    let workloads: Vec<String> = std::env::var("KUBEGEN_BENCH_WORKLOADS")
-        .unwrap_or_else(|_| "kubegen,kube-rs,floor".to_owned())
-        .split(',')
-        .map(|w| w.trim().to_owned())
-        .collect();
+    let workloads = support::env_workloads("kubegen,kube-rs,floor");
     // KUBEGEN_BENCH_ROUNDS=3 runs every workload three times (median reported).
-    let rounds: usize = std::env::var("KUBEGEN_BENCH_ROUNDS").map_or(1, |v| v.parse().unwrap());
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let rounds = support::env_rounds(1);
+    let rt = support::server_runtime();
     println!(
         "| objects | workload | initial sync | sync CPU (user + kernel) | sync peak RSS | steady RSS | relist | relist peak RSS | relist peak / steady | N updates streamed | stream CPU | stream peak RSS |"
     );
@@ -595,11 +432,7 @@ fn main() {
         // Rounds alternate the workload order; each figure is the median over rounds.
         let mut results: Vec<Vec<Measured>> = workloads.iter().map(|_| Vec::new()).collect();
         for round in 0..rounds {
-            let mut order: Vec<usize> = (0..workloads.len()).collect();
-            if round % 2 == 1 {
-                order.reverse();
-            }
-            for i in order {
+            for i in round_order(workloads.len(), round) {
                 results[i].push(run_child(&workloads[i], &server, n, &mut marker_seq));
             }
         }
@@ -652,12 +485,7 @@ fn print_ratios(workloads: &[String], results: &[Vec<Measured>]) {
     let (Some(ours), Some(theirs)) = (runs("kubegen"), runs("kube-rs")) else {
         return;
     };
-    let spread = |f: &dyn Fn(&Measured) -> f64, other: &[Measured]| {
-        let mut ratios: Vec<f64> = ours.iter().zip(other).map(|(a, b)| f(a) / f(b)).collect();
-        ratios.sort_by(f64::total_cmp);
-        let (lo, hi) = (ratios[0], ratios[ratios.len() - 1]);
-        format!("{:.2} ({lo:.2}–{hi:.2})", ratios[ratios.len() / 2])
-    };
+    let spread = |f: &dyn Fn(&Measured) -> f64, other: &[Measured]| ratio_spread(ours, other, f);
     println!();
     println!(
         "| figure | kubegen / kube-rs, median (min–max) of {} rounds |",
@@ -694,11 +522,7 @@ fn print_ratios(workloads: &[String], results: &[Vec<Measured>]) {
 
 /// Serves `n` ConfigMaps, prints the server's URL, and serves until killed (see the header).
 fn serve(n: usize) {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = support::server_runtime();
     let server = rt.block_on(async { TestServer::builder().start().await.unwrap() });
     for i in 0..n {
         create(&server, &format!("cm-{i:06}"), i);
@@ -741,8 +565,7 @@ fn profile_sync(workload: &str) {
                 }
                 // kube-rs's client fetching and decoding the same pages.
                 "kube-rs-floor" => {
-                    let client = kube::Client::try_from(kube::Config::new(url.parse().unwrap()));
-                    let api: kube::Api<ConfigMap> = kube::Api::all(client.unwrap());
+                    let api: kube::Api<ConfigMap> = kube::Api::all(kube_rs_client(&url));
                     list_all(n, |params| {
                         let api = api.clone();
                         async move { api.list(&params).await }

@@ -27,13 +27,18 @@
 //!   index, a streaming list for the initial state), whole objects.
 //! * `kubegen-list`: the same informer with a paged LIST for its initial state
 //!   (`InitialListStrategy::ListWatch`): streaming against paged lists on this data.
+//! * `kubegen-strip`: the `kubegen` informer over `ListWatch::strip(Strip::MANAGED_FIELDS)`:
+//!   managedFields skipped while decoding.
+//! * `kubegen-projection`: an informer of `PodView`, a `#[derive(kubegen::Projection)]` of
+//!   metadata (without managedFields and the last-applied annotation), `spec.nodeName`
+//!   and `status.phase`, decoded straight from the wire.
 //! * `kube-rs`: kube-runtime's `watcher` + `reflector` store with their defaults, whole
 //!   objects.
 //! * `kube-rs-strip`: the same with the documented transform on the watcher stream,
 //!   `.modify(|p| p.managed_fields_mut().clear())`.
 //! * `kube-rs-projection`: the same with a `.modify()` that keeps metadata (managedFields
-//!   cleared), `spec.nodeName` and `status.phase` and clears the rest — what kube-rs users
-//!   write today for a projection.
+//!   and the last-applied annotation cleared), `spec.nodeName` and `status.phase` and
+//!   clears the rest — what kube-rs users write today for a projection.
 //! * `keep-floor`: fetch and decode the same pages (500 per page) into a `Vec<Pod>` of whole
 //!   objects and keep them: the least any cache of whole objects can cost. Its watch phase
 //!   decodes the same stream from a plain watch and replaces each Pod in the `Vec` (found
@@ -71,7 +76,10 @@ use std::{
 };
 
 use futures::{Stream, StreamExt};
-use k8s_openapi::api::core::v1::{Pod, PodSpec, PodStatus};
+use k8s_openapi::{
+    api::core::v1::{Pod, PodSpec, PodStatus},
+    apimachinery::pkg::apis::meta::v1::ObjectMeta,
+};
 use kube_core::{
     WatchEvent,
     params::{ListParams, WatchParams},
@@ -81,7 +89,7 @@ use kubegen::{
         InitialListStrategy, ListWatch, ListerWatcher, ReflectorConfig, SharedIndexInformer,
         namespace_indexers,
     },
-    client::ResourceClient,
+    client::{LAST_APPLIED_ANNOTATION, ResourceClient, Strip},
 };
 use kubegen_testserver::{
     ClusterConfig, EngineConfig, TestServer,
@@ -122,7 +130,7 @@ const APPS: [&str; APPS_PER_NAMESPACE] = [
     "analytics",
 ];
 /// The workloads run by default (and by the smoke test).
-const WORKLOADS: &str = "kubegen,kubegen-list,kube-rs,kube-rs-strip,kube-rs-projection,keep-floor";
+const WORKLOADS: &str = "kubegen,kubegen-list,kubegen-strip,kubegen-projection,kube-rs,kube-rs-strip,kube-rs-projection,keep-floor";
 
 // ---------------------------------------------------------------------------------------
 // The Pods.
@@ -704,8 +712,23 @@ async fn kube_rs_workload<S>(
 
 /// What kube-rs users write for a projection: metadata (without managedFields),
 /// `spec.nodeName` and `status.phase`; everything else cleared.
+/// What `kubegen-projection` caches of a Pod.
+#[derive(Clone, Debug, kubegen::Projection)]
+#[projection(of = Pod)]
+struct PodView {
+    metadata: ObjectMeta,
+    #[projection(path = "spec.nodeName")]
+    node_name: Option<String>,
+    #[projection(path = "status.phase")]
+    phase: Option<String>,
+}
+
+/// kube-rs's best equivalent of [`PodView`]: the same fields kept, the rest cleared.
 fn project(pod: &mut Pod) {
     pod.metadata.managed_fields = None;
+    if let Some(annotations) = pod.metadata.annotations.as_mut() {
+        annotations.remove(LAST_APPLIED_ANNOTATION);
+    }
     pod.spec = pod.spec.take().map(|spec| PodSpec {
         node_name: spec.node_name,
         ..PodSpec::default()
@@ -780,12 +803,19 @@ async fn child(workload: &str, url: &str, n: usize) {
     };
     match workload {
         // Whole objects, a streaming list (the default) or a paged LIST for the initial state.
-        // `kubegen-strip` and `kubegen-projection` are one arm each here, once kubegen has
-        // them: `kubegen_workload(pods().strip(Strip::MANAGED_FIELDS), ..)` and
-        // `kubegen_workload(ListWatch::new(ResourceClient::<PodView>::all(..)), ..)`, with
-        // their kube-rs counterparts in `counterpart`.
         "kubegen" => kubegen_workload(pods(), InitialListStrategy::StreamingList, n).await,
         "kubegen-list" => kubegen_workload(pods(), InitialListStrategy::ListWatch, n).await,
+        // Whole objects without managedFields, dropped while decoding.
+        "kubegen-strip" => {
+            let lw = pods().strip(Strip::MANAGED_FIELDS);
+            kubegen_workload(lw, InitialListStrategy::StreamingList, n).await;
+        }
+        // The projection: metadata (without managedFields and the last-applied
+        // annotation), nodeName and phase, decoded straight from the wire.
+        "kubegen-projection" => {
+            let lw = ListWatch::new(ResourceClient::<PodView>::all(kubegen_client(url)));
+            kubegen_workload(lw, InitialListStrategy::StreamingList, n).await;
+        }
         "kube-rs" => {
             let (store, writer, events) = kube_rs();
             kube_rs_workload(store, writer, events, n).await;

@@ -723,6 +723,60 @@ struct PodView {
     phase: Option<String>,
 }
 
+/// What interning (issue 42, point 3) would save in `n` cached `PodView`s: label and
+/// annotation keys, namespaces and owner kinds and apiVersions as shared `Arc<str>`s
+/// instead of a `String` each. Counted, not run: k8s-openapi's `ObjectMeta` (which
+/// `kube_core::Resource::meta` returns, so every cached kind carries one) owns a `String`
+/// per key. Heap sizes follow glibc's chunks (the request plus 8 bytes, rounded up to 16,
+/// at least 32); an `Arc<str>` is 8 bytes smaller than a `String` inline and its one
+/// shared allocation carries two 8-byte counts.
+fn interning_estimate(n: usize) {
+    fn chunk(len: usize) -> usize {
+        if len == 0 {
+            0
+        } else {
+            (len + 8).div_ceil(16).max(2) * 16
+        }
+    }
+    let mut unique = std::collections::HashSet::new();
+    let (mut instances, mut bytes_now, mut projected) = (0usize, 0usize, 0usize);
+    for i in 0..n {
+        let view: PodView =
+            serde_json::from_value(pod(i, "00000000-0000-0000-0000-000000000000")).unwrap();
+        let m = &view.metadata;
+        let label_keys = m.labels.iter().flatten().map(|(k, _)| k.as_str());
+        let annotation_keys = m.annotations.iter().flatten().map(|(k, _)| k.as_str());
+        let owners = m
+            .owner_references
+            .iter()
+            .flatten()
+            .flat_map(|o| [o.kind.as_str(), o.api_version.as_str()]);
+        for s in label_keys
+            .chain(annotation_keys)
+            .chain(m.namespace.as_deref())
+            .chain(owners)
+        {
+            instances += 1;
+            bytes_now += chunk(s.len());
+            unique.insert(s.to_owned());
+        }
+        projected += serde_json::to_vec(&view).unwrap().len();
+    }
+    let shared: usize = unique.iter().map(|s| chunk(s.len() + 16)).sum();
+    let saved = (bytes_now + 8 * instances).saturating_sub(shared);
+    println!(
+        "interning estimate at {n}: {} strings per Pod ({} distinct in all) hold {:.0} B of heap \
+         per Pod; as shared Arc<str>s they would save {:.0} B per Pod ({:.1} MiB in all; the \
+         projection's JSON is {:.0} B per Pod)",
+        instances / n.max(1),
+        unique.len(),
+        bytes_now as f64 / n as f64,
+        saved as f64 / n as f64,
+        saved as f64 / (1024.0 * 1024.0),
+        projected as f64 / n as f64,
+    );
+}
+
 /// kube-rs's best equivalent of [`PodView`]: the same fields kept, the rest cleared.
 fn project(pod: &mut Pod) {
     pod.metadata.managed_fields = None;
@@ -973,6 +1027,7 @@ fn main() {
         let start = Instant::now();
         fill(&server, n);
         println!("filled in {:.1} s", start.elapsed().as_secs_f64());
+        interning_estimate(n);
         // KUBEGEN_BENCH_UPDATES caps the stream (every Pod once by default; 1,000 in the smoke).
         let updates = match std::env::var("KUBEGEN_BENCH_UPDATES") {
             Ok(v) => v.parse::<usize>().unwrap().min(n),

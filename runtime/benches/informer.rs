@@ -36,6 +36,13 @@
 //! like `perf stat -r 10` can time the sync alone (`hack/bench-sync-cpu.sh` does that,
 //! alternating the workloads).
 //!
+//! `KUBEGEN_BENCH_CHILD_WRAPPER` prefixes every child's command line (split at spaces), so a
+//! profiler sees one workload in its own process, for example the watch path alone:
+//! `KUBEGEN_BENCH_CHILD_WRAPPER="valgrind --tool=callgrind --zero-before=*stream_phase_begins*
+//! --dump-before=*stream_phase_ends*"` with `KUBEGEN_BENCH_WORKLOADS=kubegen` writes a dump
+//! (`callgrind.out.<pid>.1`) of the instructions every thread of the child ran while the
+//! stream of updates came in (`stream_phase`).
+//!
 //! Client-side throttling is off on both clients. An unreported floor run warms the server
 //! up first, so the order of the workloads does not favour any of them.
 #![allow(missing_docs, clippy::unwrap_used)]
@@ -207,10 +214,33 @@ async fn cache_phases<M: kube_core::Resource>(
     println!("ready");
     let done = wait_for_parent();
     let start = Instant::now();
-    while !marker().is_some_and(|m| stream_done(m.as_ref(), &done)) {
+    stream_phase(&marker, &done).await;
+    report("streamed", start.elapsed().as_secs_f64());
+}
+
+/// Waits until the marker shows the stream of updates is done, between the two markers a
+/// profiler can zero and dump its counters at (see the header).
+async fn stream_phase<M: kube_core::Resource>(
+    marker: &impl Fn() -> Option<std::sync::Arc<M>>,
+    done: &str,
+) {
+    stream_phase_begins();
+    while !marker().is_some_and(|m| stream_done(m.as_ref(), done)) {
         tokio::time::sleep(Duration::from_millis(2)).await;
     }
-    report("streamed", start.elapsed().as_secs_f64());
+    stream_phase_ends();
+}
+
+/// Marks the start of the stream phase for a profiler (`--zero-before`).
+#[inline(never)]
+fn stream_phase_begins() {
+    std::hint::black_box(());
+}
+
+/// Marks the end of the stream phase for a profiler (`--dump-before`).
+#[inline(never)]
+fn stream_phase_ends() {
+    std::hint::black_box(());
 }
 
 /// [`cache_phases`] of a kubegen informer, which is stopped after them.
@@ -413,7 +443,18 @@ impl Measured {
 }
 
 fn run_child(workload: &str, server: &TestServer, n: usize, marker_seq: &mut usize) -> Measured {
-    let mut child = Command::new(std::env::current_exe().unwrap())
+    let exe = std::env::current_exe().unwrap();
+    let wrapper = std::env::var("KUBEGEN_BENCH_CHILD_WRAPPER").unwrap_or_default();
+    let mut command = wrapper.split_whitespace();
+    let mut child = match command.next() {
+        Some(program) => {
+            let mut c = Command::new(program);
+            c.args(command).arg(exe);
+            c
+        }
+        None => Command::new(exe),
+    };
+    let mut child = child
         .args(["--child", workload, &server.url(), &n.to_string()])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

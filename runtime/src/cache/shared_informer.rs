@@ -596,7 +596,9 @@ impl<K: Cacheable> SharedIndexInformer<K> {
                 }
             }
         };
-        tokio::join!(reflector.run(stop.clone()), pop_loop);
+        // Polled as a pair: the reflector's push wakes the delta loop within the same pass
+        // (no second poll of the task per event; see `poll_pair`).
+        super::poll_pair::join_pair(reflector.run(stop.clone()), pop_loop).await;
         fifo.close();
         let running = self.inner.processor.lock().stop();
         for done in running {

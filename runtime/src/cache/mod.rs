@@ -25,8 +25,6 @@
 //!   [`MetadataListWatch`] for metadata-only informers.
 //! * `metered`: [`MeteredListerWatcher`], the reflector's metrics around any
 //!   [`ListerWatcher`].
-//! * `poll_pair`: the reflector and the delta loop of an informer polled in one task, each
-//!   only when woken.
 //! * `shared_informer`: [`SharedIndexInformer`], [`HandlerRegistration`],
 //!   [`wait_for_cache_sync`].
 //! * `lister`: [`Lister`] and [`NamespaceLister`], typed read-only views of a cache.
@@ -75,7 +73,6 @@ mod keys;
 mod list_watch;
 pub(crate) mod lister;
 mod metered;
-mod poll_pair;
 mod processor;
 mod queue;
 mod queue_core;

@@ -596,9 +596,7 @@ impl<K: Cacheable> SharedIndexInformer<K> {
                 }
             }
         };
-        // Polled as a pair: the reflector's push wakes the delta loop within the same pass
-        // (no second poll of the task per event; see `poll_pair`).
-        super::poll_pair::join_pair(reflector.run(stop.clone()), pop_loop).await;
+        tokio::join!(reflector.run(stop.clone()), pop_loop);
         fifo.close();
         let running = self.inner.processor.lock().stop();
         for done in running {

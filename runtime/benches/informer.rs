@@ -36,6 +36,13 @@
 //! like `perf stat -r 10` can time the sync alone (`hack/bench-sync-cpu.sh` does that,
 //! alternating the workloads).
 //!
+//! `KUBEGEN_BENCH_CHILD_WRAPPER` prefixes every child's command line (split at spaces), so a
+//! profiler sees one workload in its own process, for example the watch path alone:
+//! `KUBEGEN_BENCH_CHILD_WRAPPER="valgrind --tool=callgrind --zero-before=*stream_phase_begins*
+//! --dump-before=*stream_phase_ends*"` with `KUBEGEN_BENCH_WORKLOADS=kubegen` writes a dump
+//! (`callgrind.out.<pid>.1`) of the instructions every thread of the child ran while the
+//! stream of updates came in (`stream_phase`).
+//!
 //! Client-side throttling is off on both clients. An unreported floor run warms the server
 //! up first, so the order of the workloads does not favour any of them.
 #![allow(missing_docs, clippy::unwrap_used)]
@@ -106,7 +113,9 @@ async fn cache_phases<M: kube_core::Resource>(
     reset_peak();
     println!("ready");
     let done = wait_for_parent();
+    support::stream_phase_begins();
     let secs = wait_until(|| marker().is_some_and(|m| stream_done(m.as_ref(), &done))).await;
+    support::stream_phase_ends();
     report("streamed", secs);
 }
 

@@ -134,6 +134,18 @@ pub async fn run_until_synced<T: kubegen::Object>(
     (informer, stop, secs)
 }
 
+/// Marks the start of the stream phase for a profiler (callgrind's `--zero-before`).
+#[inline(never)]
+pub fn stream_phase_begins() {
+    std::hint::black_box(());
+}
+
+/// Marks the end of the stream phase for a profiler (callgrind's `--dump-before`).
+#[inline(never)]
+pub fn stream_phase_ends() {
+    std::hint::black_box(());
+}
+
 /// Polls `marker` every 2 ms until it returns true; returns the seconds that took.
 pub async fn wait_until(mut marker: impl FnMut() -> bool) -> f64 {
     let start = Instant::now();
@@ -199,7 +211,19 @@ impl ChildProcess {
         n: usize,
         env: &[(&str, &str)],
     ) -> ChildProcess {
-        let mut child = Command::new(std::env::current_exe().unwrap())
+        // KUBEGEN_BENCH_CHILD_WRAPPER prefixes the command line (a profiler, split at spaces).
+        let exe = std::env::current_exe().unwrap();
+        let wrapper = std::env::var("KUBEGEN_BENCH_CHILD_WRAPPER").unwrap_or_default();
+        let mut words = wrapper.split_whitespace();
+        let mut command = match words.next() {
+            Some(program) => {
+                let mut c = Command::new(program);
+                c.args(words).arg(exe);
+                c
+            }
+            None => Command::new(exe),
+        };
+        let mut child = command
             .args(["--child", workload, url, &n.to_string()])
             .envs(env.iter().copied())
             .stdin(Stdio::piped())

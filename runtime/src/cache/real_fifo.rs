@@ -253,10 +253,32 @@ impl<K: Cacheable> RealFifo<K> {
         Ok(())
     }
 
-    /// Keys and transforms listed objects (outside the lock).
+    /// Keys and transforms listed objects (outside the lock). A listed object the known
+    /// objects (the consumer's cache) already hold unchanged — same key, uid and
+    /// resourceVersion — is replaced by the cached `Arc` and the fresh decode dropped at
+    /// once, so a relist holds only what changed beside the cache, not a second copy of it.
+    /// (client-go keeps both copies until the swap; the content of one uid at one
+    /// resourceVersion never changes, so the cached object is what the list would hold.)
     fn prepare_listed(&self, objs: Vec<Arc<K>>) -> Result<Listed<K>, CacheError> {
+        // An empty cache (an informer's first list) has nothing to offer: no lookups.
+        let cached = self
+            .shared
+            .options
+            .known_objects
+            .as_ref()
+            .filter(|known| !known.is_empty());
         objs.into_iter()
-            .map(|obj| Ok((self.key_of(&obj)?, self.transform(obj))))
+            .map(|obj| {
+                let key = self.key_of(&obj)?;
+                let unchanged = cached
+                    .and_then(|known| known.get_by_key(&key))
+                    .filter(|cached| same_version(cached.as_ref(), obj.as_ref()));
+                let obj = match unchanged {
+                    Some(cached) => cached,
+                    None => self.transform(obj),
+                };
+                Ok((key, obj))
+            })
             .collect()
     }
 
@@ -425,6 +447,19 @@ impl<K: Cacheable> RealFifo<K> {
     pub fn has_synced(&self) -> bool {
         self.shared.state.lock().has_synced()
     }
+}
+
+/// Whether `cached` is the state `listed` describes: the same uid at the same, non-empty
+/// resourceVersion (a deleted and re-created object has a new uid; any change, a new
+/// resourceVersion).
+fn same_version<K: Cacheable>(cached: &K, listed: &K) -> bool {
+    let (cached, listed) = (cached.meta(), listed.meta());
+    listed
+        .resource_version
+        .as_deref()
+        .is_some_and(|rv| !rv.is_empty())
+        && cached.resource_version == listed.resource_version
+        && cached.uid == listed.uid
 }
 
 /// Takes the next item, with whether it belongs to the initial list.
@@ -1156,6 +1191,155 @@ mod tests {
             shown(&relist.deltas()),
             ["Tombstone gone 1", "Replaced a 2", "Replaced b 3"]
         );
+    }
+
+    /// `obj` with a uid.
+    fn with_uid(name: &str, rv: u32, uid: &str) -> Arc<ConfigMap> {
+        let mut o = cm_with("ns", name, &rv.to_string(), &[]);
+        o.metadata.uid = Some(uid.to_owned());
+        Arc::new(o)
+    }
+
+    /// The listed objects of the one queued relist.
+    async fn relisted(q: &Q) -> Vec<(Arc<str>, Arc<ConfigMap>)> {
+        assert_eq!(q.len(), 1, "one relist queued");
+        let (Popped::Relist(relist), _) = q.pop().await.unwrap() else {
+            panic!("a relist");
+        };
+        relist.objects().to_vec()
+    }
+
+    #[tokio::test]
+    async fn a_paged_relist_reuses_the_cached_object_when_uid_and_version_are_unchanged() {
+        let cache = Indexer::default();
+        let (a, b, c) = (
+            with_uid("a", 1, "uid-a"),
+            with_uid("b", 2, "uid-b"),
+            with_uid("c", 3, "uid-c"),
+        );
+        for o in [&a, &b, &c] {
+            cache.add(o.clone()).unwrap();
+        }
+        let q = RealFifo::new(RealFifoOptions::default().known_objects(cache));
+        q.replace_begin();
+        // a unchanged; b at a new version; c deleted and re-created under the same name
+        // (a new uid, here even at the same version); d new.
+        q.replace_page(vec![with_uid("a", 1, "uid-a"), with_uid("b", 4, "uid-b")])
+            .unwrap();
+        q.replace_page(vec![with_uid("c", 3, "uid-c2"), with_uid("d", 5, "uid-d")])
+            .unwrap();
+        q.replace_finish("5").unwrap();
+        let listed = relisted(&q).await;
+        let by_name = |name: &str| {
+            listed
+                .iter()
+                .find(|(k, _)| k.as_ref() == format!("ns/{name}"))
+                .map(|(_, o)| o.clone())
+                .unwrap()
+        };
+        assert!(Arc::ptr_eq(&by_name("a"), &a), "unchanged: the cached Arc");
+        assert!(
+            !Arc::ptr_eq(&by_name("b"), &b),
+            "a new version is the listed one"
+        );
+        assert_eq!(by_name("b").metadata.resource_version.as_deref(), Some("4"));
+        assert!(
+            !Arc::ptr_eq(&by_name("c"), &c),
+            "a new uid is the listed one"
+        );
+        assert_eq!(by_name("c").metadata.uid.as_deref(), Some("uid-c2"));
+        assert_eq!(
+            Arc::strong_count(&by_name("d")),
+            2,
+            "d: only the relist holds it"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_relist_without_versions_or_known_objects_keeps_the_listed_objects() {
+        // Without a resourceVersion nothing proves the cached object is the listed one.
+        let cache = Indexer::default();
+        let cached = Arc::new(crate::cache::testing::cm("ns", "a"));
+        cache.add(cached.clone()).unwrap();
+        let q = RealFifo::new(RealFifoOptions::default().known_objects(cache));
+        q.replace(vec![Arc::new(crate::cache::testing::cm("ns", "a"))], "1")
+            .unwrap();
+        assert!(!Arc::ptr_eq(&relisted(&q).await[0].1, &cached));
+        // Without known objects there is nothing to reuse.
+        let q = fifo(&[]);
+        let listed = obj("a", 1);
+        q.replace(vec![listed.clone()], "1").unwrap();
+        assert!(Arc::ptr_eq(&relisted(&q).await[0].1, &listed));
+    }
+
+    #[tokio::test]
+    async fn a_reused_cached_object_is_not_transformed_again() {
+        let xfrm: TransformFunc<ConfigMap> = Arc::new(|o: &mut ConfigMap| {
+            o.metadata
+                .annotations
+                .get_or_insert_default()
+                .entry("xfrm".into())
+                .or_default()
+                .push('x');
+        });
+        let cache = Indexer::default();
+        let q = RealFifo::new(
+            RealFifoOptions::default()
+                .known_objects(cache.clone())
+                .transformer(xfrm),
+        );
+        q.replace(vec![with_uid("a", 1, "uid-a")], "1").unwrap();
+        let first = relisted(&q).await;
+        cache.add(first[0].1.clone()).unwrap();
+        q.replace(vec![with_uid("a", 1, "uid-a")], "1").unwrap();
+        let again = relisted(&q).await;
+        assert!(Arc::ptr_eq(&again[0].1, &first[0].1));
+        let marks = again[0].1.metadata.annotations.as_ref().unwrap()["xfrm"].clone();
+        assert_eq!(marks, "x", "transformed once");
+    }
+
+    proptest::proptest! {
+        /// Whatever the cache holds and the relist lists, each listed object is the cached
+        /// `Arc` exactly when key, uid and resourceVersion match, and carries the listed
+        /// state either way.
+        #[test]
+        fn a_listed_object_is_the_cached_one_exactly_when_uid_and_version_match(
+            cached in proptest::collection::btree_map(0u8..12, (0u8..3, 1u32..4), 0..12),
+            listed in proptest::collection::btree_map(0u8..12, (0u8..3, 1u32..4), 0..12),
+            page in 1usize..5,
+        ) {
+            let cache = Indexer::default();
+            let mut held = AHashMap::new();
+            for (name, (uid, rv)) in &cached {
+                let o = with_uid(&format!("o{name}"), *rv, &format!("u{uid}"));
+                cache.add(o.clone()).unwrap();
+                held.insert(format!("ns/o{name}"), o);
+            }
+            let q = RealFifo::new(RealFifoOptions::default().known_objects(cache));
+            q.replace_begin();
+            let objs: Vec<_> = listed
+                .iter()
+                .map(|(name, (uid, rv))| with_uid(&format!("o{name}"), *rv, &format!("u{uid}")))
+                .collect();
+            for chunk in objs.chunks(page) {
+                q.replace_page(chunk.to_vec()).unwrap();
+            }
+            q.replace_finish("9").unwrap();
+            let Some(Entry::Relist(relist)) = q.shared.state.lock().items.pop_front() else {
+                panic!("a relist");
+            };
+            proptest::prop_assert_eq!(relist.objects.len(), listed.len());
+            for ((key, got), (name, (uid, rv))) in relist.objects.iter().zip(&listed) {
+                proptest::prop_assert_eq!(key.as_ref(), format!("ns/o{name}"));
+                let uid = format!("u{uid}");
+                proptest::prop_assert_eq!(got.metadata.uid.as_deref(), Some(uid.as_str()));
+                let rv = rv.to_string();
+                proptest::prop_assert_eq!(got.metadata.resource_version.as_deref(), Some(rv.as_str()));
+                let same = cached.get(name) == listed.get(name);
+                let reused = held.get(key.as_ref()).is_some_and(|h| Arc::ptr_eq(h, got));
+                proptest::prop_assert_eq!(reused, same);
+            }
+        }
     }
 
     #[tokio::test]

@@ -1416,6 +1416,80 @@ mod tests {
         run.shutdown().await;
     }
 
+    /// A relist after a 410 (issue 42, "the relist peak"): the cache keeps its own `Arc`
+    /// for every listed object whose uid and resourceVersion are unchanged, takes the
+    /// listed one for a changed object or a re-created one (same name, new uid), and the
+    /// handlers hear of each as before.
+    async fn a_relist_keeps_the_cached_object_of_what_did_not_change(
+        initial_list: super::super::InitialListStrategy,
+    ) {
+        let api = FakeApi::new();
+        let with_uid = |name: &str, uid: &str| {
+            let mut o = cm("ns", name);
+            o.metadata.uid = Some(uid.to_owned());
+            o
+        };
+        for name in ["a", "b", "c"] {
+            api.upsert(with_uid(name, &format!("uid-{name}")));
+        }
+        let inf = builder(&api)
+            .reflector(ReflectorConfig {
+                initial_list,
+                page_size: 2,
+                ..fast_backoff()
+            })
+            .build();
+        let (h, mut rx) = recorder();
+        inf.add_event_handler(h).unwrap();
+        let run = start(&inf);
+        assert!(wait_for_cache_sync(&run.stop, &[&inf]).await);
+        for _ in 0..3 {
+            next(&mut rx).await;
+        }
+        let before = |key: &str| inf.indexer().get_by_key(key).unwrap();
+        let (a, b, c) = (before("ns/a"), before("ns/b"), before("ns/c"));
+        // Missed while disconnected: b changed, c deleted and re-created.
+        let mut b2 = with_uid("b", "uid-b");
+        b2.data = Some([("k".to_owned(), "v".to_owned())].into());
+        api.upsert_silently(b2);
+        api.delete_silently("ns/c");
+        api.upsert_silently(with_uid("c", "uid-c2"));
+        api.send_gone();
+        let mut got = vec![
+            next(&mut rx).await,
+            next(&mut rx).await,
+            next(&mut rx).await,
+        ];
+        got.sort();
+        assert_eq!(
+            got,
+            ["update ns/a 2->2", "update ns/b 3->5", "update ns/c 4->7"]
+        );
+        let after = |key: &str| inf.indexer().get_by_key(key).unwrap();
+        assert!(Arc::ptr_eq(&after("ns/a"), &a), "unchanged: the cached Arc");
+        assert!(!Arc::ptr_eq(&after("ns/b"), &b));
+        assert_eq!(after("ns/b").data.as_ref().unwrap()["k"], "v");
+        assert!(!Arc::ptr_eq(&after("ns/c"), &c));
+        assert_eq!(after("ns/c").metadata.uid.as_deref(), Some("uid-c2"));
+        run.shutdown().await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_paged_relist_keeps_the_cached_object_of_what_did_not_change() {
+        a_relist_keeps_the_cached_object_of_what_did_not_change(
+            super::super::InitialListStrategy::ListWatch,
+        )
+        .await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_streaming_relist_keeps_the_cached_object_of_what_did_not_change() {
+        a_relist_keeps_the_cached_object_of_what_did_not_change(
+            super::super::InitialListStrategy::StreamingList,
+        )
+        .await;
+    }
+
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_cleanly_closed_watch_resumes_from_the_last_version_without_relisting() {
         let api = FakeApi::new();

@@ -199,6 +199,17 @@ pub(crate) mod fake_api {
             }
         }
 
+        /// Creates or replaces `obj` with a new resourceVersion but no watch event (as if
+        /// the event was lost); returns it.
+        pub(crate) fn upsert_silently(&self, mut obj: K) -> K {
+            let mut s = self.state.lock();
+            s.rv += 1;
+            obj.meta_mut().resource_version = Some(s.rv.to_string());
+            let key = meta_namespace_key(&obj).unwrap();
+            s.objects.insert(key, obj.clone());
+            obj
+        }
+
         /// Deletes `key` without any watch event (as if the event was lost).
         pub(crate) fn delete_silently(&self, key: &str) {
             let mut s = self.state.lock();

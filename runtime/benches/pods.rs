@@ -32,6 +32,10 @@
 //! * `kubegen-projection`: an informer of `PodView`, a `#[derive(kubegen::Projection)]` of
 //!   metadata (without managedFields and the last-applied annotation), `spec.nodeName`
 //!   and `status.phase`, decoded straight from the wire.
+//! * `kubegen-compact` (on request): the `kubegen` informer with a transform that clones each
+//!   object before it is cached (`*p = p.clone()`): a clone allocates every `Vec` at its
+//!   length where the decoder's growth left slack, which is what kube-rs's store gets from
+//!   the clone it keeps.
 //! * `kube-rs`: kube-runtime's `watcher` + `reflector` store with their defaults, whole
 //!   objects.
 //! * `kube-rs-strip`: the same with the documented transform on the watcher stream,
@@ -661,13 +665,26 @@ async fn kubegen_workload<K: kubegen::Object>(
     initial_list: InitialListStrategy,
     n: usize,
 ) {
-    let informer = SharedIndexInformer::builder(lw)
+    kubegen_workload_with(lw, initial_list, n, None).await;
+}
+
+/// [`kubegen_workload`] with a transform applied to every object before it is cached.
+async fn kubegen_workload_with<K: kubegen::Object>(
+    lw: impl ListerWatcher<K>,
+    initial_list: InitialListStrategy,
+    n: usize,
+    transform: Option<kubegen::cache::TransformFunc<K>>,
+) {
+    let mut builder = SharedIndexInformer::builder(lw)
         .indexers(namespace_indexers())
         .reflector(ReflectorConfig {
             initial_list,
             ..ReflectorConfig::default()
-        })
-        .build();
+        });
+    if let Some(transform) = transform {
+        builder = builder.transform(transform);
+    }
+    let informer = builder.build();
     let (informer, stop, secs) = run_until_synced(informer, n).await;
     let marker = marker_key(n);
     watch_phase(secs, |label| {
@@ -859,6 +876,15 @@ async fn child(workload: &str, url: &str, n: usize) {
         // Whole objects, a streaming list (the default) or a paged LIST for the initial state.
         "kubegen" => kubegen_workload(pods(), InitialListStrategy::StreamingList, n).await,
         "kubegen-list" => kubegen_workload(pods(), InitialListStrategy::ListWatch, n).await,
+        // Whole objects, each cloned once before it is cached: a clone allocates every
+        // `Vec` at its length, where the decoder's growth left up to twice that (kube-rs's
+        // store keeps clones, too).
+        "kubegen-compact" => {
+            let compact: kubegen::cache::TransformFunc<Pod> =
+                std::sync::Arc::new(|p: &mut Pod| *p = p.clone());
+            kubegen_workload_with(pods(), InitialListStrategy::StreamingList, n, Some(compact))
+                .await;
+        }
         // Whole objects without managedFields, dropped while decoding.
         "kubegen-strip" => {
             let lw = pods().strip(Strip::MANAGED_FIELDS);

@@ -840,18 +840,23 @@ mod tests {
         assert!(matches!(q.pop().await, Err(PopError::Closed)));
     }
 
-    #[tokio::test]
-    async fn test_real_fifo_transformer() {
-        // Each transform appends to the "xfrm" annotation: every incoming object is
-        // transformed once, tombstones carry the transformed object and are not transformed.
-        let xfrm: TransformFunc<ConfigMap> = Arc::new(|o: &mut ConfigMap| {
+    /// A transform that appends `x` to the "xfrm" annotation: how often it ran shows.
+    fn appending_transform() -> TransformFunc<ConfigMap> {
+        Arc::new(|o: &mut ConfigMap| {
             o.metadata
                 .annotations
                 .get_or_insert_default()
                 .entry("xfrm".into())
                 .or_default()
                 .push('x');
-        });
+        })
+    }
+
+    #[tokio::test]
+    async fn test_real_fifo_transformer() {
+        // Each transform appends to the "xfrm" annotation: every incoming object is
+        // transformed once, tombstones carry the transformed object and are not transformed.
+        let xfrm = appending_transform();
         let q = RealFifo::new(
             RealFifoOptions::default()
                 .known_objects(known(&[]))
@@ -1274,14 +1279,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_reused_cached_object_is_not_transformed_again() {
-        let xfrm: TransformFunc<ConfigMap> = Arc::new(|o: &mut ConfigMap| {
-            o.metadata
-                .annotations
-                .get_or_insert_default()
-                .entry("xfrm".into())
-                .or_default()
-                .push('x');
-        });
+        let xfrm = appending_transform();
         let cache = Indexer::default();
         let q = RealFifo::new(
             RealFifoOptions::default()

@@ -220,7 +220,11 @@ fn collect_children(
     path: &str,
     errs: &mut Vec<FieldError>,
 ) {
-    for (k, child) in &c.properties {
+    // kube-cel keeps properties in a HashMap: walk them in name order, so the same schema
+    // gives the same errors in the same order.
+    let mut properties: Vec<_> = c.properties.iter().collect();
+    properties.sort_unstable_by(|a, b| a.0.cmp(b.0));
+    for (k, child) in properties {
         if let Some(r) = raw.get("properties").and_then(|p| p.get(k)) {
             let n = node.and_then(|n| n.properties.get(k));
             collect_errors(child, r, n, false, &format!("{path}.properties[{k}]"), errs);

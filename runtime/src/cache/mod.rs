@@ -1,33 +1,28 @@
 //! The informer cache layer (client-go's `tools/cache`).
 //!
-//! One file per concept:
+//! The informer cache layer (client-go's `tools/cache`), in four parts whose arrows run one
+//! way — a reflector writes to a queue, an informer drains the queue into a store:
 //!
-//! * `keys`: object keys (`namespace/name`) and their inverse.
-//! * `index`: index functions ([`IndexFunc`], [`Indexers`]) and the value → keys maps.
-//! * `store`: [`ThreadSafeStore`], items and indices under one lock; the [`Store`] and
-//!   [`KnownObjects`] traits.
-//! * `indexer`: [`Indexer`], the informer's keyed, indexed cache.
-//! * `read_only`: [`ReadOnlyIndexer`], the reads of an [`Indexer`]: what an informer hands
-//!   out, so only the informer writes its cache.
-//! * `fifo`: [`Fifo`], a queue keeping the newest value per key.
-//! * `delta`: [`Delta`], [`DeltaType`], [`Deltas`], [`DeletedFinalStateUnknown`] and
-//!   [`DeletedObject`].
-//! * `queue`: [`Queue`], what an informer drains, and the [`QueueItem`]s it hands over
-//!   (among them the atomic [`Relist`] and [`Resync`]).
-//! * `real_fifo`: [`RealFifo`], the informer's default queue: every change in server order,
-//!   relists and resyncs as one item each.
-//! * `delta_fifo`: [`DeltaFifo`], the keyed queue (every change, grouped per key); an
-//!   informer can use it instead.
-//! * `handler`: [`ResourceEventHandler`] and its closure / filtering helpers.
-//! * `processor`: the per-handler buffers and threads an informer fans out to.
-//! * `reflector`: [`Reflector`] (list, then watch, into a [`Store`]) and [`ListerWatcher`].
-//! * `list_watch`: [`ListWatch`], a [`ListerWatcher`] over a typed `ResourceClient`, and
-//!   [`MetadataListWatch`] for metadata-only informers.
-//! * `metered`: [`MeteredListerWatcher`], the reflector's metrics around any
-//!   [`ListerWatcher`].
-//! * `shared_informer`: [`SharedIndexInformer`], [`HandlerRegistration`],
-//!   [`wait_for_cache_sync`].
-//! * `lister`: [`Lister`] and [`NamespaceLister`], typed read-only views of a cache.
+//! * `store/`: object keys (`keys`), index functions (`index`), [`ThreadSafeStore`] (items
+//!   and indices under one lock, and the [`KnownObjects`] a queue reads of it:
+//!   `thread_safe`), [`Indexer`] (the informer's keyed, indexed cache), [`ReadOnlyIndexer`]
+//!   (what an informer hands out: `read_only`) and [`Lister`] / [`NamespaceLister`]
+//!   (`lister`).
+//! * `queue/`: [`ReflectorSink`] and [`PagedReplace`] (what a reflector writes to:
+//!   `sink`), [`Queue`] and the [`Queued`] items it hands an informer, among them the
+//!   atomic [`Relist`] and [`Resync`] (`drain`), the keyed core and its sync state the
+//!   queues share (`core`, `sync_state`), the change records ([`Delta`] and the
+//!   tombstones: `delta`), and the queues: [`Fifo`], [`DeltaFifo`] (every change, grouped
+//!   per key) and [`RealFifo`] (the informer's default: every change in server order,
+//!   relists and resyncs as one item each).
+//! * `reflector/`: [`Reflector`] (list, then watch, into a [`ReflectorSink`]: `reflector`),
+//!   [`ListerWatcher`] with [`ListWatch`] and [`MetadataListWatch`] (`list_watch`),
+//!   [`MeteredListerWatcher`] (`metered`), the watch idle timeout (`watch_idle`) and the
+//!   backoff between attempts (`backoff`).
+//! * `informer/`: [`SharedIndexInformer`] — its handle (`handle`), settings (`builder`),
+//!   handler registration (`registration`), `run` (`lifecycle`), what a popped change does
+//!   to cache and handlers (`apply`: client-go's `processDeltas`) — the fan-out to handlers
+//!   (`processor`) and [`ResourceEventHandler`] with its helpers (`handler`).
 //!
 //! Objects are held as `Arc<K>`; nothing here ever mutates a cached object.
 //!
@@ -61,64 +56,64 @@
 //! assert_eq!(indexer.by_index(NAMESPACE_INDEX, "default").unwrap().len(), 1);
 //! ```
 
-mod backoff;
-mod delta;
-mod delta_fifo;
 mod error;
-mod fifo;
-mod handler;
-mod index;
-mod indexer;
-mod keys;
-mod list_watch;
-pub(crate) mod lister;
-mod metered;
-mod processor;
-mod queue;
-mod queue_core;
-mod read_only;
-mod real_fifo;
-mod reflector;
-mod shared_informer;
-mod store;
-mod watch_idle;
+pub(crate) mod informer;
+pub(crate) mod queue;
+pub(crate) mod reflector;
+pub(crate) mod store;
 
 #[cfg(test)]
 pub(crate) mod testing;
 
-pub use backoff::BackoffConfig;
-pub use delta::{DeletedFinalStateUnknown, DeletedObject, Delta, DeltaType, Deltas};
-pub use delta_fifo::{DeltaFifo, DeltaFifoOptions, TransformFunc};
+/// The stream a [`ListerWatcher`] returns (the client's).
+pub use crate::client::WatchStream;
 pub use error::CacheError;
-pub use fifo::Fifo;
-pub use handler::{
-    Dispatch, FilteringResourceEventHandler, HandlerOptions, ResourceEventHandler,
-    ResourceEventHandlerFuncs,
-};
-pub use index::{
-    IndexFunc, IndexFuncError, Indexers, NAMESPACE_INDEX, meta_namespace_index_func,
-    namespace_indexers,
-};
-pub use indexer::Indexer;
-pub use keys::{
-    KeyError, KeyFunc, deletion_handling_meta_namespace_key, meta_namespace_key,
-    split_meta_namespace_key,
+pub use informer::{
+    builder::{QueueKind, SharedIndexInformerBuilder},
+    handle::{CacheSynced, InformerError, SharedIndexInformer, wait_for_cache_sync},
+    handler::{
+        Dispatch, FilteringResourceEventHandler, HandlerOptions, ResourceEventHandler,
+        ResourceEventHandlerFuncs,
+    },
+    registration::HandlerRegistration,
 };
 /// kube-core's label selector, as listers take it.
 pub use kube_core::Selector;
-pub use list_watch::{ListWatch, MetadataListWatch, TweakListParams};
-pub use lister::{Lister, ListerError, NamespaceLister};
-pub use metered::MeteredListerWatcher;
-pub use queue::{ProcessItem, Queue, QueueItem, Relist, Resync};
-pub use queue_core::{PopError, ProcessError};
-pub use read_only::ReadOnlyIndexer;
-pub use real_fifo::{Popped, RealFifo, RealFifoOptions};
+/// The former name of [`Queued`].
+#[doc(hidden)]
+pub use queue::drain::Queued as QueueItem;
+/// The former name of [`ReflectorSink`] (client-go calls it `Store`).
+#[doc(hidden)]
+pub use queue::sink::ReflectorSink as Store;
+pub use queue::{
+    core::{PopError, ProcessError},
+    delta::{DeletedFinalStateUnknown, DeletedObject, Delta, DeltaType, Deltas},
+    delta_fifo::{DeltaFifo, DeltaFifoOptions, TransformFunc},
+    drain::{ProcessItem, Queue, Queued, Relist, Resync},
+    fifo::Fifo,
+    real_fifo::{Popped, RealFifo, RealFifoOptions},
+    sink::{PagedReplace, ReflectorSink},
+};
 pub use reflector::{
-    INITIAL_EVENTS_END_ANNOTATION, InitialListStrategy, ListerWatcher, Reflector, ReflectorConfig,
-    ReflectorError, ShouldResync, WatchErrorHandler, WatchStream,
+    backoff::BackoffConfig,
+    list_watch::{ListWatch, ListerWatcher, MetadataListWatch, TweakListParams},
+    metered::MeteredListerWatcher,
+    reflector::{
+        INITIAL_EVENTS_END_ANNOTATION, InitialListStrategy, Reflector, ReflectorConfig,
+        ReflectorError, ShouldResync, WatchErrorHandler,
+    },
 };
-pub use shared_informer::{
-    CacheSynced, HandlerRegistration, InformerError, QueueKind, SharedIndexInformer,
-    SharedIndexInformerBuilder, wait_for_cache_sync,
+pub use store::{
+    index::{
+        IndexFunc, IndexFuncError, Indexers, NAMESPACE_INDEX, meta_namespace_index_func,
+        namespace_indexers,
+    },
+    indexer::Indexer,
+    keys::{
+        KeyError, KeyFunc, deletion_handling_meta_namespace_key, meta_namespace_key,
+        split_meta_namespace_key,
+    },
+    lister::{Lister, ListerError, NamespaceLister},
+    read_only::ReadOnlyIndexer,
+    thread_safe::{KnownObjects, ThreadSafeStore},
 };
-pub use store::{KnownObjects, PagedReplace, Store, ThreadSafeStore};

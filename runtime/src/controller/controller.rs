@@ -332,7 +332,8 @@ where
                     Some(delay) => {
                         let priority = action.priority().unwrap_or(0);
                         self.queue
-                            .add_after_with_priority(request.clone(), delay, priority);
+                            .at_priority(priority)
+                            .add_after(request.clone(), delay);
                         record(ReconcileResult::RequeueAfter, false, false);
                     }
                     None => record(ReconcileResult::Success, false, false),

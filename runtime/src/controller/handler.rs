@@ -49,20 +49,20 @@ impl<W: Resource + 'static> EnqueueHandler<W> {
 
     fn enqueue(&self, obj: &W, priority: i32) {
         for request in (self.map)(obj) {
-            self.queue.add_with_priority(request, priority);
+            self.queue.at_priority(priority).add(request);
         }
     }
 }
 
 impl<W: Resource + Send + Sync + 'static> ResourceEventHandler<W> for EnqueueHandler<W> {
     fn on_add(&self, obj: &Arc<W>, is_in_initial_list: bool) {
-        if self.predicate.create(obj) {
+        if self.predicate.allow_create(obj) {
             self.enqueue(obj, if is_in_initial_list { LOW_PRIORITY } else { 0 });
         }
     }
 
     fn on_update(&self, old: &Arc<W>, new: &Arc<W>) {
-        if !self.predicate.update(old, new) {
+        if !self.predicate.allow_update(old, new) {
             return;
         }
         let unchanged = old.meta().resource_version == new.meta().resource_version;
@@ -74,14 +74,14 @@ impl<W: Resource + Send + Sync + 'static> ResourceEventHandler<W> for EnqueueHan
             }
         }
         for request in requests {
-            self.queue.add_with_priority(request, priority);
+            self.queue.at_priority(priority).add(request);
         }
     }
 
     fn on_delete(&self, obj: &DeletedObject<W>) {
         // A tombstone without a last known state names no object to map.
         if let Some(obj) = obj.object()
-            && self.predicate.delete(obj)
+            && self.predicate.allow_delete(obj)
         {
             self.enqueue(obj, 0);
         }

@@ -17,31 +17,31 @@ use kube_core::{Resource, Selector, SelectorExt};
 /// Decides whether an event on a `K` is queued.
 pub trait Predicate<K>: Send + Sync + 'static {
     /// An object appeared (also for the objects of the first list).
-    fn create(&self, obj: &K) -> bool {
+    fn allow_create(&self, obj: &K) -> bool {
         let _ = obj;
         true
     }
     /// An object changed (or a resync re-delivered it: `old` and `new` are the same).
-    fn update(&self, old: &K, new: &K) -> bool {
+    fn allow_update(&self, old: &K, new: &K) -> bool {
         let _ = (old, new);
         true
     }
     /// An object was deleted (`obj` is its last known state).
-    fn delete(&self, obj: &K) -> bool {
+    fn allow_delete(&self, obj: &K) -> bool {
         let _ = obj;
         true
     }
 }
 
 impl<K: 'static> Predicate<K> for Arc<dyn Predicate<K>> {
-    fn create(&self, obj: &K) -> bool {
-        (**self).create(obj)
+    fn allow_create(&self, obj: &K) -> bool {
+        (**self).allow_create(obj)
     }
-    fn update(&self, old: &K, new: &K) -> bool {
-        (**self).update(old, new)
+    fn allow_update(&self, old: &K, new: &K) -> bool {
+        (**self).allow_update(old, new)
     }
-    fn delete(&self, obj: &K) -> bool {
-        (**self).delete(obj)
+    fn allow_delete(&self, obj: &K) -> bool {
+        (**self).allow_delete(obj)
     }
 }
 
@@ -58,7 +58,7 @@ impl<K> Predicate<K> for Always {}
 pub struct GenerationChanged;
 
 impl<K: Resource> Predicate<K> for GenerationChanged {
-    fn update(&self, old: &K, new: &K) -> bool {
+    fn allow_update(&self, old: &K, new: &K) -> bool {
         old.meta().generation != new.meta().generation
     }
 }
@@ -69,7 +69,7 @@ impl<K: Resource> Predicate<K> for GenerationChanged {
 pub struct ResourceVersionChanged;
 
 impl<K: Resource> Predicate<K> for ResourceVersionChanged {
-    fn update(&self, old: &K, new: &K) -> bool {
+    fn allow_update(&self, old: &K, new: &K) -> bool {
         match (&old.meta().resource_version, &new.meta().resource_version) {
             (Some(old), Some(new)) => old != new,
             _ => false,
@@ -82,7 +82,7 @@ impl<K: Resource> Predicate<K> for ResourceVersionChanged {
 pub struct LabelsChanged;
 
 impl<K: Resource> Predicate<K> for LabelsChanged {
-    fn update(&self, old: &K, new: &K) -> bool {
+    fn allow_update(&self, old: &K, new: &K) -> bool {
         old.meta().labels != new.meta().labels
     }
 }
@@ -92,7 +92,7 @@ impl<K: Resource> Predicate<K> for LabelsChanged {
 pub struct AnnotationsChanged;
 
 impl<K: Resource> Predicate<K> for AnnotationsChanged {
-    fn update(&self, old: &K, new: &K) -> bool {
+    fn allow_update(&self, old: &K, new: &K) -> bool {
         old.meta().annotations != new.meta().annotations
     }
 }
@@ -110,13 +110,13 @@ impl LabelSelector {
 }
 
 impl<K: Resource> Predicate<K> for LabelSelector {
-    fn create(&self, obj: &K) -> bool {
+    fn allow_create(&self, obj: &K) -> bool {
         self.matches(obj)
     }
-    fn update(&self, _old: &K, new: &K) -> bool {
+    fn allow_update(&self, _old: &K, new: &K) -> bool {
         self.matches(new)
     }
-    fn delete(&self, obj: &K) -> bool {
+    fn allow_delete(&self, obj: &K) -> bool {
         self.matches(obj)
     }
 }
@@ -138,13 +138,13 @@ impl<K, F> Predicate<K> for FromFn<F>
 where
     F: Fn(&K) -> bool + Send + Sync + 'static,
 {
-    fn create(&self, obj: &K) -> bool {
+    fn allow_create(&self, obj: &K) -> bool {
         (self.0)(obj)
     }
-    fn update(&self, _old: &K, new: &K) -> bool {
+    fn allow_update(&self, _old: &K, new: &K) -> bool {
         (self.0)(new)
     }
-    fn delete(&self, obj: &K) -> bool {
+    fn allow_delete(&self, obj: &K) -> bool {
         (self.0)(obj)
     }
 }
@@ -154,14 +154,14 @@ where
 pub struct And<A, B>(A, B);
 
 impl<K, A: Predicate<K>, B: Predicate<K>> Predicate<K> for And<A, B> {
-    fn create(&self, obj: &K) -> bool {
-        self.0.create(obj) && self.1.create(obj)
+    fn allow_create(&self, obj: &K) -> bool {
+        self.0.allow_create(obj) && self.1.allow_create(obj)
     }
-    fn update(&self, old: &K, new: &K) -> bool {
-        self.0.update(old, new) && self.1.update(old, new)
+    fn allow_update(&self, old: &K, new: &K) -> bool {
+        self.0.allow_update(old, new) && self.1.allow_update(old, new)
     }
-    fn delete(&self, obj: &K) -> bool {
-        self.0.delete(obj) && self.1.delete(obj)
+    fn allow_delete(&self, obj: &K) -> bool {
+        self.0.allow_delete(obj) && self.1.allow_delete(obj)
     }
 }
 
@@ -170,14 +170,14 @@ impl<K, A: Predicate<K>, B: Predicate<K>> Predicate<K> for And<A, B> {
 pub struct Or<A, B>(A, B);
 
 impl<K, A: Predicate<K>, B: Predicate<K>> Predicate<K> for Or<A, B> {
-    fn create(&self, obj: &K) -> bool {
-        self.0.create(obj) || self.1.create(obj)
+    fn allow_create(&self, obj: &K) -> bool {
+        self.0.allow_create(obj) || self.1.allow_create(obj)
     }
-    fn update(&self, old: &K, new: &K) -> bool {
-        self.0.update(old, new) || self.1.update(old, new)
+    fn allow_update(&self, old: &K, new: &K) -> bool {
+        self.0.allow_update(old, new) || self.1.allow_update(old, new)
     }
-    fn delete(&self, obj: &K) -> bool {
-        self.0.delete(obj) || self.1.delete(obj)
+    fn allow_delete(&self, obj: &K) -> bool {
+        self.0.allow_delete(obj) || self.1.allow_delete(obj)
     }
 }
 
@@ -186,14 +186,14 @@ impl<K, A: Predicate<K>, B: Predicate<K>> Predicate<K> for Or<A, B> {
 pub struct Not<A>(A);
 
 impl<K, A: Predicate<K>> Predicate<K> for Not<A> {
-    fn create(&self, obj: &K) -> bool {
-        !self.0.create(obj)
+    fn allow_create(&self, obj: &K) -> bool {
+        !self.0.allow_create(obj)
     }
-    fn update(&self, old: &K, new: &K) -> bool {
-        !self.0.update(old, new)
+    fn allow_update(&self, old: &K, new: &K) -> bool {
+        !self.0.allow_update(old, new)
     }
-    fn delete(&self, obj: &K) -> bool {
-        !self.0.delete(obj)
+    fn allow_delete(&self, obj: &K) -> bool {
+        !self.0.allow_delete(obj)
     }
 }
 
@@ -279,43 +279,46 @@ mod tests {
     #[test]
     fn generation_changed_filters_status_updates() {
         let p = GenerationChanged;
-        assert!(!Predicate::<ConfigMap>::update(
+        assert!(!Predicate::<ConfigMap>::allow_update(
             &p,
             &cm(1, "1", &[]),
             &cm(1, "2", &[])
         ));
-        assert!(p.update(&cm(1, "1", &[]), &cm(2, "2", &[])));
-        assert!(p.create(&cm(1, "1", &[])) && p.delete(&cm(1, "1", &[])));
+        assert!(p.allow_update(&cm(1, "1", &[]), &cm(2, "2", &[])));
+        assert!(p.allow_create(&cm(1, "1", &[])) && p.allow_delete(&cm(1, "1", &[])));
     }
 
     /// "ResourceVersionChangedPredicate": a resync (same version) is filtered.
     #[test]
     fn resource_version_changed_filters_resyncs() {
         let p = ResourceVersionChanged;
-        assert!(!Predicate::<ConfigMap>::update(
+        assert!(!Predicate::<ConfigMap>::allow_update(
             &p,
             &cm(1, "5", &[]),
             &cm(1, "5", &[])
         ));
-        assert!(p.update(&cm(1, "5", &[]), &cm(1, "6", &[])));
+        assert!(p.allow_update(&cm(1, "5", &[]), &cm(1, "6", &[])));
         let mut no_rv = cm(1, "5", &[]);
         no_rv.metadata.resource_version = None;
-        assert!(!p.update(&no_rv, &cm(1, "6", &[])), "nothing to compare");
+        assert!(
+            !p.allow_update(&no_rv, &cm(1, "6", &[])),
+            "nothing to compare"
+        );
     }
 
     #[test]
     fn labels_and_annotations_changed_compare_their_maps() {
         let (old, new) = (cm(1, "1", &[("a", "1")]), cm(1, "2", &[("a", "2")]));
-        assert!(LabelsChanged.update(&old, &new));
-        assert!(!LabelsChanged.update(&old, &cm(1, "2", &[("a", "1")])));
-        assert!(!Predicate::<ConfigMap>::update(
+        assert!(LabelsChanged.allow_update(&old, &new));
+        assert!(!LabelsChanged.allow_update(&old, &cm(1, "2", &[("a", "1")])));
+        assert!(!Predicate::<ConfigMap>::allow_update(
             &AnnotationsChanged,
             &old,
             &new
         ));
         let mut annotated = new.clone();
         annotated.metadata.annotations = Some(BTreeMap::from([("n".into(), "v".into())]));
-        assert!(AnnotationsChanged.update(&new, &annotated));
+        assert!(AnnotationsChanged.allow_update(&new, &annotated));
     }
 
     #[test]
@@ -324,13 +327,13 @@ mod tests {
             "app".into(),
             "web".into(),
         )));
-        assert!(p.create(&cm(1, "1", &[("app", "web")])));
-        assert!(!p.create(&cm(1, "1", &[("app", "db")])));
-        assert!(p.update(
+        assert!(p.allow_create(&cm(1, "1", &[("app", "web")])));
+        assert!(!p.allow_create(&cm(1, "1", &[("app", "db")])));
+        assert!(p.allow_update(
             &cm(1, "1", &[("app", "db")]),
             &cm(1, "2", &[("app", "web")])
         ));
-        assert!(!p.delete(&cm(1, "1", &[])));
+        assert!(!p.allow_delete(&cm(1, "1", &[])));
     }
 
     #[test]
@@ -338,19 +341,19 @@ mod tests {
         let spec_or_labels = GenerationChanged.or(LabelsChanged);
         let status_only = (cm(1, "1", &[("a", "1")]), cm(1, "2", &[("a", "1")]));
         let relabel = (cm(1, "1", &[("a", "1")]), cm(1, "2", &[("a", "2")]));
-        assert!(!spec_or_labels.update(&status_only.0, &status_only.1));
-        assert!(spec_or_labels.update(&relabel.0, &relabel.1));
+        assert!(!spec_or_labels.allow_update(&status_only.0, &status_only.1));
+        assert!(spec_or_labels.allow_update(&relabel.0, &relabel.1));
         let named_x = from_fn(|c: &ConfigMap| c.metadata.name.as_deref() == Some("x"));
         let both = GenerationChanged.and(named_x);
-        assert!(both.update(&cm(1, "1", &[]), &cm(2, "2", &[])));
+        assert!(both.allow_update(&cm(1, "1", &[]), &cm(2, "2", &[])));
         let not_x = from_fn(|c: &ConfigMap| c.metadata.name.as_deref() == Some("x")).not();
-        assert!(!Predicate::<ConfigMap>::create(
+        assert!(!Predicate::<ConfigMap>::allow_create(
             &not(Always),
             &cm(1, "1", &[])
         ));
-        assert!(or(Always, not(Always)).delete(&cm(1, "1", &[])));
-        assert!(!not_x.create(&cm(1, "1", &[])));
+        assert!(or(Always, not(Always)).allow_delete(&cm(1, "1", &[])));
+        assert!(!not_x.allow_create(&cm(1, "1", &[])));
         let boxed: Arc<dyn Predicate<ConfigMap>> = Arc::new(Always);
-        assert!(boxed.update(&cm(1, "1", &[]), &cm(1, "1", &[])));
+        assert!(boxed.allow_update(&cm(1, "1", &[]), &cm(1, "1", &[])));
     }
 }

@@ -32,7 +32,7 @@ impl<K: Cacheable> Erased<K> {
             informer,
             api_version: K::api_version(dyntype).into_owned(),
             kind: K::kind(dyntype).into_owned(),
-            group_resource: crate::cache::lister::group_resource::<K>(dyntype),
+            group_resource: crate::cache::store::lister::group_resource::<K>(dyntype),
         }
     }
 

@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use super::config::QueueConfig;
 use super::core::Core;
-use super::item::QueueItem;
 use super::queue::Queue;
+use super::{AtPriority, item::QueueItem};
 
 /// A fair, de-duplicating work queue with [`add_after`](Self::add_after) (client-go's
 /// `TypedDelayingInterface`).
@@ -86,9 +86,13 @@ impl<T: QueueItem> DelayingQueue<T> {
         self.queue.core.add(item, 0);
     }
 
-    /// Like [`add`](Self::add), queued at `priority` (see [`Queue::add_with_priority`]).
-    pub fn add_with_priority(&self, item: T, priority: i32) {
-        self.queue.core.add(item, priority);
+    /// This queue's adds at `priority` (see [`Queue::at_priority`]); an item scheduled
+    /// twice keeps the higher priority.
+    pub fn at_priority(&self, priority: i32) -> AtPriority<'_, Self> {
+        AtPriority {
+            queue: self,
+            priority,
+        }
     }
 
     /// Adds `item` once `delay` has passed; a zero delay adds it at once. If the item is
@@ -96,12 +100,6 @@ impl<T: QueueItem> DelayingQueue<T> {
     /// Counts as a retry in the metrics.
     pub fn add_after(&self, item: T, delay: Duration) {
         self.queue.core.add_after(item, delay, 0);
-    }
-
-    /// Like [`add_after`](Self::add_after), queued at `priority` once ready (an item
-    /// scheduled twice keeps the higher priority).
-    pub fn add_after_with_priority(&self, item: T, delay: Duration, priority: i32) {
-        self.queue.core.add_after(item, delay, priority);
     }
 
     /// Waits for the next item and marks it as being processed; the caller must call
@@ -159,6 +157,18 @@ impl<T: QueueItem> DelayingQueue<T> {
     /// finishes items); clone it to keep it.
     pub fn as_queue(&self) -> &Queue<T> {
         &self.queue
+    }
+}
+
+impl<T: QueueItem> AtPriority<'_, DelayingQueue<T>> {
+    /// [`DelayingQueue::add`] at this priority.
+    pub fn add(&self, item: T) {
+        self.queue.queue.core.add(item, self.priority);
+    }
+
+    /// [`DelayingQueue::add_after`], queued at this priority once ready.
+    pub fn add_after(&self, item: T, delay: Duration) {
+        self.queue.queue.core.add_after(item, delay, self.priority);
     }
 }
 

@@ -24,8 +24,9 @@
 //!
 //! # Priorities
 //!
-//! Every add may carry a priority (`add_with_priority`, `add_after_with_priority`,
-//! `add_rate_limited_with_priority`; a plain add is priority 0): `get` hands out the highest
+//! Every add may carry a priority (`queue.at_priority(p).add(item)`, and likewise
+//! `add_after` and `add_rate_limited` through [`AtPriority`]; a plain add is priority 0):
+//! `get` hands out the highest
 //! priority first, and items of one priority in the order they were added
 //! (controller-runtime's `priorityqueue`, which controllers use so the objects of a first
 //! list and resyncs, queued at a low priority, wait behind fresh events). An item already
@@ -79,6 +80,7 @@ mod error;
 mod intake;
 mod item;
 mod metrics;
+mod priority;
 mod prometheus;
 mod queue;
 mod rate_limiter;
@@ -96,6 +98,7 @@ pub use metrics::{
     CounterMetric, GaugeMetric, HistogramMetric, MetricsProvider, NoopMetricsProvider,
     SettableGaugeMetric,
 };
+pub use priority::AtPriority;
 pub use prometheus::PrometheusMetricsProvider;
 pub use queue::Queue;
 pub use rate_limiter::{

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use super::config::QueueConfig;
 use super::core::Core;
-use super::item::QueueItem;
+use super::{AtPriority, item::QueueItem};
 
 /// A fair, de-duplicating work queue (client-go's `workqueue.Typed[T]`).
 ///
@@ -89,12 +89,15 @@ impl<T: QueueItem> Queue<T> {
         self.core.add(item, 0);
     }
 
-    /// Like [`add`](Self::add), queued at `priority`: items of a higher priority are handed
-    /// out first, those of one priority in the order they were added; `add` is priority 0.
-    /// An item already queued moves up to a higher priority and never down (see the
+    /// This queue's adds at `priority`: items of a higher priority are handed out first,
+    /// those of one priority in the order they were added; `add` is priority 0. An item
+    /// already queued moves up to a higher priority and never down (see the
     /// [module docs](super#priorities)).
-    pub fn add_with_priority(&self, item: T, priority: i32) {
-        self.core.add(item, priority);
+    pub fn at_priority(&self, priority: i32) -> AtPriority<'_, Self> {
+        AtPriority {
+            queue: self,
+            priority,
+        }
     }
 
     /// The number of items queued for processing (parked and processing items excluded).
@@ -140,6 +143,13 @@ impl<T: QueueItem> Queue<T> {
     /// [`shut_down_with_drain`](Self::shut_down_with_drain) was called.
     pub fn shutting_down(&self) -> bool {
         self.core.shutting_down()
+    }
+}
+
+impl<T: QueueItem> AtPriority<'_, Queue<T>> {
+    /// [`Queue::add`] at this priority.
+    pub fn add(&self, item: T) {
+        self.queue.core.add(item, self.priority);
     }
 }
 
@@ -694,7 +704,7 @@ mod tests {
             for (op, n, priority) in ops {
                 match op {
                     0 => {
-                        queue.add_with_priority(n, priority);
+                        queue.at_priority(priority).add(n);
                         model.add(n, priority);
                     }
                     1 => {

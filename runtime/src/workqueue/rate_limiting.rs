@@ -10,9 +10,9 @@ use std::time::Duration;
 
 use super::config::QueueConfig;
 use super::delaying::DelayingQueue;
-use super::item::QueueItem;
 use super::queue::Queue;
 use super::rate_limiter::{RateLimiter, default_controller_rate_limiter};
+use super::{AtPriority, item::QueueItem};
 
 /// A [`DelayingQueue`] with rate-limited retries.
 ///
@@ -115,9 +115,13 @@ impl<T: QueueItem> RateLimitingQueue<T> {
         self.queue.add(item);
     }
 
-    /// Like [`add`](Self::add), queued at `priority` (see [`Queue::add_with_priority`]).
-    pub fn add_with_priority(&self, item: T, priority: i32) {
-        self.queue.add_with_priority(item, priority);
+    /// This queue's adds at `priority` (see [`Queue::at_priority`]); a rate-limited add is
+    /// queued at it once its backoff has passed.
+    pub fn at_priority(&self, priority: i32) -> AtPriority<'_, Self> {
+        AtPriority {
+            queue: self,
+            priority,
+        }
     }
 
     /// Adds `item` after the delay the rate limiter gives it, which records one more failure
@@ -130,26 +134,11 @@ impl<T: QueueItem> RateLimitingQueue<T> {
         self.queue.add_after(item, delay);
     }
 
-    /// Like [`add_rate_limited`](Self::add_rate_limited), queued at `priority` once its
-    /// backoff has passed.
-    pub fn add_rate_limited_with_priority(&self, item: T, priority: i32) {
-        if self.shutting_down() {
-            return;
-        }
-        let delay = self.limiter.when(&item);
-        self.queue.add_after_with_priority(item, delay, priority);
-    }
-
     /// Adds `item` once `delay` has passed, without asking the rate limiter; a zero delay
     /// adds it at once. If the item is already waiting, the earlier of the two ready times
     /// is kept. Ignored after shutdown. Counts as a retry in the metrics.
     pub fn add_after(&self, item: T, delay: Duration) {
         self.queue.add_after(item, delay);
-    }
-
-    /// Like [`add_after`](Self::add_after), queued at `priority` once ready.
-    pub fn add_after_with_priority(&self, item: T, delay: Duration, priority: i32) {
-        self.queue.add_after_with_priority(item, delay, priority);
     }
 
     /// Waits for the next item and marks it as being processed; the caller must call
@@ -224,6 +213,34 @@ impl<T: QueueItem> RateLimitingQueue<T> {
     /// The same queue as a [`DelayingQueue`] handle (no rate limiter); clone it to keep it.
     pub fn as_delaying_queue(&self) -> &DelayingQueue<T> {
         &self.queue
+    }
+}
+
+impl<T: QueueItem> AtPriority<'_, RateLimitingQueue<T>> {
+    /// [`RateLimitingQueue::add`] at this priority.
+    pub fn add(&self, item: T) {
+        self.queue.queue.at_priority(self.priority).add(item);
+    }
+
+    /// [`RateLimitingQueue::add_rate_limited`], queued at this priority once its backoff
+    /// has passed.
+    pub fn add_rate_limited(&self, item: T) {
+        if self.queue.shutting_down() {
+            return;
+        }
+        let delay = self.queue.limiter.when(&item);
+        self.queue
+            .queue
+            .at_priority(self.priority)
+            .add_after(item, delay);
+    }
+
+    /// [`RateLimitingQueue::add_after`], queued at this priority once ready.
+    pub fn add_after(&self, item: T, delay: Duration) {
+        self.queue
+            .queue
+            .at_priority(self.priority)
+            .add_after(item, delay);
     }
 }
 

@@ -2,16 +2,16 @@
 //!
 //! Two key functions exist because the two queues of an informer see different things
 //! (client-go's `MetaNamespaceKeyFunc` and `DeletionHandlingMetaNamespaceKeyFunc`): the
-//! [`DeltaFifo`](super::DeltaFifo) sees real API objects, while the informer's
-//! [`Indexer`](super::Indexer) can be told to delete a
-//! [`DeletedFinalStateUnknown`](super::DeletedFinalStateUnknown) tombstone, whose key was
+//! [`DeltaFifo`](crate::cache::DeltaFifo) sees real API objects, while the informer's
+//! [`Indexer`](crate::cache::Indexer) can be told to delete a
+//! [`DeletedFinalStateUnknown`](crate::cache::DeletedFinalStateUnknown) tombstone, whose key was
 //! recorded when it was made.
 
 use std::sync::Arc;
 
 use kube_core::Resource;
 
-use super::{DeletedObject, index::StoreKey};
+use crate::cache::{DeletedObject, store::index::StoreKey};
 
 /// A key could not be computed for an object, or a key string could not be split.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -24,7 +24,7 @@ pub enum KeyError {
     Malformed(String),
 }
 
-/// A function computing an object's key; used by [`DeltaFifo`](super::DeltaFifo) options.
+/// A function computing an object's key; used by [`DeltaFifo`](crate::cache::DeltaFifo) options.
 pub type KeyFunc<K> = Arc<dyn Fn(&K) -> Result<String, KeyError> + Send + Sync>;
 
 /// The key of an object: `namespace/name`, or `name` when it has no namespace.

@@ -2,11 +2,11 @@
 
 use std::{fmt, sync::Arc};
 
-use super::{
-    CacheError, DeletedObject, Indexers, KnownObjects, Store, ThreadSafeStore,
-    deletion_handling_meta_namespace_key, index::StoreKey, meta_namespace_key,
-};
 use crate::Cacheable;
+use crate::cache::{
+    CacheError, DeletedObject, Indexers, KnownObjects, ReflectorSink, ThreadSafeStore,
+    deletion_handling_meta_namespace_key, meta_namespace_key, store::index::StoreKey,
+};
 
 /// A thread-safe, indexed cache of `Arc<K>` keyed by [`meta_namespace_key`]; cheap to clone
 /// (clones share the same store).
@@ -174,7 +174,7 @@ impl<K: Cacheable> Indexer<K> {
     }
 }
 
-impl<K: Cacheable> Store<K> for Indexer<K> {
+impl<K: Cacheable> ReflectorSink<K> for Indexer<K> {
     fn add(&self, obj: Arc<K>) -> Result<(), CacheError> {
         Indexer::add(self, obj)
     }

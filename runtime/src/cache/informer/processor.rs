@@ -22,7 +22,7 @@ use tokio::{
     time::Instant,
 };
 
-use super::{DeletedObject, Dispatch, ResourceEventHandler};
+use crate::cache::{DeletedObject, Dispatch, ResourceEventHandler};
 
 /// client-go's floor for handler resync periods.
 pub(crate) const MINIMUM_RESYNC_PERIOD: Duration = Duration::from_secs(1);
@@ -184,7 +184,7 @@ impl<K: Send + Sync + 'static> Listener<K> {
     }
 
     /// Buffers a notification; never blocks.
-    pub(crate) fn add(&self, notification: Notification<K>) {
+    pub(crate) fn notify(&self, notification: Notification<K>) {
         let initial = notification.is_initial();
         if let Some(tx) = self.sender.lock().as_ref() {
             if initial {
@@ -353,7 +353,7 @@ impl<K: Send + Sync + 'static> Processor<K> {
     pub(crate) fn distribute(&self, notification: Notification<K>, sync: bool) {
         let targets = if sync { &self.syncing } else { &self.listeners };
         for listener in targets {
-            listener.add(notification.clone());
+            listener.notify(notification.clone());
         }
     }
 

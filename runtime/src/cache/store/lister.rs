@@ -8,8 +8,8 @@ use std::{fmt, sync::Arc};
 
 use kube_core::{Resource, Selector, SelectorExt};
 
-use super::{NAMESPACE_INDEX, ReadOnlyIndexer};
 use crate::Cacheable;
+use crate::cache::{NAMESPACE_INDEX, ReadOnlyIndexer};
 
 /// A lister lookup failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

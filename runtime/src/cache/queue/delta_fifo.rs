@@ -1,6 +1,6 @@
 //! [`DeltaFifo`]: the queue between a reflector and an informer.
 //!
-//! Unlike [`Fifo`](super::Fifo) it keeps every change ([`Delta`]) of an object since it was
+//! Unlike [`Fifo`](crate::cache::Fifo) it keeps every change ([`Delta`]) of an object since it was
 //! last popped, and it reads (never writes) the consumer's cache — its *known objects* — to
 //! decide what a delete, a relist ([`DeltaFifo::replace`]) or a resync must queue. The
 //! consumer applies popped deltas to that cache.
@@ -15,15 +15,15 @@ use std::{
 
 use ahash::AHashSet;
 
-use super::{
-    CacheError, DeletedFinalStateUnknown, DeletedObject, Delta, DeltaType, Deltas, KeyFunc,
-    KnownObjects, PagedReplace, PopError, ProcessError, Queue, QueueItem, Store,
-    index::StoreKey,
-    meta_namespace_key,
-    queue::ProcessItem,
-    queue_core::{QueueCore, QueueState},
-};
 use crate::Cacheable;
+use crate::cache::{
+    CacheError, DeletedFinalStateUnknown, DeletedObject, Delta, DeltaType, Deltas, KeyFunc,
+    KnownObjects, PagedReplace, PopError, ProcessError, Queue, Queued, ReflectorSink,
+    meta_namespace_key,
+    queue::core::{QueueCore, QueueState},
+    queue::drain::ProcessItem,
+    store::index::StoreKey,
+};
 
 /// Mutates an object before it is queued, for example to drop `managedFields`. Applied to
 /// every object entering the queue except tombstones and resync re-deliveries (those come
@@ -121,9 +121,7 @@ impl<K> fmt::Debug for DeltaFifo<K> {
         let state = self.shared.core.lock();
         f.debug_struct("DeltaFifo")
             .field("queued", &state.queue.len())
-            .field("populated", &state.populated)
-            .field("initial_population_count", &state.initial_population_count)
-            .field("closed", &state.closed)
+            .field("sync", &state.sync)
             .finish()
     }
 }
@@ -173,7 +171,7 @@ impl<K: Cacheable> DeltaFifo<K> {
         let key = self.key_of(&obj)?;
         let obj = self.transform(obj);
         let mut state = self.shared.core.lock();
-        state.populated = true;
+        state.sync.written();
         self.queue_locked(&mut state, &key, Delta::with_type(delta_type, obj));
         drop(state);
         self.shared.core.wake();
@@ -198,7 +196,7 @@ impl<K: Cacheable> DeltaFifo<K> {
         let key = self.key_of(&obj)?;
         let obj = self.transform(obj);
         let mut state = self.shared.core.lock();
-        state.populated = true;
+        state.sync.written();
         let queued = state.items.contains_key(key.as_str());
         let known = match &self.shared.options.known_objects {
             Some(known) => known.get_by_key(&key).is_some(),
@@ -228,7 +226,7 @@ impl<K: Cacheable> DeltaFifo<K> {
             },
         };
         let mut state = self.shared.core.lock();
-        state.populated = true;
+        state.sync.written();
         state.add_if_not_present(StoreKey::from(key), deltas);
         drop(state);
         self.shared.core.wake();
@@ -253,10 +251,7 @@ impl<K: Cacheable> DeltaFifo<K> {
         // lock inside the queue's, never the other way round).
         let unlisted_known = self.unlisted_known_keys(&listed_keys);
         let tombstones = self.detect_deletions_locked(&mut state, &listed_keys, unlisted_known);
-        if !state.populated {
-            state.populated = true;
-            state.initial_population_count = listed_keys.len() + tombstones;
-        }
+        state.sync.listed(listed_keys.len() + tombstones);
         drop(state);
         self.shared.core.wake();
         Ok(())
@@ -329,10 +324,8 @@ impl<K: Cacheable> DeltaFifo<K> {
         if let (Some(listed_keys), Some(unlisted_known)) = (&listed_keys, unlisted_known) {
             self.detect_deletions_locked(&mut state, listed_keys, unlisted_known);
         }
-        if !state.populated {
-            state.populated = true;
-            state.initial_population_count = state.queue.len();
-        }
+        let queued = state.queue.len();
+        state.sync.listed(queued);
         drop(state);
         self.shared.core.wake();
         Ok(())
@@ -603,7 +596,7 @@ impl<K: Cacheable> DeltaFifo<K> {
     }
 }
 
-impl<K: Cacheable> Store<K> for DeltaFifo<K> {
+impl<K: Cacheable> ReflectorSink<K> for DeltaFifo<K> {
     fn add(&self, obj: Arc<K>) -> Result<(), CacheError> {
         DeltaFifo::add(self, obj)
     }
@@ -637,7 +630,7 @@ impl<K: Cacheable> Queue<K> for DeltaFifo<K> {
     ) -> futures::future::BoxFuture<'a, Result<usize, PopError<CacheError>>> {
         Box::pin(self.shared.core.pop_many(max, |key, deltas, initial| {
             process(
-                QueueItem::Deltas {
+                Queued::Deltas {
                     key,
                     deltas: deltas.as_slice(),
                 },

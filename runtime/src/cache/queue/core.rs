@@ -1,4 +1,4 @@
-//! The keyed queue core shared by [`Fifo`](super::Fifo) and [`DeltaFifo`](super::DeltaFifo):
+//! The keyed queue core shared by [`Fifo`](crate::cache::Fifo) and [`DeltaFifo`](crate::cache::DeltaFifo):
 //! one value per key, keys in pop order, the initial-population count behind `has_synced`,
 //! a blocking pop that waits on a `Notify` (registered before the state is checked, so
 //! no wake-up is lost) and never polls, and the backlog wait producers use for backpressure
@@ -14,7 +14,7 @@ use ahash::AHashMap;
 use parking_lot::{Mutex, MutexGuard};
 use tokio::sync::Notify;
 
-use super::index::StoreKey;
+use crate::cache::{queue::sync_state::SyncState, store::index::StoreKey};
 
 /// How a pop's process callback failed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -46,9 +46,8 @@ pub enum PopError<E> {
 pub(crate) struct QueueState<V> {
     pub(crate) items: AHashMap<StoreKey, V>,
     pub(crate) queue: VecDeque<StoreKey>,
-    pub(crate) populated: bool,
-    pub(crate) initial_population_count: usize,
-    pub(crate) closed: bool,
+    /// The first population's progress and whether the queue was closed.
+    pub(crate) sync: SyncState,
     /// The largest backlog limit a producer is waiting to get under (0: nobody waits).
     /// A pop that leaves fewer keys queued than this wakes the waiters and resets it.
     backlog_wake_below: usize,
@@ -69,12 +68,12 @@ impl<V> QueueState<V> {
     }
 
     fn has_synced(&self) -> bool {
-        self.populated && self.initial_population_count == 0
+        self.sync.has_synced()
     }
 }
 
 /// The wake-up discipline of a blocking pop, shared by [`QueueCore`] and
-/// [`RealFifo`](super::RealFifo): a pop registers its wake-up, counts itself as waiting, and
+/// [`RealFifo`](crate::cache::RealFifo): a pop registers its wake-up, counts itself as waiting, and
 /// checks the queue again before it sleeps; a producer reads the count after queuing and
 /// wakes only when someone waits. So a producer either sees the pop waiting and wakes it,
 /// or queued its item before the pop's second check — no wake-up is lost, nothing polls.
@@ -137,9 +136,7 @@ impl<V> QueueCore<V> {
             state: Mutex::new(QueueState {
                 items: AHashMap::new(),
                 queue: VecDeque::new(),
-                populated: false,
-                initial_population_count: 0,
-                closed: false,
+                sync: SyncState::new(),
                 backlog_wake_below: 0,
             }),
             pops: PopWaiters::new(),
@@ -160,7 +157,7 @@ impl<V> QueueCore<V> {
             notified.as_mut().enable();
             {
                 let mut state = self.state.lock();
-                if state.queue.len() < limit || state.closed {
+                if state.queue.len() < limit || state.sync.is_closed() {
                     return;
                 }
                 state.backlog_wake_below = state.backlog_wake_below.max(limit);
@@ -180,13 +177,13 @@ impl<V> QueueCore<V> {
     }
 
     pub(crate) fn close(&self) {
-        self.state.lock().closed = true;
+        self.state.lock().sync.close();
         self.pops.wake_all();
         self.backlog.notify_waiters();
     }
 
     pub(crate) fn is_closed(&self) -> bool {
-        self.state.lock().closed
+        self.state.lock().sync.is_closed()
     }
 
     /// True once the first replace batch has been popped, or when anything else was
@@ -255,7 +252,7 @@ impl<V> QueueCore<V> {
         if done > 0 {
             Some(Ok(done))
         } else {
-            state.closed.then_some(Err(PopError::Closed))
+            state.sync.is_closed().then_some(Err(PopError::Closed))
         }
     }
 
@@ -267,8 +264,7 @@ impl<V> QueueCore<V> {
                 state.backlog_wake_below = 0;
                 self.backlog.notify_waiters();
             }
-            let is_in_initial_list = !state.has_synced();
-            state.initial_population_count = state.initial_population_count.saturating_sub(1);
+            let is_in_initial_list = state.sync.popped();
             // A key whose value was deleted after it was queued is skipped.
             if let Some(value) = state.items.remove(&key) {
                 return Some((key, value, is_in_initial_list));
@@ -302,7 +298,7 @@ impl<V> QueueCore<V> {
                 }
             });
         }
-        state.closed.then_some(Err(PopError::Closed))
+        state.sync.is_closed().then_some(Err(PopError::Closed))
     }
 }
 

@@ -1,19 +1,21 @@
-//! [`Queue`]: what an informer drains — a [`RealFifo`](super::RealFifo) (the default, in
-//! server order) or a [`DeltaFifo`](super::DeltaFifo) (keyed) — and the [`QueueItem`]s it
+//! [`Queue`]: what an informer drains — a [`RealFifo`](crate::cache::RealFifo) (the default, in
+//! server order) or a [`DeltaFifo`](crate::cache::DeltaFifo) (keyed) — and the [`Queued`]s it
 //! hands over, among them the atomic [`Relist`] and [`Resync`] batches.
 
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
 
-use super::{CacheError, DeletedFinalStateUnknown, DeletedObject, Delta, PopError, Store};
+use crate::cache::{
+    CacheError, DeletedFinalStateUnknown, DeletedObject, Delta, PopError, ReflectorSink,
+};
 
 /// One thing a [`Queue`] hands its consumer.
 #[derive(Debug)]
-pub enum QueueItem<'a, K> {
+pub enum Queued<'a, K> {
     /// Changes of one object, oldest first: one per pop from a
-    /// [`RealFifo`](super::RealFifo), everything queued for the key from a
-    /// [`DeltaFifo`](super::DeltaFifo).
+    /// [`RealFifo`](crate::cache::RealFifo), everything queued for the key from a
+    /// [`DeltaFifo`](crate::cache::DeltaFifo).
     Deltas {
         /// The object's key.
         key: &'a Arc<str>,
@@ -98,12 +100,11 @@ impl<K> Resync<K> {
 
 /// How a consumer processes one popped item: with whether it belongs to the initial list.
 /// An error drops the item (neither queue re-queues for an informer) and ends the batch.
-pub type ProcessItem<'f, K> =
-    dyn FnMut(QueueItem<'_, K>, bool) -> Result<(), CacheError> + Send + 'f;
+pub type ProcessItem<'f, K> = dyn FnMut(Queued<'_, K>, bool) -> Result<(), CacheError> + Send + 'f;
 
 /// The queue between a reflector (which writes it through [`Store`]) and an informer
 /// (which drains it with [`Queue::pop_batch`]); client-go's `Queue`/`QueueWithBatch`.
-pub trait Queue<K>: Store<K> {
+pub trait Queue<K>: ReflectorSink<K> {
     /// Waits until something is queued (or the queue is closed and drained), then hands up
     /// to `max` items (at least one), in queue order, to `process` under one hold of the
     /// queue's lock — so nothing is queued between them and [`Queue::has_synced`] cannot turn

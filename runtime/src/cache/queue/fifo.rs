@@ -8,11 +8,11 @@ use std::{fmt, sync::Arc};
 
 use ahash::{AHashMap, AHashSet};
 
-use super::{
-    CacheError, KeyFunc, PopError, ProcessError, Store, index::StoreKey, meta_namespace_key,
-    queue_core::QueueCore,
-};
 use crate::Cacheable;
+use crate::cache::{
+    CacheError, KeyFunc, PopError, ProcessError, ReflectorSink, meta_namespace_key,
+    queue::core::QueueCore, store::index::StoreKey,
+};
 
 struct Shared<K> {
     core: QueueCore<Arc<K>>,
@@ -38,7 +38,7 @@ impl<K> fmt::Debug for Fifo<K> {
         let state = self.shared.core.lock();
         f.debug_struct("Fifo")
             .field("queued", &state.items.len())
-            .field("closed", &state.closed)
+            .field("sync", &state.sync)
             .finish()
     }
 }
@@ -75,7 +75,7 @@ impl<K: Send + Sync + 'static> Fifo<K> {
     pub fn add(&self, obj: Arc<K>) -> Result<(), CacheError> {
         let key = self.key(&obj)?;
         let mut state = self.shared.core.lock();
-        state.populated = true;
+        state.sync.written();
         match state.items.get_mut(key.as_str()) {
             Some(slot) => *slot = obj,
             None => state.push_new(StoreKey::from(key), obj),
@@ -95,7 +95,7 @@ impl<K: Send + Sync + 'static> Fifo<K> {
     pub fn delete(&self, obj: &K) -> Result<(), CacheError> {
         let key = self.key(obj)?;
         let mut state = self.shared.core.lock();
-        state.populated = true;
+        state.sync.written();
         state.items.remove(key.as_str());
         Ok(())
     }
@@ -105,7 +105,7 @@ impl<K: Send + Sync + 'static> Fifo<K> {
     pub fn add_if_not_present(&self, obj: Arc<K>) -> Result<(), CacheError> {
         let key = self.key(&obj)?;
         let mut state = self.shared.core.lock();
-        state.populated = true;
+        state.sync.written();
         state.add_if_not_present(StoreKey::from(key), obj);
         drop(state);
         self.shared.core.wake();
@@ -143,10 +143,7 @@ impl<K: Send + Sync + 'static> Fifo<K> {
             items.insert(StoreKey::from(key), obj);
         }
         let mut state = self.shared.core.lock();
-        if !state.populated {
-            state.populated = true;
-            state.initial_population_count = items.len();
-        }
+        state.sync.listed(items.len());
         state.queue = items.keys().cloned().collect();
         state.items = items;
         let wake = !state.queue.is_empty();
@@ -204,7 +201,7 @@ impl<K: Send + Sync + 'static> Fifo<K> {
     }
 }
 
-impl<K: Send + Sync + 'static> Store<K> for Fifo<K> {
+impl<K: Send + Sync + 'static> ReflectorSink<K> for Fifo<K> {
     fn add(&self, obj: Arc<K>) -> Result<(), CacheError> {
         Fifo::add(self, obj)
     }

@@ -1,4 +1,4 @@
-//! The change records a [`DeltaFifo`](super::DeltaFifo) queues, and the tombstone a relist
+//! The change records a [`DeltaFifo`](crate::cache::DeltaFifo) queues, and the tombstone a relist
 //! produces for an object whose delete event was missed.
 
 use std::sync::Arc;

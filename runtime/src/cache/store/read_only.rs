@@ -4,8 +4,8 @@
 
 use std::{fmt, sync::Arc};
 
-use super::{CacheError, Indexer, Indexers};
 use crate::Cacheable;
+use crate::cache::{CacheError, Indexer, Indexers};
 
 /// Reads of an [`Indexer`], without its writes; cheap to clone (clones share the cache).
 pub struct ReadOnlyIndexer<K> {

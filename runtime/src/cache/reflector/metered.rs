@@ -16,7 +16,7 @@ use kube_core::{
     params::{ListParams, WatchParams},
 };
 
-use super::{ListerWatcher, WatchStream};
+use crate::cache::{ListerWatcher, WatchStream};
 use crate::{Cacheable, client::Error as ClientError, metrics::ReflectorMetrics};
 
 /// A watch that ends within this long having delivered nothing is a "short watch"

@@ -11,8 +11,8 @@
 //!    would keep restoring the same stale state. (client-go's reflector drops the `limit`
 //!    there instead unless given a page size; paging keeps a relist bounded here.) An
 //!    expired continue token falls back to one unpaginated list at the same version. The
-//!    store is replaced with the result; a paged store ([`DeltaFifo`](super::DeltaFifo),
-//!    [`RealFifo`](super::RealFifo)) takes it page by page, and the next page is fetched only
+//!    store is replaced with the result; a paged store ([`DeltaFifo`](crate::cache::DeltaFifo),
+//!    [`RealFifo`](crate::cache::RealFifo)) takes it page by page, and the next page is fetched only
 //!    once fewer than two pages wait in it (backpressure: a relist holds little more than
 //!    the cache itself).
 //! 2. **Watch** from the list's resourceVersion with bookmarks and a random timeout in
@@ -46,9 +46,8 @@ use std::{
     time::Duration,
 };
 
-use futures::{future::BoxFuture, stream::BoxStream};
 use kube_core::{
-    ObjectList, WatchEvent,
+    WatchEvent,
     params::{ListParams, VersionMatch, WatchParams},
 };
 use parking_lot::Mutex;
@@ -56,28 +55,14 @@ use rand::Rng;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use super::{
-    BackoffConfig, CacheError, Store, backoff::Backoff, meta_namespace_key, watch_idle::IdleWatch,
+use crate::cache::{
+    BackoffConfig, CacheError, ListerWatcher, ReflectorSink, WatchStream, meta_namespace_key,
+    reflector::backoff::Backoff, reflector::watch_idle::IdleWatch,
 };
 use crate::{Cacheable, client::Error as ClientError};
 
 /// The annotation on the bookmark that ends a streaming list's initial events.
 pub const INITIAL_EVENTS_END_ANNOTATION: &str = "k8s.io/initial-events-end";
-
-/// A stream of watch events, as a [`ListerWatcher`] returns it.
-pub type WatchStream<K> = BoxStream<'static, Result<WatchEvent<K>, ClientError>>;
-
-/// Lists and watches one resource (client-go's `ListerWatcher`).
-pub trait ListerWatcher<K: Clone>: Send + Sync + 'static {
-    /// Lists one page.
-    fn list(&self, params: ListParams) -> BoxFuture<'static, Result<ObjectList<K>, ClientError>>;
-    /// Watches from `resource_version`.
-    fn watch(
-        &self,
-        params: WatchParams,
-        resource_version: String,
-    ) -> BoxFuture<'static, Result<WatchStream<K>, ClientError>>;
-}
 
 /// How the reflector gets its initial state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -198,7 +183,7 @@ enum RoundEnd {
 pub struct Reflector<K: Clone> {
     name: String,
     lister_watcher: Arc<dyn ListerWatcher<K>>,
-    store: Arc<dyn Store<K>>,
+    store: Arc<dyn ReflectorSink<K>>,
     config: ReflectorConfig,
     versions: Mutex<VersionState>,
     /// Watch events received so far (a round that received any made progress).
@@ -221,7 +206,7 @@ impl<K: Cacheable> Reflector<K> {
     /// A reflector feeding `store` from `lister_watcher`.
     pub fn new(
         lister_watcher: Arc<dyn ListerWatcher<K>>,
-        store: Arc<dyn Store<K>>,
+        store: Arc<dyn ReflectorSink<K>>,
         config: ReflectorConfig,
     ) -> Self {
         Self {
@@ -839,7 +824,7 @@ mod tests {
     /// Runs a reflector over `api` into `store`, recording every error it reports.
     fn start(
         api: &FakeApi<ConfigMap>,
-        store: Arc<dyn Store<ConfigMap>>,
+        store: Arc<dyn ReflectorSink<ConfigMap>>,
         config: ReflectorConfig,
     ) -> Running {
         let errors = Arc::new(Mutex::new(Vec::new()));
@@ -991,7 +976,7 @@ mod tests {
         finished: Mutex<Option<String>>,
     }
 
-    impl Store<ConfigMap> for Pages {
+    impl ReflectorSink<ConfigMap> for Pages {
         fn add(&self, _: Arc<ConfigMap>) -> Result<(), CacheError> {
             Ok(())
         }
@@ -1007,12 +992,12 @@ mod tests {
         fn resync(&self) -> Result<(), CacheError> {
             Ok(())
         }
-        fn paged_replace(&self) -> Option<&dyn super::super::PagedReplace<ConfigMap>> {
+        fn paged_replace(&self) -> Option<&dyn crate::cache::PagedReplace<ConfigMap>> {
             Some(self)
         }
     }
 
-    impl super::super::PagedReplace<ConfigMap> for Pages {
+    impl crate::cache::PagedReplace<ConfigMap> for Pages {
         fn replace_begin(&self) {
             self.pages.lock().clear();
         }

@@ -2,7 +2,7 @@
 
 use std::{fmt, sync::Arc, time::Duration};
 
-use super::DeletedObject;
+use crate::cache::DeletedObject;
 
 /// Receives an informer's notifications. Every method has an empty default.
 ///
@@ -55,7 +55,7 @@ impl HandlerOptions {
     }
 
     /// A resync every `period` (client-go's rules; see
-    /// [`SharedIndexInformer::add_event_handler_with_resync`](super::SharedIndexInformer::add_event_handler_with_resync)).
+    /// [`SharedIndexInformer::add_event_handler_with_resync`](crate::cache::SharedIndexInformer::add_event_handler_with_resync)).
     #[must_use]
     pub fn resync(mut self, period: Duration) -> Self {
         self.resync = Some(period);

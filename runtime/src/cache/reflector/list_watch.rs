@@ -1,5 +1,6 @@
-//! [`ListWatch`]: a [`ListerWatcher`] over a typed [`ResourceClient`] or a
-//! [`DynamicClient`], and [`MetadataListWatch`], the same for metadata only.
+//! [`ListerWatcher`], what a reflector lists and watches (client-go's `ListerWatcher`);
+//! [`ListWatch`], one over a typed [`ResourceClient`] or a [`DynamicClient`]; and
+//! [`MetadataListWatch`], the same for metadata only.
 
 use std::{fmt, marker::PhantomData, sync::Arc};
 
@@ -9,14 +10,25 @@ use kube_core::{
     params::{ListParams, WatchParams},
 };
 
-use super::{ListerWatcher, WatchStream};
 use crate::{
     Cacheable,
     client::{
-        DynamicClient, Error as ClientError, ReadClient, ResourceClient, Strip, strip::Stripped,
-        verbs::RawApi,
+        DynamicClient, Error as ClientError, ReadClient, ResourceClient, Strip, WatchStream,
+        strip::Stripped, verbs::RawApi,
     },
 };
+
+/// Lists and watches one resource (client-go's `ListerWatcher`).
+pub trait ListerWatcher<K: Clone>: Send + Sync + 'static {
+    /// Lists one page.
+    fn list(&self, params: ListParams) -> BoxFuture<'static, Result<ObjectList<K>, ClientError>>;
+    /// Watches from `resource_version`.
+    fn watch(
+        &self,
+        params: WatchParams,
+        resource_version: String,
+    ) -> BoxFuture<'static, Result<WatchStream<K>, ClientError>>;
+}
 
 /// Changes the list options of every list and watch (client-go's `TweakListOptionsFunc`);
 /// for watches only the selectors carry over.

@@ -14,16 +14,17 @@ use ahash::{AHashMap, AHashSet};
 use futures::future::BoxFuture;
 use parking_lot::Mutex;
 
-use super::{
-    CacheError, DeletedFinalStateUnknown, Delta, DeltaType, KeyFunc, KnownObjects, PagedReplace,
-    PopError, Queue, QueueItem, Relist, Resync, Store, TransformFunc, index::StoreKey,
-    keys::meta_namespace_store_key, queue::ProcessItem, queue_core::PopWaiters,
-};
 use crate::Cacheable;
+use crate::cache::{
+    CacheError, DeletedFinalStateUnknown, Delta, DeltaType, KeyFunc, KnownObjects, PagedReplace,
+    PopError, Queue, Queued, ReflectorSink, Relist, Resync, TransformFunc, queue::core::PopWaiters,
+    queue::drain::ProcessItem, queue::sync_state::SyncState, store::index::StoreKey,
+    store::keys::meta_namespace_store_key,
+};
 
 /// Options of a [`RealFifo`] (client-go's `RealFIFOOptions`).
 pub struct RealFifoOptions<K> {
-    /// `None`: [`meta_namespace_key`](super::meta_namespace_key), built straight into the shared key.
+    /// `None`: [`meta_namespace_key`](crate::cache::meta_namespace_key), built straight into the shared key.
     key_func: Option<KeyFunc<K>>,
     known_objects: Option<Arc<dyn KnownObjects<K>>>,
     transformer: Option<TransformFunc<K>>,
@@ -40,7 +41,7 @@ impl<K: Cacheable> Default for RealFifoOptions<K> {
 }
 
 impl<K: Cacheable> RealFifoOptions<K> {
-    /// Keys objects with `key_func` instead of [`meta_namespace_key`](super::meta_namespace_key).
+    /// Keys objects with `key_func` instead of [`meta_namespace_key`](crate::cache::meta_namespace_key).
     #[must_use]
     pub fn key_func(mut self, key_func: KeyFunc<K>) -> Self {
         self.key_func = Some(key_func);
@@ -75,16 +76,14 @@ enum Entry<K> {
 
 struct State<K> {
     items: VecDeque<Entry<K>>,
-    /// Whether the first relist was queued, or anything else before it.
-    populated: bool,
-    /// Items of the first relist batch not yet popped.
-    initial_population_count: usize,
-    closed: bool,
+    /// The first population's progress (the first relist is one item) and whether the
+    /// queue was closed.
+    sync: SyncState,
 }
 
 impl<K> State<K> {
     fn has_synced(&self) -> bool {
-        self.populated && self.initial_population_count == 0
+        self.sync.has_synced()
     }
 }
 
@@ -117,9 +116,7 @@ impl<K> fmt::Debug for RealFifo<K> {
         let state = self.shared.state.lock();
         f.debug_struct("RealFifo")
             .field("queued", &state.items.len())
-            .field("populated", &state.populated)
-            .field("initial_population_count", &state.initial_population_count)
-            .field("closed", &state.closed)
+            .field("sync", &state.sync)
             .finish()
     }
 }
@@ -156,9 +153,7 @@ impl<K: Cacheable> RealFifo<K> {
             shared: Arc::new(Shared {
                 state: Mutex::new(State {
                     items: VecDeque::new(),
-                    populated: false,
-                    initial_population_count: 0,
-                    closed: false,
+                    sync: SyncState::new(),
                 }),
                 pops: PopWaiters::new(),
                 options,
@@ -183,7 +178,7 @@ impl<K: Cacheable> RealFifo<K> {
 
     fn push(&self, entry: Entry<K>) {
         let mut state = self.shared.state.lock();
-        state.populated = true;
+        state.sync.written();
         state.items.push_back(entry);
         drop(state);
         self.shared.pops.wake();
@@ -300,10 +295,8 @@ impl<K: Cacheable> RealFifo<K> {
             objects: listed,
             resource_version: resource_version.to_owned(),
         }));
-        if !state.populated {
-            state.populated = true;
-            state.initial_population_count = state.items.len();
-        }
+        let queued = state.items.len();
+        state.sync.listed(queued);
         drop(state);
         self.shared.pops.wake();
     }
@@ -356,7 +349,7 @@ impl<K: Cacheable> RealFifo<K> {
                         },
                         initial,
                     ))),
-                    None => state.closed.then_some(Err(PopError::Closed)),
+                    None => state.sync.is_closed().then_some(Err(PopError::Closed)),
                 }
             })
             .await
@@ -379,15 +372,15 @@ impl<K: Cacheable> RealFifo<K> {
                     };
                     let result = match entry {
                         Entry::Change(key, delta) => process(
-                            QueueItem::Deltas {
+                            Queued::Deltas {
                                 key: &key,
                                 deltas: std::slice::from_ref(&delta),
                             },
                             initial,
                         ),
-                        Entry::Relist(relist) => process(QueueItem::Relist(relist), initial),
-                        Entry::Resync(resync) => process(QueueItem::Resync(resync), initial),
-                        Entry::Bookmark(rv) => process(QueueItem::Bookmark(rv), initial),
+                        Entry::Relist(relist) => process(Queued::Relist(relist), initial),
+                        Entry::Resync(resync) => process(Queued::Resync(resync), initial),
+                        Entry::Bookmark(rv) => process(Queued::Bookmark(rv), initial),
                     };
                     if let Err(error) = result {
                         return Some(Err(PopError::Process {
@@ -400,7 +393,7 @@ impl<K: Cacheable> RealFifo<K> {
                 if done > 0 {
                     Some(Ok(done))
                 } else {
-                    state.closed.then_some(Err(PopError::Closed))
+                    state.sync.is_closed().then_some(Err(PopError::Closed))
                 }
             })
             .await
@@ -433,13 +426,13 @@ impl<K: Cacheable> RealFifo<K> {
 
     /// Closes the queue: pops drain what is queued, then report [`PopError::Closed`].
     pub fn close(&self) {
-        self.shared.state.lock().closed = true;
+        self.shared.state.lock().sync.close();
         self.shared.pops.wake_all();
     }
 
     /// Whether [`RealFifo::close`] was called.
     pub fn is_closed(&self) -> bool {
-        self.shared.state.lock().closed
+        self.shared.state.lock().sync.is_closed()
     }
 
     /// True once the first relist (and everything queued before it) has been popped and
@@ -465,8 +458,7 @@ fn same_version<K: Cacheable>(cached: &K, listed: &K) -> bool {
 /// Takes the next item, with whether it belongs to the initial list.
 fn take_locked<K>(state: &mut State<K>) -> Option<(Entry<K>, bool)> {
     let entry = state.items.pop_front()?;
-    let initial = !state.has_synced();
-    state.initial_population_count = state.initial_population_count.saturating_sub(1);
+    let initial = state.sync.popped();
     Some((entry, initial))
 }
 
@@ -563,7 +555,7 @@ fn tombstones_locked<K: 'static>(
     tombstones
 }
 
-impl<K: Cacheable> Store<K> for RealFifo<K> {
+impl<K: Cacheable> ReflectorSink<K> for RealFifo<K> {
     fn add(&self, obj: Arc<K>) -> Result<(), CacheError> {
         RealFifo::add(self, obj)
     }
@@ -1149,10 +1141,10 @@ mod tests {
             let mut batch = Vec::new();
             q.pop_batch(2, &mut |item, initial| {
                 let deltas = match item {
-                    QueueItem::Deltas { deltas, .. } => deltas.to_vec(),
-                    QueueItem::Relist(relist) => relist.deltas(),
-                    QueueItem::Resync(resync) => resync.deltas(),
-                    QueueItem::Bookmark(_) => Vec::new(),
+                    Queued::Deltas { deltas, .. } => deltas.to_vec(),
+                    Queued::Relist(relist) => relist.deltas(),
+                    Queued::Resync(resync) => resync.deltas(),
+                    Queued::Bookmark(_) => Vec::new(),
                 };
                 batch.extend(shown(&deltas).into_iter().map(|d| (d, initial)));
                 Ok(())

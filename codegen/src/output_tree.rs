@@ -323,7 +323,7 @@ mod tests {
         let file = tmp.path().join("role.yaml");
         let mut t = OutputTree::new();
         t.insert("", &file, "x\n");
-        assert_eq!(t.paths().collect::<Vec<_>>(), [file.clone()]);
+        assert_eq!(t.paths().collect::<Vec<_>>(), std::slice::from_ref(&file));
         assert_eq!(t.verify().expect("verify").differing, [file]);
     }
 
@@ -334,7 +334,10 @@ mod tests {
         fs::write(&file, "old\n").expect("write");
         let t = OutputTree::single(&file, None::<String>);
         assert!(t.is_empty());
-        assert_eq!(t.verify().expect("verify").differing, [file.clone()]);
+        assert_eq!(
+            t.verify().expect("verify").differing,
+            std::slice::from_ref(&file)
+        );
         t.write().expect("write");
         assert!(!file.exists());
         assert!(t.verify().expect("verify").is_up_to_date());

@@ -1,6 +1,8 @@
 //! `verify`: regenerate in memory and compare with the tree, as
 //! code-generator's verify-codegen.sh does; stale, missing and extra generated files all
-//! count, and the differences come back as a unified diff.
+//! count, and the differences come back as a unified diff. The comparison itself is
+//! [`crate::OutputTree::verify`], shared by every generator; this holds its outcome,
+//! [`VerifyOutcome`], and the `verify` command's entry point ([`Generator::verify`]).
 
 use std::path::PathBuf;
 

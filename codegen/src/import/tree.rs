@@ -49,8 +49,8 @@ fn existing(dir: &Path) -> Result<Vec<PathBuf>, ImportError> {
 }
 
 /// The [`OutputTree`] of an import: its files below the output directory, and the
-/// generated `.rs` files already there that it owns ([`existing`]) claimed, so one the
-/// import no longer produces is stale.
+/// generated `.rs` files already there that it owns (every file carrying the generated
+/// line but `zz_generated_*`) claimed, so one the import no longer produces is stale.
 pub fn output_tree(opts: &ImportOptions, imported: &Imported) -> Result<OutputTree, ImportError> {
     let dir = &opts.output_dir;
     let mut tree = OutputTree::new();

@@ -64,17 +64,23 @@ pub const DEFAULT_FILE_NAME: &str = "kubegen.rs";
 const IMPLS_MODULE: &str = "__kubegen_impls";
 
 /// Generates clientset, listers, informers and impls into `OUT_DIR` from a build script.
+///
+/// A [`Config`] (the options the CLI's `update` takes) plus what only a build script
+/// has: where the one file goes and whether Cargo is told when to rerun. The builder
+/// methods set fields of the wrapped [`Config`].
 #[derive(Clone, Debug)]
 pub struct Builder {
-    input_dir: PathBuf,
-    input_module: String,
-    output_module: String,
-    with_fake: bool,
-    with_applyconfig: bool,
-    boilerplate: Option<PathBuf>,
-    plural_exceptions: Vec<String>,
+    /// The generator's options; its `output_dir` is set from [`Builder::out_dir`] when
+    /// generating (it only locates messages: nothing is written there).
+    config: Config,
+    /// The first malformed [`Builder::plural_exception`], reported by `generate` (the
+    /// builder methods cannot fail).
+    invalid_plural: Option<String>,
+    /// [`Builder::out_dir`]; `None`: Cargo's `OUT_DIR`.
     out_dir: Option<PathBuf>,
+    /// [`Builder::file_name`].
     file_name: String,
+    /// [`Builder::emit_rerun_if_changed`].
     rerun_if_changed: bool,
 }
 
@@ -89,31 +95,31 @@ impl Builder {
     /// generated file included at `crate::client`, no fake clientset.
     pub fn new() -> Self {
         Self {
-            input_dir: PathBuf::from("src/apis"),
-            input_module: "crate::apis".to_owned(),
-            output_module: "crate::client".to_owned(),
-            with_fake: false,
-            with_applyconfig: false,
-            boilerplate: None,
-            plural_exceptions: Vec::new(),
+            config: Config::new("src/apis", PathBuf::new(), "crate::client"),
+            invalid_plural: None,
             out_dir: None,
             file_name: DEFAULT_FILE_NAME.to_owned(),
             rerun_if_changed: true,
         }
     }
 
+    /// The wrapped generator options.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
     /// The API tree (`<dir>/<group>/<version>/mod.rs`), relative to the package root
     /// (a build script's working directory). Default `src/apis`.
     #[must_use]
     pub fn input_dir(mut self, dir: impl Into<PathBuf>) -> Self {
-        self.input_dir = dir.into();
+        self.config.input_dir = dir.into();
         self
     }
 
     /// The Rust module path of the API tree. Default `crate::apis`.
     #[must_use]
     pub fn input_module(mut self, path: impl Into<String>) -> Self {
-        self.input_module = path.into();
+        self.config = self.config.input_module(path);
         self
     }
 
@@ -121,7 +127,7 @@ impl Builder {
     /// `crate::client`.
     #[must_use]
     pub fn output_module(mut self, path: impl Into<String>) -> Self {
-        self.output_module = path.into();
+        self.config.output_module = path.into();
         self
     }
 
@@ -129,28 +135,33 @@ impl Builder {
     /// `kubegen-testserver`).
     #[must_use]
     pub fn with_fake(mut self, on: bool) -> Self {
-        self.with_fake = on;
+        self.config = self.config.with_fake(on);
         self
     }
 
     /// Also generates apply configurations (`applyconfiguration` module).
     #[must_use]
     pub fn with_applyconfig(mut self, on: bool) -> Self {
-        self.with_applyconfig = on;
+        self.config = self.config.with_applyconfig(on);
         self
     }
 
     /// A header of `//` lines for the generated file.
     #[must_use]
     pub fn boilerplate(mut self, path: impl Into<PathBuf>) -> Self {
-        self.boilerplate = Some(path.into());
+        self.config = self.config.boilerplate(path);
         self
     }
 
     /// Adds a `Kind:Plural` exception to the pluraliser (checked by `generate`).
     #[must_use]
     pub fn plural_exception(mut self, spec: impl Into<String>) -> Self {
-        self.plural_exceptions.push(spec.into());
+        let spec = spec.into();
+        if self.invalid_plural.is_none()
+            && let Err(e) = self.config.plural_exceptions.add_spec(&spec)
+        {
+            self.invalid_plural = Some(e.to_string());
+        }
         self
     }
 
@@ -176,9 +187,10 @@ impl Builder {
     }
 
     fn generator(&self) -> Result<Generator, Error> {
+        let config = &self.config;
         for (option, path) in [
-            ("input_module", &self.input_module),
-            ("output_module", &self.output_module),
+            ("input_module", &config.input_module),
+            ("output_module", &config.output_module),
         ] {
             if syn::parse_str::<syn::Path>(path).is_err() {
                 return Err(Error::Config(format!(
@@ -186,27 +198,18 @@ impl Builder {
                 )));
             }
         }
-        if !self.input_dir.is_dir() {
+        if !config.input_dir.is_dir() {
             return Err(Error::Config(format!(
                 "input_dir(\"{}\") is not a directory",
-                self.input_dir.display()
+                config.input_dir.display()
             )));
         }
+        if let Some(message) = &self.invalid_plural {
+            return Err(Error::Config(message.clone()));
+        }
         // The output directory only locates messages: nothing is written there.
-        let mut config = Config::new(
-            &self.input_dir,
-            self.out_dir.clone().unwrap_or_default(),
-            &self.output_module,
-        )
-        .input_module(&self.input_module)
-        .with_fake(self.with_fake)
-        .with_applyconfig(self.with_applyconfig);
-        if let Some(b) = &self.boilerplate {
-            config = config.boilerplate(b);
-        }
-        for spec in &self.plural_exceptions {
-            config = config.plural_exception(spec)?;
-        }
+        let mut config = config.clone();
+        config.output_dir = self.out_dir.clone().unwrap_or_default();
         Generator::new(config)
     }
 
@@ -218,7 +221,7 @@ impl Builder {
             .into_iter()
             .filter(|(root, _)| *root == Root::Input)
             .map(|(_, rel)| Diagnostic {
-                path: self.input_dir.join(rel),
+                path: self.config.input_dir.join(rel),
                 line: 0,
                 message: "generated file in the API tree: build.rs mode generates these impls into OUT_DIR; delete it and its `mod` line (or generate with the kubegen-codegen CLI instead)".to_owned(),
             })
@@ -228,18 +231,19 @@ impl Builder {
         }
         let packages = generator.packages()?;
         let path_of = |text: &str| syn::parse_str::<syn::Path>(text);
-        let (Ok(output_module), Ok(input_module)) =
-            (path_of(&self.output_module), path_of(&self.input_module))
-        else {
+        let (Ok(output_module), Ok(input_module)) = (
+            path_of(&self.config.output_module),
+            path_of(&self.config.input_module),
+        ) else {
             // `generator` checked both.
             return Err(Error::Config("invalid module path".to_owned()));
         };
         let layout_config = layout::LayoutConfig {
             output_module: &output_module,
             input_module: &input_module,
-            with_fake: self.with_fake,
-            with_applyconfig: self.with_applyconfig,
-            group_features: None,
+            with_fake: self.config.with_fake,
+            with_applyconfig: self.config.with_applyconfig,
+            group_features: self.config.group_features.as_deref(),
         };
         let shown = self
             .out_dir
@@ -302,7 +306,7 @@ impl Builder {
             .map_err(at_output)?;
             items.extend(impls.items);
         }
-        let boilerplate = match &self.boilerplate {
+        let boilerplate = match &self.config.boilerplate {
             Some(path) => Boilerplate::load(path)?,
             None => Boilerplate::default(),
         };
@@ -320,11 +324,11 @@ impl Builder {
         let directives = |e: io::Error| BuildError::new(Error::io("<cargo directives>", e));
         if self.rerun_if_changed {
             // Printed first and on failure too, so that fixing a file reruns the script.
-            let mut watched = vec![self.input_dir.clone()];
-            if self.input_dir.is_dir() {
-                watched.extend(walk_files(&self.input_dir).map_err(BuildError::new)?);
+            let mut watched = vec![self.config.input_dir.clone()];
+            if self.config.input_dir.is_dir() {
+                watched.extend(walk_files(&self.config.input_dir).map_err(BuildError::new)?);
             }
-            watched.extend(self.boilerplate.iter().cloned());
+            watched.extend(self.config.boilerplate.iter().cloned());
             for path in watched {
                 writeln!(cargo, "cargo:rerun-if-changed={}", path.display()).map_err(directives)?;
             }

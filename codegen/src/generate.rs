@@ -19,7 +19,6 @@
 //! # Ok::<(), kubegen_codegen::Error>(())
 //! ```
 
-use std::collections::HashSet;
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -30,6 +29,7 @@ use crate::diagnostic::{Diagnostic, Error};
 use crate::expand;
 use crate::layout;
 use crate::model::{Package, TypeDef};
+use crate::output_tree::OutputTree;
 use crate::plural::PluralExceptions;
 use crate::render::{self, Boilerplate, GENERATED_LINE};
 use crate::source::{self, GENERATED_PREFIX, VersionDir};
@@ -395,36 +395,41 @@ impl Generator {
         Ok(out)
     }
 
-    /// Writes `files` below `input_root` / `output_root`. A file that already holds
-    /// exactly its contents is left alone: its modification time stays (so cargo does not
-    /// rebuild what did not change), and rewriting a file in place costs a flush on close
-    /// on ext4 (`auto_da_alloc`), which dominated `update` of a tree of many small files.
+    /// The [`OutputTree`] of `files`: each below its root (the API tree first, then the
+    /// output directory), with every generated file now on disk
+    /// ([`Generator::existing_files`]) claimed as ours; a stale one is removed only when
+    /// it carries the generated line (verify reports it either way).
+    pub fn output_tree(&self, files: &[GeneratedFile]) -> Result<OutputTree, Error> {
+        let mut tree = OutputTree::new();
+        tree.root(&self.config.input_dir)
+            .root(&self.config.output_dir)
+            .remove_only_marked(GENERATED_LINE);
+        for f in files {
+            tree.insert(self.root_dir(f.root), &f.path, f.contents.as_bytes());
+        }
+        for (root, rel) in self.existing_files()? {
+            tree.claim(self.root_dir(root), rel);
+        }
+        Ok(tree)
+    }
+
+    /// Writes `files` below `input_root` / `output_root` (removing nothing). A file that
+    /// already holds exactly its contents is left alone ([`OutputTree::write`]).
     pub fn write_files(
         files: &[GeneratedFile],
         input_root: &Path,
         output_root: &Path,
     ) -> Result<(), Error> {
-        let mut dirs: HashSet<&Path> = HashSet::new();
-        let mut paths = Vec::with_capacity(files.len());
+        let mut tree = OutputTree::new();
+        tree.root(input_root).root(output_root);
         for f in files {
             let root = match f.root {
                 Root::Input => input_root,
                 Root::Output => output_root,
             };
-            paths.push(root.join(&f.path));
+            tree.insert(root, &f.path, f.contents.as_bytes());
         }
-        for (f, path) in files.iter().zip(&paths) {
-            if let Some(parent) = path.parent()
-                && dirs.insert(parent)
-            {
-                fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
-            }
-            if fs::read(path).is_ok_and(|old| old == f.contents.as_bytes()) {
-                continue;
-            }
-            fs::write(path, &f.contents).map_err(|e| Error::io(path, e))?;
-        }
-        Ok(())
+        Ok(tree.write()?)
     }
 
     /// Regenerates in place: writes every generated file and removes stale generated
@@ -432,21 +437,7 @@ impl Generator {
     /// produced). Returns the files written.
     pub fn update(&self) -> Result<Vec<GeneratedFile>, Error> {
         let files = self.generate()?;
-        Self::write_files(&files, &self.config.input_dir, &self.config.output_dir)?;
-        // A set, not a scan of `files` per existing file: the built-in tree has ~800 files.
-        let written: HashSet<(Root, &Path)> =
-            files.iter().map(|f| (f.root, f.path.as_path())).collect();
-        for (root, rel) in self.existing_files()? {
-            if written.contains(&(root, rel.as_path())) {
-                continue;
-            }
-            let path = self.root_dir(root).join(&rel);
-            let text = fs::read_to_string(&path).map_err(|e| Error::io(&path, e))?;
-            if text.contains(GENERATED_LINE) {
-                tracing::info!(path = %path.display(), "removing stale generated file");
-                fs::remove_file(&path).map_err(|e| Error::io(&path, e))?;
-            }
-        }
+        self.output_tree(&files)?.write()?;
         Ok(files)
     }
 }

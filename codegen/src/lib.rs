@@ -15,6 +15,10 @@
 //!   `+kubebuilder:rbac`), [`webhook`] (webhook configurations from `+kubebuilder:webhook`,
 //!   and a CRD's conversion webhook from `+kubebuilder:webhook:conversion`).
 //!
+//! Every file-writing generator (`update`, `crd`, `rbac`, `webhook`, `import-crd`) fills
+//! one `OutputTree` (the files it wants, the files on disk that are its own) and writes or
+//! verifies that.
+//!
 //! Features: `files` (the tree walker, [`Generator`], `Builder`, `verify`, prettyplease
 //! output) and `cli` (the binary) are on by default; a build script needs only `files`
 //! (`default-features = false, features = ["files"]`); `kubegen-derive` turns both off,
@@ -57,6 +61,8 @@ pub(crate) mod layout;
 pub(crate) mod lower;
 pub(crate) mod markers;
 pub mod model;
+#[cfg(feature = "files")]
+pub mod output_tree;
 pub mod plural;
 pub mod projection;
 pub mod rbac;
@@ -80,6 +86,8 @@ pub use builder::{BuildError, Builder};
 pub use diagnostic::{Diagnostic, Error};
 #[cfg(feature = "files")]
 pub use generate::{Config, GeneratedFile, Generator, Root};
+#[cfg(feature = "files")]
+pub use output_tree::{OutputError, OutputTree};
 pub use plural::PluralExceptions;
 #[cfg(feature = "files")]
 pub use render::Boilerplate;

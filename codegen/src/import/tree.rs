@@ -8,6 +8,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use super::{ImportError, ImportOptions, Imported, generate};
+use crate::output_tree::{OutputError, OutputTree};
 use crate::render::GENERATED_LINE;
 use crate::verify::VerifyOutcome;
 use crate::walk::walk_files;
@@ -47,50 +48,41 @@ fn existing(dir: &Path) -> Result<Vec<PathBuf>, ImportError> {
     Ok(out)
 }
 
+/// The [`OutputTree`] of an import: its files below the output directory, and the
+/// generated `.rs` files already there that it owns (every file carrying the generated
+/// line but `zz_generated_*`) claimed, so one the import no longer produces is stale.
+pub fn output_tree(opts: &ImportOptions, imported: &Imported) -> Result<OutputTree, ImportError> {
+    let dir = &opts.output_dir;
+    let mut tree = OutputTree::new();
+    tree.root(dir);
+    for stale in existing(dir)? {
+        tree.claim(dir, stale);
+    }
+    for (rel, text) in &imported.files {
+        tree.insert(dir, rel, text.as_bytes());
+    }
+    Ok(tree)
+}
+
 /// Imports and writes the tree (files whose contents did not change are not touched),
 /// removing generated files the import no longer produces.
 pub fn update(opts: &ImportOptions) -> Result<Imported, ImportError> {
     let imported = generate(opts)?;
-    for stale in existing(&opts.output_dir)? {
-        if !imported.files.iter().any(|(p, _)| *p == stale) {
-            let p = opts.output_dir.join(&stale);
-            tracing::info!(path = %p.display(), "removing stale imported file");
-            fs::remove_file(&p).map_err(io(&p))?;
-        }
-    }
-    for (rel, text) in &imported.files {
-        let p = opts.output_dir.join(rel);
-        if fs::read_to_string(&p).ok().as_deref() == Some(text.as_str()) {
-            continue;
-        }
-        if let Some(parent) = p.parent() {
-            fs::create_dir_all(parent).map_err(io(parent))?;
-        }
-        fs::write(&p, text).map_err(io(&p))?;
-    }
+    output_tree(opts, &imported)?.write()?;
     Ok(imported)
 }
 
 /// Imports and compares with the output directory.
 pub fn verify(opts: &ImportOptions) -> Result<(VerifyOutcome, Imported), ImportError> {
     let imported = generate(opts)?;
-    let mut names: Vec<PathBuf> = imported.files.iter().map(|(p, _)| p.clone()).collect();
-    names.extend(existing(&opts.output_dir)?);
-    names.sort();
-    names.dedup();
-    let mut outcome = VerifyOutcome::default();
-    for rel in names {
-        let path = opts.output_dir.join(&rel);
-        let old = fs::read_to_string(&path).ok();
-        let new = imported
-            .files
-            .iter()
-            .find(|(p, _)| *p == rel)
-            .map(|(_, t)| t.clone());
-        if old == new {
-            continue;
-        }
-        outcome.record(path, old.as_deref(), new.as_deref());
-    }
+    let outcome = output_tree(opts, &imported)?.verify()?;
     Ok((outcome, imported))
+}
+
+impl From<OutputError> for ImportError {
+    fn from(e: OutputError) -> Self {
+        match e {
+            OutputError::Io { path, source } => ImportError::Io { path, source },
+        }
+    }
 }

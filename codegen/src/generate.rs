@@ -33,6 +33,7 @@ use crate::output_tree::OutputTree;
 use crate::plural::PluralExceptions;
 use crate::render::{self, Boilerplate, GENERATED_LINE};
 use crate::source::{self, GENERATED_PREFIX, VersionDir};
+use crate::verify::VerifyOutcome;
 use crate::walk::walk_files;
 
 /// The file with the `DeepCopy` impls of a version package.
@@ -430,6 +431,13 @@ impl Generator {
             tree.insert(root, &f.path, f.contents.as_bytes());
         }
         Ok(tree.write()?)
+    }
+
+    /// Regenerates (in memory) and diffs it against the tree ([`Generator::output_tree`],
+    /// [`crate::OutputTree::verify`]).
+    pub fn verify(&self) -> Result<VerifyOutcome, Error> {
+        let files = self.generate()?;
+        Ok(self.output_tree(&files)?.verify()?)
     }
 
     /// Regenerates in place: writes every generated file and removes stale generated

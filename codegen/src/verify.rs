@@ -2,14 +2,12 @@
 //! code-generator's verify-codegen.sh does; stale, missing and extra generated files all
 //! count, and the differences come back as a unified diff. The comparison itself is
 //! [`crate::OutputTree::verify`], shared by every generator; this holds its outcome,
-//! [`VerifyOutcome`], and the `verify` command's entry point ([`Generator::verify`]).
+//! [`VerifyOutcome`]; the `verify` command's entry point is
+//! [`Generator::verify`](crate::Generator::verify).
 
 use std::path::PathBuf;
 
 use similar::TextDiff;
-
-use crate::diagnostic::Error;
-use crate::generate::Generator;
 
 /// The result of a verification.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -50,18 +48,4 @@ impl VerifyOutcome {
         }
         self.differing.push(path);
     }
-}
-
-impl Generator {
-    /// Regenerates (in memory) and diffs it against the tree.
-    pub fn verify(&self) -> Result<VerifyOutcome, Error> {
-        verify(self)
-    }
-}
-
-/// Regenerates `generator`'s output in memory and diffs it against what is on disk
-/// ([`Generator::output_tree`], [`crate::OutputTree::verify`]).
-pub fn verify(generator: &Generator) -> Result<VerifyOutcome, Error> {
-    let files = generator.generate()?;
-    Ok(generator.output_tree(&files)?.verify()?)
 }

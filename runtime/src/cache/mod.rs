@@ -69,8 +69,8 @@ pub(crate) mod testing;
 pub use crate::client::WatchStream;
 pub use error::CacheError;
 pub use informer::{
-    builder::{QueueKind, SharedIndexInformerBuilder},
-    handle::{CacheSynced, InformerError, SharedIndexInformer, wait_for_cache_sync},
+    builder::SharedIndexInformerBuilder,
+    handle::{CacheSynced, InformerError, QueueKind, SharedIndexInformer, wait_for_cache_sync},
     handler::{
         Dispatch, FilteringResourceEventHandler, HandlerOptions, ResourceEventHandler,
         ResourceEventHandlerFuncs,

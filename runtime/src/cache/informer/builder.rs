@@ -1,5 +1,6 @@
-//! [`SharedIndexInformerBuilder`]: an informer's settings, fixed before it exists, and
-//! [`QueueKind`], the queue it drains.
+//! [`SharedIndexInformerBuilder`]: an informer's settings, fixed before it exists, and the
+//! constructors that start from it (`SharedIndexInformer::new`, `builder`, `builder_with`;
+//! client-go's `NewSharedIndexInformerWithOptions` and `SharedIndexInformerOptions`).
 
 use std::{
     fmt,
@@ -10,27 +11,15 @@ use std::{
 use parking_lot::Mutex;
 
 use super::handle::{Inner, RunState, TypeNames};
-use crate::cache::SharedIndexInformer;
 use crate::cache::{
     Indexer, Indexers, ListerWatcher, MeteredListerWatcher, ReflectorConfig, TransformFunc,
     WatchErrorHandler, informer::processor::Processor,
 };
+use crate::cache::{QueueKind, SharedIndexInformer};
 use crate::{
     Cacheable,
     metrics::{CacheMetricsProvider, InformerMetrics, ReflectorMetrics},
 };
-
-/// Which queue an informer drains.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum QueueKind {
-    /// A [`RealFifo`]: every change in server order; relists applied atomically
-    /// (client-go 1.36's only informer queue).
-    #[default]
-    RealFifo,
-    /// A [`DeltaFifo`]: changes grouped per key; relists applied page by page as they
-    /// arrive (client-go before `InOrderInformers`).
-    DeltaFifo,
-}
 
 /// Settings of a [`SharedIndexInformer`], fixed before it exists (as kube-runtime's
 /// `watcher::Config`): there is no setter that could fail once the informer runs.
@@ -142,6 +131,48 @@ impl<K: Cacheable> SharedIndexInformerBuilder<K> {
                 reflector: OnceLock::new(),
                 store_resource_version: Mutex::new(String::new()),
             }),
+        }
+    }
+}
+
+impl<K: Cacheable<DynamicType: Default>> SharedIndexInformer<K> {
+    /// An informer over `lister_watcher`, with `default_resync` for handlers added without
+    /// their own period (zero: no resync) and `indexers` for its cache; the other settings
+    /// at their defaults. [`SharedIndexInformer::builder`] chooses them all.
+    pub fn new(
+        lister_watcher: impl ListerWatcher<K>,
+        default_resync: Duration,
+        indexers: Indexers<K>,
+    ) -> Self {
+        Self::builder(lister_watcher)
+            .default_resync(default_resync)
+            .indexers(indexers)
+            .build()
+    }
+
+    /// A builder for an informer over `lister_watcher`.
+    pub fn builder(lister_watcher: impl ListerWatcher<K>) -> SharedIndexInformerBuilder<K> {
+        Self::builder_with(lister_watcher, &K::DynamicType::default())
+    }
+}
+
+impl<K: Cacheable> SharedIndexInformer<K> {
+    /// A builder for an informer over `lister_watcher` of the type `dyntype` describes
+    /// (for `DynamicObject`, its `ApiResource`: client-go's dynamic informers).
+    pub fn builder_with(
+        lister_watcher: impl ListerWatcher<K>,
+        dyntype: &K::DynamicType,
+    ) -> SharedIndexInformerBuilder<K> {
+        SharedIndexInformerBuilder {
+            names: TypeNames::of::<K>(dyntype),
+            lister_watcher: Arc::new(lister_watcher),
+            default_resync: Duration::ZERO,
+            indexers: Indexers::new(),
+            reflector: ReflectorConfig::default(),
+            queue: QueueKind::default(),
+            transform: None,
+            error_handler: None,
+            metrics: None,
         }
     }
 }

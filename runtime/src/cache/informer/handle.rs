@@ -1,6 +1,6 @@
 //! [`SharedIndexInformer`]: a reflector, a [`Queue`] (a [`RealFifo`] unless told otherwise)
 //! and an [`Indexer`] wired together, fanning changes out to any number of
-//! [`ResourceEventHandler`]s.
+//! [`ResourceEventHandler`]s (client-go's `sharedIndexInformer`).
 //!
 //! ```text
 //! ListerWatcher ─► Reflector ─► Queue ─► handle_item ─► Indexer
@@ -31,7 +31,6 @@ use crate::cache::{
     CacheError, Indexer, Indexers, Lister, ListerWatcher, Queue, ReadOnlyIndexer, Reflector,
     ReflectorConfig, TransformFunc, WatchErrorHandler, informer::processor::Processor,
 };
-use crate::cache::{QueueKind, SharedIndexInformerBuilder};
 use crate::{Cacheable, metrics::InformerMetrics};
 
 /// An informer operation that is not possible in the informer's current state.
@@ -52,6 +51,18 @@ pub enum InformerError {
 pub trait CacheSynced: Send + Sync {
     /// Whether the initial list has been fully processed.
     fn has_synced(&self) -> bool;
+}
+
+/// Which queue an informer drains.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum QueueKind {
+    /// A [`RealFifo`]: every change in server order; relists applied atomically
+    /// (client-go 1.36's only informer queue).
+    #[default]
+    RealFifo,
+    /// A [`DeltaFifo`]: changes grouped per key; relists applied page by page as they
+    /// arrive (client-go before `InOrderInformers`).
+    DeltaFifo,
 }
 
 pub(super) struct RunState {
@@ -120,48 +131,6 @@ impl<K: Cacheable> fmt::Debug for SharedIndexInformer<K> {
             .field("stopped", &state.stopped)
             .field("handlers", &self.inner.processor.lock().len())
             .finish()
-    }
-}
-
-impl<K: Cacheable<DynamicType: Default>> SharedIndexInformer<K> {
-    /// An informer over `lister_watcher`, with `default_resync` for handlers added without
-    /// their own period (zero: no resync) and `indexers` for its cache; the other settings
-    /// at their defaults. [`SharedIndexInformer::builder`] chooses them all.
-    pub fn new(
-        lister_watcher: impl ListerWatcher<K>,
-        default_resync: Duration,
-        indexers: Indexers<K>,
-    ) -> Self {
-        Self::builder(lister_watcher)
-            .default_resync(default_resync)
-            .indexers(indexers)
-            .build()
-    }
-
-    /// A builder for an informer over `lister_watcher`.
-    pub fn builder(lister_watcher: impl ListerWatcher<K>) -> SharedIndexInformerBuilder<K> {
-        Self::builder_with(lister_watcher, &K::DynamicType::default())
-    }
-}
-
-impl<K: Cacheable> SharedIndexInformer<K> {
-    /// A builder for an informer over `lister_watcher` of the type `dyntype` describes
-    /// (for `DynamicObject`, its `ApiResource`: client-go's dynamic informers).
-    pub fn builder_with(
-        lister_watcher: impl ListerWatcher<K>,
-        dyntype: &K::DynamicType,
-    ) -> SharedIndexInformerBuilder<K> {
-        SharedIndexInformerBuilder {
-            names: TypeNames::of::<K>(dyntype),
-            lister_watcher: Arc::new(lister_watcher),
-            default_resync: Duration::ZERO,
-            indexers: Indexers::new(),
-            reflector: ReflectorConfig::default(),
-            queue: QueueKind::default(),
-            transform: None,
-            error_handler: None,
-            metrics: None,
-        }
     }
 }
 

@@ -1,5 +1,6 @@
 //! The keyed queue core shared by [`Fifo`](crate::cache::Fifo) and [`DeltaFifo`](crate::cache::DeltaFifo):
-//! one value per key, keys in pop order, the initial-population count behind `has_synced`,
+//! one value per key, keys in pop order, the `SyncState` behind `has_synced` (client-go's
+//! `queueActionLocked` / `Pop` in `fifo.go`),
 //! a blocking pop that waits on a `Notify` (registered before the state is checked, so
 //! no wake-up is lost) and never polls, and the backlog wait producers use for backpressure
 //! (the same discipline: the waiter registers, then checks, and every pop that takes the

@@ -1,5 +1,6 @@
 //! The change records a [`DeltaFifo`](crate::cache::DeltaFifo) queues, and the tombstone a relist
-//! produces for an object whose delete event was missed.
+//! produces for an object whose delete event was missed (client-go's `Delta`, `Deltas` and
+//! `DeletedFinalStateUnknown`).
 
 use std::sync::Arc;
 

@@ -1,6 +1,7 @@
 //! [`Queue`]: what an informer drains — a [`RealFifo`](crate::cache::RealFifo) (the default, in
 //! server order) or a [`DeltaFifo`](crate::cache::DeltaFifo) (keyed) — and the [`Queued`]s it
-//! hands over, among them the atomic [`Relist`] and [`Resync`] batches.
+//! hands over, among them the atomic [`Relist`] and [`Resync`] batches (client-go's
+//! `Queue` and `QueueWithBatch`).
 
 use std::sync::Arc;
 

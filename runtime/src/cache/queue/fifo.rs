@@ -1,4 +1,4 @@
-//! [`Fifo`]: a queue that keeps only the newest value of each key.
+//! [`Fifo`]: a queue that keeps only the newest value of each key (client-go's `FIFO`).
 //!
 //! An object updated several times before it is popped is popped once, in its newest
 //! state; a deleted object is never popped. Use it when a worker should see the latest

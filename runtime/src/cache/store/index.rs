@@ -1,4 +1,5 @@
-//! Index functions and the index data they maintain.
+//! Index functions and the index data they maintain (client-go's `index.go`: `IndexFunc`,
+//! `Indexers`, `storeIndex`).
 //!
 //! An [`IndexFunc`] maps an object to any number of index values (one-to-many: an object can
 //! be found under several values of one index). [`Indexers`] names the functions; for each

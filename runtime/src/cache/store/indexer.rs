@@ -1,4 +1,5 @@
-//! [`Indexer`]: the informer's cache, keyed by `namespace/name` and indexed.
+//! [`Indexer`]: the informer's cache, keyed by `namespace/name` and indexed (client-go's
+//! `cache.Indexer` from `NewIndexer`).
 
 use std::{fmt, sync::Arc};
 

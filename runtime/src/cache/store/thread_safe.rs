@@ -1,4 +1,5 @@
-//! The thread-safe, indexed object store, and [`KnownObjects`]: what a queue reads of it.
+//! The thread-safe, indexed object store (client-go's `threadSafeMap`), and
+//! [`KnownObjects`]: what a queue reads of it (client-go's `KeyListerGetter`).
 //!
 //! [`ThreadSafeStore`] keeps items and every index under one `RwLock`, so a reader sees an
 //! object together with all of its index entries or not at all. It takes explicit keys;

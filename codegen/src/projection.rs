@@ -329,20 +329,44 @@ fn is_option(ty: &syn::Type) -> bool {
         && p.path.segments.last().is_some_and(|s| s.ident == "Option"))
 }
 
-/// Names of the hidden items, one per inner node, numbered in depth-first order.
-struct Hidden {
-    /// Per node (root first): its struct and its serializer.
-    nodes: Vec<(syn::Ident, syn::Ident)>,
+/// A node of the path tree with the numbers of its children. The numbers (depth-first,
+/// the root 0) name the node's hidden struct, its serializer and its binding.
+struct Numbered<'a> {
+    node: &'a Node,
+    children: Vec<usize>,
 }
 
-fn number(node: &Node, hidden: &mut Hidden) {
-    let i = hidden.nodes.len();
-    hidden.nodes.push((
-        format_ident!("__ProjectionNode{}", i),
-        format_ident!("__ProjectionSer{}", i),
-    ));
-    for (_, child) in &node.children {
-        number(child, hidden);
+/// The tree's nodes in depth-first order, each at its number.
+fn numbered(root: &Node) -> Vec<Numbered<'_>> {
+    fn visit<'a>(node: &'a Node, out: &mut Vec<Numbered<'a>>) -> usize {
+        let at = out.len();
+        out.push(Numbered {
+            node,
+            children: Vec::new(),
+        });
+        let children = node.children.iter().map(|(_, c)| visit(c, out)).collect();
+        out[at].children = children;
+        at
+    }
+    let mut out = Vec::new();
+    visit(root, &mut out);
+    out
+}
+
+/// Node `at`'s hidden struct and serializer.
+fn hidden(at: usize) -> (syn::Ident, syn::Ident) {
+    (
+        format_ident!("__ProjectionNode{}", at),
+        format_ident!("__ProjectionSer{}", at),
+    )
+}
+
+/// The local node `at` is decoded into.
+fn binding_of(at: usize) -> syn::Ident {
+    if at == 0 {
+        format_ident!("__root")
+    } else {
+        format_ident!("__n{}", at)
     }
 }
 
@@ -353,17 +377,15 @@ fn emit(input: &syn::DeriveInput, options: &Options, leaves: &[Leaf], root: &Nod
     let serde_str = "::kubegen::__private::serde";
     let kube_core = quote!(::kubegen::__private::kube_core);
     let private = quote!(::kubegen::projection::__private);
-    let mut hidden = Hidden { nodes: Vec::new() };
-    number(root, &mut hidden);
 
     // The hidden decoding structs, and the moves out of them into the projection.
     let mut structs = Vec::new();
     let mut serializers = Vec::new();
     let mut lets = Vec::new();
     let mut inits = Vec::new();
-    let mut next = 0usize;
-    walk(root, &mut next, quote!(__root), &mut |node, at, binding| {
-        let (name, ser) = &hidden.nodes[at];
+    for (at, Numbered { node, children }) in numbered(root).iter().enumerate() {
+        let (name, ser) = hidden(at);
+        let binding = binding_of(at);
         let mut fields = Vec::new();
         let mut entries = Vec::new();
         if at == 0 {
@@ -417,16 +439,10 @@ fn emit(input: &syn::DeriveInput, options: &Options, leaves: &[Leaf], root: &Nod
                 }
             });
         }
-        for (k, (key, child_at)) in node
-            .children
-            .iter()
-            .map(|(key, _)| key)
-            .zip(child_indices(node, at))
-            .enumerate()
-        {
+        for (k, ((key, _), &child_at)) in node.children.iter().zip(children).enumerate() {
             let c = format_ident!("__c{}", k);
-            let (child, child_ser) = &hidden.nodes[child_at];
-            let child_binding = format_ident!("__n{}", child_at);
+            let (child, child_ser) = hidden(child_at);
+            let child_binding = binding_of(child_at);
             fields.push(quote! {
                 #[serde(rename = #key, default)]
                 #c: ::core::option::Option<#child>,
@@ -459,9 +475,8 @@ fn emit(input: &syn::DeriveInput, options: &Options, leaves: &[Leaf], root: &Nod
                 }
             }
         });
-    });
-    let root_name = &hidden.nodes[0].0;
-    let root_ser = &hidden.nodes[0].1;
+    }
+    let (root_name, root_ser) = hidden(0);
     let checks = leaves.iter().map(|leaf| check(leaf, &private));
 
     quote! {
@@ -530,37 +545,6 @@ fn emit(input: &syn::DeriveInput, options: &Options, leaves: &[Leaf], root: &Nod
                 #(#checks)*
             }
         };
-    }
-}
-
-/// The node numbers of `node`'s children, where `node` is number `at`.
-fn child_indices(node: &Node, at: usize) -> Vec<usize> {
-    let mut out = Vec::new();
-    let mut next = at + 1;
-    for (_, child) in &node.children {
-        out.push(next);
-        next += count(child);
-    }
-    out
-}
-
-fn count(node: &Node) -> usize {
-    1 + node.children.iter().map(|(_, c)| count(c)).sum::<usize>()
-}
-
-/// Visits the nodes depth-first (the numbering's order), with each node's binding.
-fn walk(
-    node: &Node,
-    next: &mut usize,
-    binding: TokenStream,
-    visit: &mut dyn FnMut(&Node, usize, &TokenStream),
-) {
-    let at = *next;
-    *next += 1;
-    visit(node, at, &binding);
-    for (_, child) in &node.children {
-        let child_binding = format_ident!("__n{}", *next);
-        walk(child, next, quote!(#child_binding), visit);
     }
 }
 

@@ -12,14 +12,17 @@ use serde::de::DeserializeOwned;
 use super::{
     auth::{Authenticator, Credentials},
     config::{Config, ConfigError, DEFAULT_MAX_RETRIES},
-    decode::decode_lines,
+    decode::{decode_events, decode_lines},
     error::Error,
     http_transport::{HttpTransport, RequestTimeout},
+    strip::Strip,
     throttle::TokenBucket,
-    transport::{Body, Transport},
+    transport::{Body, Transport, TransportError},
 };
 use crate::metrics::RestClientMetrics;
+use bytes::Bytes;
 use futures::stream::BoxStream;
+use kube_core::WatchEvent;
 
 /// The longest wait a `Retry-After` header may impose.
 pub const MAX_RETRY_AFTER: Duration = Duration::from_secs(60);
@@ -336,13 +339,31 @@ impl Client {
         &self,
         request: http::Request<Vec<u8>>,
     ) -> Result<BoxStream<'static, Result<T, Error>>, Error> {
+        Ok(decode_lines(self.stream_body(request).await?))
+    }
+
+    /// Sends a watch `request` and decodes its events as they stream in, leaving `strip`'s
+    /// parts out of every object.
+    pub(crate) async fn request_events<T: DeserializeOwned + Send + 'static>(
+        &self,
+        request: http::Request<Vec<u8>>,
+        strip: Strip,
+    ) -> Result<BoxStream<'static, Result<WatchEvent<T>, Error>>, Error> {
+        Ok(decode_events(self.stream_body(request).await?, strip))
+    }
+
+    /// Sends `request` and returns the body of a 2xx answer as the chunks arrive.
+    async fn stream_body(
+        &self,
+        request: http::Request<Vec<u8>>,
+    ) -> Result<BoxStream<'static, Result<Bytes, TransportError>>, Error> {
         let resp = self.send(request).await?;
         let status = resp.status();
         if !status.is_success() {
             let body = resp.into_body().collect().await?;
             return Err(Error::from_response(status, &body));
         }
-        Ok(decode_lines(resp.into_body().into_stream()))
+        Ok(resp.into_body().into_stream())
     }
 }
 

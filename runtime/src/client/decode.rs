@@ -9,9 +9,10 @@ use std::collections::VecDeque;
 
 use bytes::{Bytes, BytesMut};
 use futures::{Stream, StreamExt, stream::BoxStream};
+use kube_core::WatchEvent;
 use serde::de::DeserializeOwned;
 
-use super::{error::Error, transport::TransportError};
+use super::{error::Error, strip::Strip, transport::TransportError};
 
 /// Splits a byte stream into lines (without the `\n`; a trailing `\r` is dropped too).
 ///
@@ -96,20 +97,43 @@ where
     T: DeserializeOwned + Send + 'static,
     S: Stream<Item = Result<Bytes, TransportError>> + Send + Unpin + 'static,
 {
+    decode_lines_with(chunks, |line| serde_json::from_slice::<T>(line))
+}
+
+/// Decodes every line of `chunks` as a watch event whose object is decoded through `strip`
+/// (as [`decode_lines`] does for `Strip::NONE`).
+pub(crate) fn decode_events<T, S>(
+    chunks: S,
+    strip: Strip,
+) -> BoxStream<'static, Result<WatchEvent<T>, Error>>
+where
+    T: DeserializeOwned + Send + 'static,
+    S: Stream<Item = Result<Bytes, TransportError>> + Send + Unpin + 'static,
+{
+    decode_lines_with(chunks, move |line| strip.event_from_slice(line))
+}
+
+/// Decodes every line of `chunks` with `decode`, as [`decode_lines`] describes.
+fn decode_lines_with<T, S, F>(chunks: S, decode: F) -> BoxStream<'static, Result<T, Error>>
+where
+    T: Send + 'static,
+    S: Stream<Item = Result<Bytes, TransportError>> + Send + Unpin + 'static,
+    F: Fn(&[u8]) -> serde_json::Result<T> + Send + 'static,
+{
     let state = State {
         chunks,
         decoder: LineDecoder::new(),
         ready: VecDeque::new(),
         done: false,
     };
-    futures::stream::unfold(state, |mut st| async move {
+    futures::stream::unfold((state, decode), |(mut st, decode)| async move {
         loop {
             if let Some(line) = st.ready.pop_front() {
-                let item = serde_json::from_slice::<T>(&line).map_err(|e| {
+                let item = decode(&line).map_err(|e| {
                     tracing::debug!(error = %e, len = line.len(), "malformed watch line");
                     Error::Decode(e)
                 });
-                return Some((item, st));
+                return Some((item, (st, decode)));
             }
             if st.done {
                 return None;
@@ -119,7 +143,7 @@ where
                 Some(Err(e)) => {
                     st.done = true;
                     st.ready.clear();
-                    return Some((Err(Error::Transport(e)), st));
+                    return Some((Err(Error::Transport(e)), (st, decode)));
                 }
                 None => {
                     st.done = true;
@@ -134,7 +158,6 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
-    use kube_core::WatchEvent;
     use proptest::prelude::*;
     use serde_json::Value;
 

@@ -17,6 +17,7 @@ use super::{
     discovery::Discovery,
     error::Error,
     resource::apply_params,
+    strip::Strip,
     verbs::{DeleteResponse, RawApi, required_name},
 };
 
@@ -91,7 +92,7 @@ impl DynamicClient {
 
     /// One page.
     pub async fn list(&self, lp: &ListParams) -> Result<ObjectList<DynamicObject>, Error> {
-        self.raw.list(lp).await
+        self.raw.list(lp, Strip::NONE).await
     }
 
     /// Every page, restarting when a continue token expires.
@@ -170,7 +171,7 @@ impl DynamicClient {
         &self,
         lp: &ListParams,
     ) -> Result<ObjectList<PartialObjectMeta<DynamicObject>>, Error> {
-        self.raw.list_metadata(lp).await
+        self.raw.list_metadata(lp, Strip::NONE).await
     }
 
     /// Watches metadata only.
@@ -182,7 +183,9 @@ impl DynamicClient {
         BoxStream<'static, Result<WatchEvent<PartialObjectMeta<DynamicObject>>, Error>>,
         Error,
     > {
-        self.raw.watch_metadata(wp, resource_version).await
+        self.raw
+            .watch_metadata(wp, resource_version, Strip::NONE)
+            .await
     }
 
     /// Deletes `name`.
@@ -209,6 +212,6 @@ impl DynamicClient {
         wp: &WatchParams,
         resource_version: &str,
     ) -> Result<BoxStream<'static, Result<WatchEvent<DynamicObject>, Error>>, Error> {
-        self.raw.watch(wp, resource_version).await
+        self.raw.watch(wp, resource_version, Strip::NONE).await
     }
 }

@@ -16,6 +16,7 @@ use serde::{Serialize, de::DeserializeOwned};
 use super::{
     client::Client,
     error::Error,
+    strip::Strip,
     verbs::{DeleteResponse, RawApi, required_name},
 };
 use crate::{
@@ -168,7 +169,7 @@ impl<K: Object> ResourceClient<K> {
 
     /// One page of objects (honouring `limit` and `continue_token`).
     pub async fn list(&self, lp: &ListParams) -> Result<ObjectList<K>, Error> {
-        self.raw.list(lp).await
+        self.raw.list(lp, Strip::NONE).await
     }
 
     /// Every object, following continue tokens page by page (`lp.limit`, or 500 per page);
@@ -182,7 +183,7 @@ impl<K: Object> ResourceClient<K> {
         &self,
         lp: &ListParams,
     ) -> Result<ObjectList<PartialObjectMeta<K>>, Error> {
-        self.raw.list_metadata(lp).await
+        self.raw.list_metadata(lp, Strip::NONE).await
     }
 
     /// Replaces the object named in `obj.metadata.name` (a stale resourceVersion is a 409
@@ -292,7 +293,7 @@ impl<K: Object> ResourceClient<K> {
         wp: &WatchParams,
         resource_version: &str,
     ) -> Result<WatchStream<K>, Error> {
-        self.raw.watch(wp, resource_version).await
+        self.raw.watch(wp, resource_version, Strip::NONE).await
     }
 
     /// Watches metadata only.
@@ -301,7 +302,9 @@ impl<K: Object> ResourceClient<K> {
         wp: &WatchParams,
         resource_version: &str,
     ) -> Result<BoxStream<'static, Result<WatchEvent<PartialObjectMeta<K>>, Error>>, Error> {
-        self.raw.watch_metadata(wp, resource_version).await
+        self.raw
+            .watch_metadata(wp, resource_version, Strip::NONE)
+            .await
     }
 
     /// Gets a subresource (e.g. `scale`) decoded as `R`.

@@ -13,13 +13,13 @@
 //! The wrapper reaches only the three levels it filters; below them (a Pod's `spec`, a
 //! label's value) the object's decoder reads serde_json directly.
 
-use std::fmt;
+use std::{fmt, marker::PhantomData};
 
-use kube_core::{ObjectList, WatchEvent};
+use kube_core::{ListMeta, ObjectList, TypeMeta, WatchEvent};
 use serde::{
     Deserialize, Deserializer,
     de::{
-        self, DeserializeSeed, IgnoredAny, MapAccess, Visitor,
+        self, DeserializeOwned, DeserializeSeed, IgnoredAny, MapAccess, Visitor,
         value::{BorrowedStrDeserializer, StrDeserializer, StringDeserializer},
     },
 };
@@ -419,44 +419,508 @@ impl<'de, S: DeserializeSeed<'de>> DeserializeSeed<'de> for FilterSeed<S> {
     }
 }
 
-/// An object decoded with the `Strip` whose bits are `BITS`: how lists and watch events
-/// of stripped objects are decoded (kube-core's `ObjectList` and `WatchEvent` decode their
-/// items with the item type's own `Deserialize`).
-#[derive(Clone, Debug)]
-pub(crate) struct Stripped<K, const BITS: u8>(pub(crate) K);
-
-impl<'de, K: Deserialize<'de>, const BITS: u8> Deserialize<'de> for Stripped<K, BITS> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        Strip(BITS).deserialize_object(d).map(Self)
-    }
-}
-
-impl<K: Clone, const BITS: u8> Stripped<K, BITS> {
-    /// The list's objects, unwrapped.
-    pub(crate) fn list(list: ObjectList<Self>) -> ObjectList<K> {
-        ObjectList {
-            types: list.types,
-            metadata: list.metadata,
-            items: list.items.into_iter().map(|s| s.0).collect(),
-        }
-    }
-
-    /// The event's object, unwrapped.
-    pub(crate) fn event(event: WatchEvent<Self>) -> WatchEvent<K> {
-        match event {
-            WatchEvent::Added(s) => WatchEvent::Added(s.0),
-            WatchEvent::Modified(s) => WatchEvent::Modified(s.0),
-            WatchEvent::Deleted(s) => WatchEvent::Deleted(s.0),
-            WatchEvent::Bookmark(b) => WatchEvent::Bookmark(b),
-            WatchEvent::Error(e) => WatchEvent::Error(e),
-        }
-    }
-}
-
 impl Strip {
-    /// The bits, for choosing a [`Stripped`] instantiation.
-    pub(crate) const fn bits(self) -> u8 {
-        self.0
+    /// Decodes a list page (`ObjectList<T>`) from `json`, every item through `self`.
+    /// `Strip::NONE` is kube-core's own decode.
+    pub(crate) fn list_from_slice<T: DeserializeOwned + Clone>(
+        self,
+        json: &[u8],
+    ) -> serde_json::Result<ObjectList<T>> {
+        if self.is_none() {
+            return serde_json::from_slice(json);
+        }
+        let mut de = serde_json::Deserializer::from_slice(json);
+        let list = ListSeed::<T>::new(self).deserialize(&mut de)?;
+        de.end()?;
+        Ok(list)
+    }
+
+    /// Decodes a watch event (one line of a watch body) from `json`, its object through
+    /// `self`. `Strip::NONE` is kube-core's own decode.
+    ///
+    /// The API server writes `type` before `object`. Should an event come the other way
+    /// round, its object is skipped on a first pass that finds the type, and decoded on a
+    /// second one that knows it (serde's own decode buffers the object instead, and reports
+    /// an error in it with the same message, at the end of the type rather than in place).
+    pub(crate) fn event_from_slice<T: DeserializeOwned>(
+        self,
+        json: &[u8],
+    ) -> serde_json::Result<WatchEvent<T>> {
+        if self.is_none() {
+            return serde_json::from_slice(json);
+        }
+        let decode = |known| {
+            let mut de = serde_json::Deserializer::from_slice(json);
+            let event = EventSeed::<T>::new(self, known).deserialize(&mut de)?;
+            de.end()?;
+            Ok::<_, serde_json::Error>(event)
+        };
+        match decode(None)? {
+            Decoded::Event(event) => Ok(event),
+            Decoded::ObjectFirst(tag) => match decode(Some(tag))? {
+                Decoded::Event(event) => Ok(event),
+                // A seed that knows the type decodes the object where it finds it.
+                Decoded::ObjectFirst(_) => Err(de::Error::custom("watch event without a type")),
+            },
+        }
+    }
+}
+
+/// Decodes one object through a [`Strip`]: the items of a list, the object of an event.
+struct ObjectSeed<T> {
+    strip: Strip,
+    object: PhantomData<fn() -> T>,
+}
+
+impl<T> ObjectSeed<T> {
+    fn new(strip: Strip) -> Self {
+        Self {
+            strip,
+            object: PhantomData,
+        }
+    }
+}
+
+impl<'de, T: Deserialize<'de>> DeserializeSeed<'de> for ObjectSeed<T> {
+    type Value = T;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<T, D::Error> {
+        self.strip.deserialize_object(d)
+    }
+}
+
+/// Decodes an `ObjectList<T>` as kube-core's derive does (`apiVersion` and `kind` default to
+/// `v1` / `List` unless both are strings, `metadata` defaults, `items` is required and may
+/// be null), its items through an [`ObjectSeed`].
+struct ListSeed<T>(ObjectSeed<T>);
+
+impl<T> ListSeed<T> {
+    fn new(strip: Strip) -> Self {
+        Self(ObjectSeed::new(strip))
+    }
+}
+
+impl<'de, T: Deserialize<'de> + Clone> DeserializeSeed<'de> for ListSeed<T> {
+    type Value = ObjectList<T>;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+/// A key of a list.
+enum ListKey {
+    ApiVersion,
+    Kind,
+    Metadata,
+    Items,
+    Other,
+}
+
+impl<'de> Deserialize<'de> for ListKey {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let key = d.deserialize_str(KeyVisitor)?;
+        Ok(match key.as_bytes() {
+            b"apiVersion" => Self::ApiVersion,
+            b"kind" => Self::Kind,
+            b"metadata" => Self::Metadata,
+            b"items" => Self::Items,
+            _ => Self::Other,
+        })
+    }
+}
+
+/// `apiVersion` or `kind` of a list, as read so far: kube-core's derive takes both from
+/// the keys it does not know and falls back to `v1` / `List` when either is missing, is
+/// not a string, or comes twice.
+enum TypeField {
+    Missing,
+    Read(String),
+    Invalid,
+}
+
+impl TypeField {
+    fn read(&mut self, value: serde_json::Value) {
+        *self = match (&self, value) {
+            (Self::Missing, serde_json::Value::String(s)) => Self::Read(s),
+            _ => Self::Invalid,
+        };
+    }
+}
+
+impl<'de, T: Deserialize<'de> + Clone> Visitor<'de> for ListSeed<T> {
+    type Value = ObjectList<T>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("struct ObjectList")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let (mut api_version, mut kind) = (TypeField::Missing, TypeField::Missing);
+        let mut metadata = None;
+        let mut items = None;
+        while let Some(key) = map.next_key::<ListKey>()? {
+            match key {
+                ListKey::ApiVersion => api_version.read(map.next_value()?),
+                ListKey::Kind => kind.read(map.next_value()?),
+                ListKey::Metadata if metadata.is_some() => {
+                    return Err(de::Error::duplicate_field("metadata"));
+                }
+                ListKey::Metadata => metadata = Some(map.next_value::<ListMeta>()?),
+                ListKey::Items if items.is_some() => {
+                    return Err(de::Error::duplicate_field("items"));
+                }
+                ListKey::Items => {
+                    items = Some(map.next_value_seed(ItemsSeed(ObjectSeed::new(self.0.strip)))?);
+                }
+                ListKey::Other => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        let types = match (api_version, kind) {
+            (TypeField::Read(api_version), TypeField::Read(kind)) => TypeMeta { api_version, kind },
+            _ => TypeMeta {
+                api_version: "v1".to_owned(),
+                kind: "List".to_owned(),
+            },
+        };
+        Ok(ObjectList {
+            types,
+            metadata: metadata.unwrap_or_default(),
+            items: items.ok_or_else(|| de::Error::missing_field("items"))?,
+        })
+    }
+}
+
+/// A list's `items`: null or a sequence of objects, each decoded through the seed.
+struct ItemsSeed<T>(ObjectSeed<T>);
+
+impl<'de, T: Deserialize<'de>> DeserializeSeed<'de> for ItemsSeed<T> {
+    type Value = Vec<T>;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Vec<T>, D::Error> {
+        d.deserialize_option(self)
+    }
+}
+
+impl<'de, T: Deserialize<'de>> Visitor<'de> for ItemsSeed<T> {
+    type Value = Vec<T>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("option")
+    }
+
+    fn visit_none<E: de::Error>(self) -> Result<Vec<T>, E> {
+        Ok(Vec::new())
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Vec<T>, E> {
+        Ok(Vec::new())
+    }
+
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Vec<T>, D::Error> {
+        d.deserialize_seq(Items(self.0))
+    }
+}
+
+/// The sequence of a list's `items`.
+struct Items<T>(ObjectSeed<T>);
+
+impl<'de, T: Deserialize<'de>> Visitor<'de> for Items<T> {
+    type Value = Vec<T>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a sequence")
+    }
+
+    fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<T>, A::Error> {
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element_seed(ObjectSeed::new(self.0.strip))? {
+            items.push(item);
+        }
+        Ok(items)
+    }
+}
+
+/// The `type` of a watch event.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum EventType {
+    Added,
+    Modified,
+    Deleted,
+    Bookmark,
+    Error,
+}
+
+/// The event types, as the wire spells them (kube-core's `WatchEvent` variants, upper case).
+const EVENT_TYPES: &[&str] = &["ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR"];
+
+impl EventType {
+    fn from_bytes(v: &[u8]) -> Option<Self> {
+        Some(match v {
+            b"ADDED" => Self::Added,
+            b"MODIFIED" => Self::Modified,
+            b"DELETED" => Self::Deleted,
+            b"BOOKMARK" => Self::Bookmark,
+            b"ERROR" => Self::Error,
+            _ => return None,
+        })
+    }
+}
+
+/// Reads an event type as serde's derive reads a variant identifier.
+impl<'de> Deserialize<'de> for EventType {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_identifier(EventTypeVisitor)
+    }
+}
+
+struct EventTypeVisitor;
+
+impl<'de> Visitor<'de> for EventTypeVisitor {
+    type Value = EventType;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("variant identifier")
+    }
+
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<EventType, E> {
+        const BY_INDEX: [EventType; 5] = [
+            EventType::Added,
+            EventType::Modified,
+            EventType::Deleted,
+            EventType::Bookmark,
+            EventType::Error,
+        ];
+        usize::try_from(v)
+            .ok()
+            .and_then(|i| BY_INDEX.get(i).copied())
+            .ok_or_else(|| {
+                E::invalid_value(de::Unexpected::Unsigned(v), &"variant index 0 <= i < 5")
+            })
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<EventType, E> {
+        EventType::from_bytes(v.as_bytes()).ok_or_else(|| E::unknown_variant(v, EVENT_TYPES))
+    }
+
+    fn visit_bytes<E: de::Error>(self, v: &[u8]) -> Result<EventType, E> {
+        EventType::from_bytes(v)
+            .ok_or_else(|| E::unknown_variant(&String::from_utf8_lossy(v), EVENT_TYPES))
+    }
+}
+
+/// The value of an event's `type` key, read as serde reads an adjacently tagged enum's tag
+/// (a unit variant).
+struct TagSeed;
+
+impl<'de> DeserializeSeed<'de> for TagSeed {
+    type Value = EventType;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<EventType, D::Error> {
+        d.deserialize_enum("WatchEvent", EVENT_TYPES, self)
+    }
+}
+
+impl<'de> Visitor<'de> for TagSeed {
+    type Value = EventType;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("variant of enum WatchEvent")
+    }
+
+    fn visit_enum<A: de::EnumAccess<'de>>(self, data: A) -> Result<EventType, A::Error> {
+        let (tag, variant) = data.variant::<EventType>()?;
+        de::VariantAccess::unit_variant(variant)?;
+        Ok(tag)
+    }
+}
+
+/// A key of a watch event.
+enum EventKey {
+    Type,
+    Object,
+    Other,
+}
+
+impl<'de> Deserialize<'de> for EventKey {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let key = d.deserialize_str(KeyVisitor)?;
+        Ok(match key.as_bytes() {
+            b"type" => Self::Type,
+            b"object" => Self::Object,
+            _ => Self::Other,
+        })
+    }
+}
+
+/// The next `type` or `object` key of an event, other keys skipped with their values.
+fn next_event_key<'de, A: MapAccess<'de>>(map: &mut A) -> Result<Option<EventKey>, A::Error> {
+    while let Some(key) = map.next_key::<EventKey>()? {
+        match key {
+            EventKey::Other => {
+                map.next_value::<IgnoredAny>()?;
+            }
+            key => return Ok(Some(key)),
+        }
+    }
+    Ok(None)
+}
+
+/// After an event's `type` and `object`: a second one of either is an error.
+fn no_more_event_keys<'de, A: MapAccess<'de>>(map: &mut A) -> Result<(), A::Error> {
+    match next_event_key(map)? {
+        Some(EventKey::Type) => Err(de::Error::duplicate_field("type")),
+        Some(EventKey::Object) => Err(de::Error::duplicate_field("object")),
+        Some(EventKey::Other) | None => Ok(()),
+    }
+}
+
+/// A map key as a string, borrowed when the input allows.
+struct KeyVisitor;
+
+impl<'de> Visitor<'de> for KeyVisitor {
+    type Value = std::borrow::Cow<'de, str>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a map key")
+    }
+
+    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+        Ok(v.into())
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(v.to_owned().into())
+    }
+
+    fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
+        Ok(v.into())
+    }
+}
+
+/// What [`EventSeed`] read: the event, or (on a first pass, when `object` came before
+/// `type`) only the type.
+enum Decoded<T> {
+    Event(WatchEvent<T>),
+    ObjectFirst(EventType),
+}
+
+/// Decodes a `WatchEvent<T>` as serde's derive decodes kube-core's adjacently tagged enum
+/// (`type` then `object`, other keys skipped, the same errors), the object of an
+/// `ADDED` / `MODIFIED` / `DELETED` event through an [`ObjectSeed`].
+struct EventSeed<T> {
+    object: ObjectSeed<T>,
+    /// The event's type, when a first pass found it after the object.
+    known: Option<EventType>,
+}
+
+impl<T> EventSeed<T> {
+    fn new(strip: Strip, known: Option<EventType>) -> Self {
+        Self {
+            object: ObjectSeed::new(strip),
+            known,
+        }
+    }
+}
+
+impl<'de, T: Deserialize<'de>> DeserializeSeed<'de> for EventSeed<T> {
+    type Value = Decoded<T>;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Decoded<T>, D::Error> {
+        d.deserialize_struct("WatchEvent", &["type", "object"], self)
+    }
+}
+
+/// An event's `object`, decoded as its type says.
+struct ContentSeed<T> {
+    object: ObjectSeed<T>,
+    tag: EventType,
+}
+
+impl<'de, T: Deserialize<'de>> DeserializeSeed<'de> for ContentSeed<T> {
+    type Value = WatchEvent<T>;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<WatchEvent<T>, D::Error> {
+        Ok(match self.tag {
+            EventType::Added => WatchEvent::Added(self.object.deserialize(d)?),
+            EventType::Modified => WatchEvent::Modified(self.object.deserialize(d)?),
+            EventType::Deleted => WatchEvent::Deleted(self.object.deserialize(d)?),
+            EventType::Bookmark => WatchEvent::Bookmark(Deserialize::deserialize(d)?),
+            EventType::Error => WatchEvent::Error(Deserialize::deserialize(d)?),
+        })
+    }
+}
+
+impl<'de, T: Deserialize<'de>> Visitor<'de> for EventSeed<T> {
+    type Value = Decoded<T>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("adjacently tagged enum WatchEvent")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Decoded<T>, A::Error> {
+        let object = self.object;
+        match next_event_key(&mut map)? {
+            Some(EventKey::Type) => {
+                let tag = map.next_value_seed(TagSeed)?;
+                match next_event_key(&mut map)? {
+                    Some(EventKey::Object) => {
+                        let event = map.next_value_seed(ContentSeed { object, tag })?;
+                        no_more_event_keys(&mut map)?;
+                        Ok(Decoded::Event(event))
+                    }
+                    Some(EventKey::Type) => Err(de::Error::duplicate_field("type")),
+                    // Every event type carries an object.
+                    Some(EventKey::Other) | None => Err(de::Error::missing_field("object")),
+                }
+            }
+            Some(EventKey::Object) => {
+                let event = match self.known {
+                    Some(tag) => Some(map.next_value_seed(ContentSeed { object, tag })?),
+                    None => {
+                        map.next_value::<IgnoredAny>()?;
+                        None
+                    }
+                };
+                match next_event_key(&mut map)? {
+                    Some(EventKey::Type) => {
+                        let tag = map.next_value_seed(TagSeed)?;
+                        match event {
+                            Some(event) => {
+                                no_more_event_keys(&mut map)?;
+                                Ok(Decoded::Event(event))
+                            }
+                            None => {
+                                // The second pass decodes the object, then checks the rest.
+                                while map.next_key::<IgnoredAny>()?.is_some() {
+                                    map.next_value::<IgnoredAny>()?;
+                                }
+                                Ok(Decoded::ObjectFirst(tag))
+                            }
+                        }
+                    }
+                    Some(EventKey::Object) => Err(de::Error::duplicate_field("object")),
+                    Some(EventKey::Other) | None => Err(de::Error::missing_field("type")),
+                }
+            }
+            Some(EventKey::Other) | None => Err(de::Error::missing_field("type")),
+        }
+    }
+
+    fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<Decoded<T>, A::Error> {
+        let Some(tag) = seq.next_element::<EventType>()? else {
+            return Err(de::Error::invalid_length(0, &self));
+        };
+        let content = ContentSeed {
+            object: ObjectSeed::new(self.object.strip),
+            tag,
+        };
+        match seq.next_element_seed(content)? {
+            Some(event) => Ok(Decoded::Event(event)),
+            None => Err(de::Error::invalid_length(1, &self)),
+        }
     }
 }
 
@@ -556,9 +1020,15 @@ mod tests {
     fn lists_watch_events_dynamic_and_partial_objects_are_stripped() {
         let list = json!({"apiVersion": "v1", "kind": "PodList", "metadata": {"resourceVersion": "9"},
                           "items": [pod(), pod()]});
-        let got: ObjectList<Stripped<Pod, 1>> = serde_json::from_value(list).unwrap();
-        let got = Stripped::list(got);
+        let got: ObjectList<Pod> = Strip::MANAGED_FIELDS
+            .list_from_slice(&bytes(&list))
+            .unwrap();
         assert_eq!(got.items.len(), 2);
+        assert_eq!(got.metadata.resource_version.as_deref(), Some("9"));
+        assert_eq!(
+            (got.types.api_version.as_str(), got.types.kind.as_str()),
+            ("v1", "PodList")
+        );
         assert!(
             got.items
                 .iter()
@@ -566,8 +1036,10 @@ mod tests {
         );
 
         let event = json!({"type": "MODIFIED", "object": pod()});
-        let got: WatchEvent<Stripped<Pod, 3>> = serde_json::from_value(event).unwrap();
-        let WatchEvent::Modified(p) = Stripped::event(got) else {
+        let got: WatchEvent<Pod> = (Strip::MANAGED_FIELDS | Strip::LAST_APPLIED)
+            .event_from_slice(&bytes(&event))
+            .unwrap();
+        let WatchEvent::Modified(p) = got else {
             panic!("not a modification")
         };
         assert!(p.metadata.managed_fields.is_none());
@@ -592,6 +1064,136 @@ mod tests {
             .from_slice::<Pod>(&bytes(&v))
             .unwrap_err();
         assert_eq!(whole.to_string(), stripped.to_string());
+    }
+
+    /// Every event type decodes as kube-core's own decode does, and an object that comes
+    /// before its type too (a second pass).
+    #[test]
+    fn every_event_type_decodes() {
+        let strip = Strip::MANAGED_FIELDS;
+        for (ty, order) in [("ADDED", 0), ("DELETED", 0), ("MODIFIED", 1)] {
+            let line = if order == 0 {
+                format!(r#"{{"type":"{ty}","x":1,"object":{}}}"#, pod())
+            } else {
+                format!(r#"{{"object":{},"x":[1],"type":"{ty}"}}"#, pod())
+            };
+            let got: WatchEvent<Pod> = strip.event_from_slice(line.as_bytes()).unwrap();
+            let debug = format!("{got:?}").to_uppercase();
+            assert_eq!(debug.split(' ').next(), Some(ty));
+            let (WatchEvent::Added(p) | WatchEvent::Modified(p) | WatchEvent::Deleted(p)) = got
+            else {
+                panic!("{ty}: {debug}")
+            };
+            assert!(p.metadata.managed_fields.is_none());
+            assert_eq!(p.metadata.name.as_deref(), Some("web-0"));
+        }
+        let bookmark = br#"{"type":"BOOKMARK","object":{"kind":"Pod","apiVersion":"v1","metadata":{"resourceVersion":"12","annotations":{"k8s.io/initial-events-end":"true"}}}}"#;
+        let WatchEvent::Bookmark(b) = strip.event_from_slice::<Pod>(bookmark).unwrap() else {
+            panic!("not a bookmark")
+        };
+        assert_eq!(b.metadata.resource_version, "12");
+        let error = br#"{"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","status":"Failure","message":"too old resource version: 1 (5)","reason":"Expired","code":410}}"#;
+        let WatchEvent::Error(status) = strip.event_from_slice::<Pod>(error).unwrap() else {
+            panic!("not an error")
+        };
+        assert_eq!((status.code, status.reason.as_str()), (410, "Expired"));
+    }
+
+    /// A malformed event or list fails as kube-core's own decode fails: the same typed
+    /// error with the same message (and position), and what it accepts, it accepts too.
+    #[test]
+    fn malformed_events_and_lists_fail_as_the_whole_decodes() {
+        let strip = Strip::MANAGED_FIELDS | Strip::LAST_APPLIED;
+        let pod = pod().to_string();
+        let mut bad_pod = self::pod();
+        bad_pod["spec"]["nodeName"] = json!(5);
+        let bad_pod = bad_pod.to_string();
+        let events = [
+            String::new(),
+            "{".into(),
+            "[]".into(),
+            "5".into(),
+            "{}".into(),
+            r#"{"x":1}"#.into(),
+            r#"{"type":"ADDED"}"#.into(),
+            r#"{"type":"ADDED","x":1}"#.into(),
+            r#"{"type":"SYNC","object":{}}"#.into(),
+            r#"{"type":5,"object":{}}"#.into(),
+            r#"{"type":null,"object":{}}"#.into(),
+            r#"{"type":"ADDED","type":"ADDED","object":{}}"#.into(),
+            format!(r#"{{"type":"ADDED","object":{pod},"type":"ADDED"}}"#),
+            format!(r#"{{"type":"ADDED","object":{pod},"object":{pod}}}"#),
+            format!(r#"{{"object":{pod},"object":{pod}}}"#),
+            format!(r#"{{"object":{pod}}}"#),
+            format!(r#"{{"object":{pod},"type":"GONE"}}"#),
+            format!(r#"{{"type":"ADDED","object":{bad_pod}}}"#),
+            format!(r#"{{"type":"ADDED","object":{pod}}} x"#),
+            format!(r#"{{"type":"ADDED","object":{pod}"#),
+            r#"{"type":"ADDED","object":[]}"#.into(),
+            r#"{"type":"BOOKMARK","object":{"metadata":{}}}"#.into(),
+            r#"{"type":"ERROR","object":{"code":"x"}}"#.into(),
+            format!(r#"["ADDED",{pod}]"#),
+            r#"["ADDED"]"#.into(),
+            format!(r#"{{"type":"ADDED","object":{pod},"x":1}}"#),
+        ];
+        for line in &events {
+            let whole = serde_json::from_str::<WatchEvent<Pod>>(line).map(|e| format!("{e:?}"));
+            let got = strip
+                .event_from_slice::<Pod>(line.as_bytes())
+                .map(|e| format!("{e:?}"));
+            assert_eq!(
+                whole.map_err(|e| e.to_string()),
+                got.map_err(|e| e.to_string()),
+                "{line}"
+            );
+        }
+        // An object before its type: serde's decode buffers it and reports its error where
+        // the type ends; the second pass reports it where it is.
+        let line = format!(r#"{{"object":{bad_pod},"type":"ADDED"}}"#);
+        let message = |e: serde_json::Error| {
+            let e = e.to_string();
+            e.split(" at line").next().map(str::to_owned)
+        };
+        assert_eq!(
+            serde_json::from_str::<WatchEvent<Pod>>(&line)
+                .map_err(message)
+                .err(),
+            strip
+                .event_from_slice::<Pod>(line.as_bytes())
+                .map_err(message)
+                .err(),
+        );
+
+        let lists = [
+            "[]".to_owned(),
+            "{}".into(),
+            r#"{"items":null}"#.into(),
+            r#"{"items":{}}"#.into(),
+            r#"{"items":[5]}"#.into(),
+            format!(r#"{{"items":[{pod},{bad_pod}]}}"#),
+            format!(r#"{{"items":[{pod}],"items":[]}}"#),
+            r#"{"metadata":{},"metadata":{},"items":[]}"#.into(),
+            r#"{"metadata":null,"items":[]}"#.into(),
+            r#"{"metadata":{"resourceVersion":5},"items":[]}"#.into(),
+            r#"{"apiVersion":"v1","kind":"PodList","items":[]}"#.into(),
+            r#"{"apiVersion":"v1","items":[]}"#.into(),
+            r#"{"apiVersion":5,"kind":"PodList","items":[]}"#.into(),
+            r#"{"apiVersion":"v1","kind":"A","kind":"B","items":[]}"#.into(),
+            r#"{"items":[],"x":{"y":[1]}} z"#.into(),
+        ];
+        for body in &lists {
+            let summary = |l: ObjectList<Pod>| {
+                let names: Vec<_> = l.items.iter().map(|p| p.metadata.name.clone()).collect();
+                format!("{:?} {:?} {names:?}", l.types, l.metadata)
+            };
+            let whole = serde_json::from_str::<ObjectList<Pod>>(body).map(summary);
+            let got = strip.list_from_slice::<Pod>(body.as_bytes()).map(summary);
+            assert_eq!(
+                whole.map_err(|e| e.to_string()),
+                got.map_err(|e| e.to_string()),
+                "{body}"
+            );
+        }
     }
 
     #[test]

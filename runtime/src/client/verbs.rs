@@ -11,7 +11,7 @@ use kube_core::{
 use serde::{Serialize, de::DeserializeOwned};
 use serde_json::Value;
 
-use super::{client::Client, error::Error};
+use super::{client::Client, error::Error, strip::Strip};
 
 /// How often `list_all` restarts a paginated list whose continue token expired before it
 /// falls back to one unpaginated list.
@@ -125,19 +125,33 @@ impl RawApi {
             .await
     }
 
+    /// A list page, every item decoded as `T` with `strip`'s parts left out.
     pub(crate) async fn list<T: DeserializeOwned + Clone>(
         &self,
         lp: &ListParams,
+        strip: Strip,
     ) -> Result<ObjectList<T>, Error> {
-        self.client.request(self.request.list(lp)?).await
+        self.list_request(self.request.list(lp)?, strip).await
     }
 
-    /// A metadata-only list page, decoded as `T` (`PartialObjectMeta<K>`, or a stripped one).
+    /// A metadata-only list page, every item decoded as `T` (`PartialObjectMeta<K>`) with
+    /// `strip`'s parts left out.
     pub(crate) async fn list_metadata<T: DeserializeOwned + Clone>(
         &self,
         lp: &ListParams,
+        strip: Strip,
     ) -> Result<ObjectList<T>, Error> {
-        self.client.request(self.request.list_metadata(lp)?).await
+        self.list_request(self.request.list_metadata(lp)?, strip)
+            .await
+    }
+
+    async fn list_request<T: DeserializeOwned + Clone>(
+        &self,
+        request: http::Request<Vec<u8>>,
+        strip: Strip,
+    ) -> Result<ObjectList<T>, Error> {
+        let body = self.client.request_bytes(request).await?;
+        strip.list_from_slice(&body).map_err(Error::Decode)
     }
 
     /// Lists every page, following continue tokens; restarts when a token expires (410).
@@ -156,12 +170,12 @@ impl RawApi {
                 tracing::debug!("continue tokens keep expiring; listing without pagination");
                 let mut full = base.clone();
                 full.limit = None;
-                return self.list(&full).await;
+                return self.list(&full, Strip::NONE).await;
             }
             let mut page_lp = base.clone();
             let mut items = Vec::new();
             loop {
-                let page: ObjectList<T> = match self.list(&page_lp).await {
+                let page: ObjectList<T> = match self.list(&page_lp, Strip::NONE).await {
                     Ok(p) => p,
                     Err(e) if e.is_gone_or_expired() && page_lp.continue_token.is_some() => {
                         tracing::debug!(error = %e, "continue token expired; restarting list");
@@ -260,13 +274,15 @@ impl RawApi {
         object_or_status(v)
     }
 
+    /// A watch from `version`, every object decoded as `T` with `strip`'s parts left out.
     pub(crate) async fn watch<T: DeserializeOwned + Send + 'static>(
         &self,
         wp: &WatchParams,
         version: &str,
+        strip: Strip,
     ) -> Result<BoxStream<'static, Result<WatchEvent<T>, Error>>, Error> {
         self.client
-            .request_stream(self.watch_request(wp, version)?)
+            .request_events(self.watch_request(wp, version)?, strip)
             .await
     }
 
@@ -306,14 +322,16 @@ impl RawApi {
         }
     }
 
-    /// A metadata-only watch, decoded as `T` (`PartialObjectMeta<K>`, or a stripped one).
+    /// A metadata-only watch, every object decoded as `T` (`PartialObjectMeta<K>`) with
+    /// `strip`'s parts left out.
     pub(crate) async fn watch_metadata<T: DeserializeOwned + Send + 'static>(
         &self,
         wp: &WatchParams,
         version: &str,
+        strip: Strip,
     ) -> Result<BoxStream<'static, Result<WatchEvent<T>, Error>>, Error> {
         self.client
-            .request_stream(self.request.watch_metadata(wp, version)?)
+            .request_events(self.request.watch_metadata(wp, version)?, strip)
             .await
     }
 }

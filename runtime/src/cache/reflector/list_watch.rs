@@ -14,7 +14,7 @@ use crate::{
     Cacheable,
     client::{
         DynamicClient, Error as ClientError, ReadClient, ResourceClient, Strip, WatchStream,
-        strip::Stripped, verbs::RawApi,
+        verbs::RawApi,
     },
 };
 
@@ -118,11 +118,6 @@ impl<K> ListWatch<K> {
         self
     }
 
-    /// What [`strip`](Self::strip) leaves out.
-    pub fn stripped(&self) -> Strip {
-        self.strip
-    }
-
     fn list_params(&self, mut params: ListParams) -> ListParams {
         if params.label_selector.is_none() {
             params.label_selector.clone_from(&self.label_selector);
@@ -170,13 +165,8 @@ impl ListWatch<DynamicObject> {
 
 impl<K: Cacheable> ListerWatcher<K> for ListWatch<K> {
     fn list(&self, params: ListParams) -> BoxFuture<'static, Result<ObjectList<K>, ClientError>> {
-        let (client, params) = (self.client.clone(), self.list_params(params));
-        match self.strip.bits() {
-            0 => async move { client.list(&params).await }.boxed(),
-            1 => list_stripped::<K, 1>(client, params),
-            2 => list_stripped::<K, 2>(client, params),
-            _ => list_stripped::<K, 3>(client, params),
-        }
+        let (client, params, strip) = (self.client.clone(), self.list_params(params), self.strip);
+        async move { client.list(&params, strip).await }.boxed()
     }
 
     fn watch(
@@ -184,41 +174,15 @@ impl<K: Cacheable> ListerWatcher<K> for ListWatch<K> {
         params: WatchParams,
         resource_version: String,
     ) -> BoxFuture<'static, Result<WatchStream<K>, ClientError>> {
-        let (client, params) = (self.client.clone(), self.watch_params(params));
-        match self.strip.bits() {
-            0 => async move { Ok(client.watch(&params, &resource_version).await?.boxed()) }.boxed(),
-            1 => watch_stripped::<K, 1>(client, params, resource_version),
-            2 => watch_stripped::<K, 2>(client, params, resource_version),
-            _ => watch_stripped::<K, 3>(client, params, resource_version),
+        let (client, params, strip) = (self.client.clone(), self.watch_params(params), self.strip);
+        async move {
+            Ok(client
+                .watch(&params, &resource_version, strip)
+                .await?
+                .boxed())
         }
+        .boxed()
     }
-}
-
-/// A list decoded with `Strip(BITS)` (one instantiation per combination of parts).
-fn list_stripped<K: Cacheable, const BITS: u8>(
-    client: RawApi,
-    params: ListParams,
-) -> BoxFuture<'static, Result<ObjectList<K>, ClientError>> {
-    async move {
-        let list = client.list::<Stripped<K, BITS>>(&params).await?;
-        Ok(Stripped::list(list))
-    }
-    .boxed()
-}
-
-/// A watch decoded with `Strip(BITS)`.
-fn watch_stripped<K: Cacheable, const BITS: u8>(
-    client: RawApi,
-    params: WatchParams,
-    resource_version: String,
-) -> BoxFuture<'static, Result<WatchStream<K>, ClientError>> {
-    async move {
-        let events = client
-            .watch::<Stripped<K, BITS>>(&params, &resource_version)
-            .await?;
-        Ok(events.map(|e| e.map(Stripped::event)).boxed())
-    }
-    .boxed()
 }
 
 /// Lists and watches only the metadata of `K` (client-go's `metadatainformer`,
@@ -241,13 +205,12 @@ impl<K: Cacheable> ListerWatcher<PartialObjectMeta<K>> for MetadataListWatch<K> 
         &self,
         params: ListParams,
     ) -> BoxFuture<'static, Result<ObjectList<PartialObjectMeta<K>>, ClientError>> {
-        let (client, params) = (self.0.client.clone(), self.0.list_params(params));
-        match self.0.strip.bits() {
-            0 => async move { client.list_metadata(&params).await }.boxed(),
-            1 => list_metadata_stripped::<K, 1>(client, params),
-            2 => list_metadata_stripped::<K, 2>(client, params),
-            _ => list_metadata_stripped::<K, 3>(client, params),
-        }
+        let (client, params, strip) = (
+            self.0.client.clone(),
+            self.0.list_params(params),
+            self.0.strip,
+        );
+        async move { client.list_metadata(&params, strip).await }.boxed()
     }
 
     fn watch(
@@ -255,47 +218,17 @@ impl<K: Cacheable> ListerWatcher<PartialObjectMeta<K>> for MetadataListWatch<K> 
         params: WatchParams,
         resource_version: String,
     ) -> BoxFuture<'static, Result<WatchStream<PartialObjectMeta<K>>, ClientError>> {
-        let (client, params) = (self.0.client.clone(), self.0.watch_params(params));
-        match self.0.strip.bits() {
-            0 => async move {
-                Ok(client
-                    .watch_metadata(&params, &resource_version)
-                    .await?
-                    .boxed())
-            }
-            .boxed(),
-            1 => watch_metadata_stripped::<K, 1>(client, params, resource_version),
-            2 => watch_metadata_stripped::<K, 2>(client, params, resource_version),
-            _ => watch_metadata_stripped::<K, 3>(client, params, resource_version),
+        let (client, params, strip) = (
+            self.0.client.clone(),
+            self.0.watch_params(params),
+            self.0.strip,
+        );
+        async move {
+            Ok(client
+                .watch_metadata(&params, &resource_version, strip)
+                .await?
+                .boxed())
         }
+        .boxed()
     }
-}
-
-/// A metadata-only list decoded with `Strip(BITS)`.
-fn list_metadata_stripped<K: Cacheable, const BITS: u8>(
-    client: RawApi,
-    params: ListParams,
-) -> BoxFuture<'static, Result<ObjectList<PartialObjectMeta<K>>, ClientError>> {
-    async move {
-        let list = client
-            .list_metadata::<Stripped<PartialObjectMeta<K>, BITS>>(&params)
-            .await?;
-        Ok(Stripped::list(list))
-    }
-    .boxed()
-}
-
-/// A metadata-only watch decoded with `Strip(BITS)`.
-fn watch_metadata_stripped<K: Cacheable, const BITS: u8>(
-    client: RawApi,
-    params: WatchParams,
-    resource_version: String,
-) -> BoxFuture<'static, Result<WatchStream<PartialObjectMeta<K>>, ClientError>> {
-    async move {
-        let events = client
-            .watch_metadata::<Stripped<PartialObjectMeta<K>, BITS>>(&params, &resource_version)
-            .await?;
-        Ok(events.map(|e| e.map(Stripped::event)).boxed())
-    }
-    .boxed()
 }

@@ -170,16 +170,13 @@ pub(super) fn files(
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::{Input, paths};
+    use super::super::tests::{Input, paths_under};
 
     #[test]
     fn one_client_per_group_version_and_one_file_per_type() {
         let input = Input::sample();
         let files = input.files(|_| {});
-        let clientset: Vec<String> = paths(&files)
-            .into_iter()
-            .filter(|p| p.starts_with("clientset/"))
-            .collect();
+        let clientset = paths_under(&files, "clientset/");
         assert_eq!(
             clientset,
             [

@@ -241,16 +241,13 @@ pub(super) fn files(
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::{Input, paths};
+    use super::super::tests::{Input, paths_under};
 
     #[test]
     fn the_factory_then_one_file_per_informable_type() {
         let input = Input::sample();
         let files = input.files(|_| {});
-        let informers: Vec<String> = paths(&files)
-            .into_iter()
-            .filter(|p| p.starts_with("informers/"))
-            .collect();
+        let informers = paths_under(&files, "informers/");
         assert_eq!(
             informers,
             [

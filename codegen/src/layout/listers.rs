@@ -75,16 +75,13 @@ pub(super) fn files(
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::{Input, paths};
+    use super::super::tests::{Input, paths_under};
 
     #[test]
     fn one_file_per_listable_type_and_none_for_create_only_groups() {
         let input = Input::sample();
         let files = input.files(|_| {});
-        let listers: Vec<String> = paths(&files)
-            .into_iter()
-            .filter(|p| p.starts_with("listers/"))
-            .collect();
+        let listers = paths_under(&files, "listers/");
         assert_eq!(
             listers,
             [

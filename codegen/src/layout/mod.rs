@@ -487,6 +487,14 @@ pub(super) mod tests {
         out
     }
 
+    /// The paths of `files` under the folder `prefix` (such as `"listers/"`), sorted.
+    pub(in crate::layout) fn paths_under(files: &[LayoutFile], prefix: &str) -> Vec<String> {
+        paths(files)
+            .into_iter()
+            .filter(|p| p.starts_with(prefix))
+            .collect()
+    }
+
     #[test]
     fn no_client_types_no_tree() {
         let input = Input::of(vec![package(

@@ -56,11 +56,11 @@ pub trait CacheSynced: Send + Sync {
 /// Which queue an informer drains.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum QueueKind {
-    /// A [`RealFifo`]: every change in server order; relists applied atomically
+    /// A [`RealFifo`](crate::cache::RealFifo): every change in server order; relists applied atomically
     /// (client-go 1.36's only informer queue).
     #[default]
     RealFifo,
-    /// A [`DeltaFifo`]: changes grouped per key; relists applied page by page as they
+    /// A [`DeltaFifo`](crate::cache::DeltaFifo): changes grouped per key; relists applied page by page as they
     /// arrive (client-go before `InOrderInformers`).
     DeltaFifo,
 }
@@ -162,7 +162,7 @@ impl<K: Cacheable> SharedIndexInformer<K> {
     /// popped from the queue and applied (client-go's `LastStoreSyncResourceVersion`). It
     /// trails [`SharedIndexInformer::last_sync_resource_version`] while changes wait in
     /// the queue; a reader of the cache has seen at least this version. With a
-    /// [`DeltaFifo`], which applies per key rather than in order, it moves when the queue
+    /// [`DeltaFifo`](crate::cache::DeltaFifo), which applies per key rather than in order, it moves when the queue
     /// drains.
     pub fn last_store_sync_resource_version(&self) -> String {
         self.inner.store_resource_version.lock().clone()

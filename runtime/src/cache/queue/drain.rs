@@ -103,7 +103,7 @@ impl<K> Resync<K> {
 /// An error drops the item (neither queue re-queues for an informer) and ends the batch.
 pub type ProcessItem<'f, K> = dyn FnMut(Queued<'_, K>, bool) -> Result<(), CacheError> + Send + 'f;
 
-/// The queue between a reflector (which writes it through [`Store`]) and an informer
+/// The queue between a reflector (which writes it through [`ReflectorSink`](crate::cache::ReflectorSink)) and an informer
 /// (which drains it with [`Queue::pop_batch`]); client-go's `Queue`/`QueueWithBatch`.
 pub trait Queue<K>: ReflectorSink<K> {
     /// Waits until something is queued (or the queue is closed and drained), then hands up

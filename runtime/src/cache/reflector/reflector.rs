@@ -1,4 +1,4 @@
-//! [`Reflector`]: keeps a [`Store`] in step with the API server by listing, then watching.
+//! [`Reflector`]: keeps a [`ReflectorSink`](crate::cache::ReflectorSink) in step with the API server by listing, then watching.
 //!
 //! The state machine, as client-go runs it:
 //!
@@ -179,7 +179,7 @@ enum RoundEnd {
     Relist(Option<ReflectorError>),
 }
 
-/// Lists and watches through a [`ListerWatcher`] into a [`Store`]; see the module docs.
+/// Lists and watches through a [`ListerWatcher`] into a [`ReflectorSink`](crate::cache::ReflectorSink); see the module docs.
 pub struct Reflector<K: Clone> {
     name: String,
     lister_watcher: Arc<dyn ListerWatcher<K>>,

@@ -127,11 +127,7 @@ impl<T: QueueItem> RateLimitingQueue<T> {
     /// Adds `item` after the delay the rate limiter gives it, which records one more failure
     /// for per-item limiters. Ignored after shutdown (the limiter is not asked then).
     pub fn add_rate_limited(&self, item: T) {
-        if self.shutting_down() {
-            return;
-        }
-        let delay = self.limiter.when(&item);
-        self.queue.add_after(item, delay);
+        self.at_priority(0).add_rate_limited(item);
     }
 
     /// Adds `item` once `delay` has passed, without asking the rate limiter; a zero delay

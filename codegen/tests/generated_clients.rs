@@ -250,10 +250,7 @@ async fn standalone_informer_constructors_filter_by_namespace() {
             kubegen::cache::namespace_indexers(),
         );
     let stop = CancellationToken::new();
-    let run = tokio::spawn({
-        let (informer, stop) = (informer.clone(), stop.clone());
-        async move { informer.run(stop).await }
-    });
+    let (informer, run) = informer.spawn(stop.clone());
     assert!(kubegen::cache::wait_for_cache_sync(&stop, &[&informer]).await);
     assert_eq!(informer.indexer().list_keys(), vec!["team-b/x".to_owned()]);
     stop.cancel();

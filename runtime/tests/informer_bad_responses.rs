@@ -156,10 +156,7 @@ async fn bad_answers_are_typed_errors_and_the_cache_is_kept(
         }))
         .build();
     let stop = CancellationToken::new();
-    let run = tokio::spawn({
-        let (informer, stop) = (informer.clone(), stop.clone());
-        async move { informer.run(stop).await }
-    });
+    let (informer, run) = informer.spawn(stop.clone());
     assert!(wait_for_cache_sync(&stop, &[&informer]).await);
     let synced = [
         "default/a",

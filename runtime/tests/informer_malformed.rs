@@ -155,10 +155,7 @@ async fn a_malformed_watch_event_is_skipped_and_the_informer_keeps_its_cache_and
     let adds = Adds::default();
     informer.add_event_handler(adds.clone()).unwrap();
     let stop = CancellationToken::new();
-    let run = tokio::spawn({
-        let (informer, stop) = (informer.clone(), stop.clone());
-        async move { informer.run(stop).await }
-    });
+    let (informer, run) = informer.spawn(stop.clone());
     assert!(wait_for_cache_sync(&stop, &[&informer]).await);
 
     api.create(&PostParams::default(), &cm("poison"))

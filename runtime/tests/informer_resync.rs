@@ -15,8 +15,8 @@ use k8s_openapi::api::core::v1::ConfigMap;
 use kube_core::{ObjectMeta, params::PostParams};
 use kubegen::{
     cache::{
-        ListWatch, ResourceEventHandler, SharedIndexInformer, meta_namespace_key,
-        namespace_indexers, wait_for_cache_sync,
+        ListWatch, ResourceEventHandler, SharedIndexInformer, UnstartedInformer,
+        meta_namespace_key, namespace_indexers, wait_for_cache_sync,
     },
     client::{Client, ResourceClient},
 };
@@ -87,7 +87,7 @@ async fn informer_over(
     server: &InProcess,
     names: &[&str],
     default_resync: Duration,
-) -> SharedIndexInformer<ConfigMap> {
+) -> UnstartedInformer<ConfigMap> {
     let client = Client::builder(server.clone()).rate_limit(-1.0, 0).build();
     let api = ResourceClient::<ConfigMap>::namespaced(client, "default");
     for name in names {
@@ -97,14 +97,15 @@ async fn informer_over(
 }
 
 fn start(
-    informer: &SharedIndexInformer<ConfigMap>,
-) -> (CancellationToken, tokio::task::JoinHandle<()>) {
+    informer: UnstartedInformer<ConfigMap>,
+) -> (
+    SharedIndexInformer<ConfigMap>,
+    CancellationToken,
+    tokio::task::JoinHandle<()>,
+) {
     let stop = CancellationToken::new();
-    let run = tokio::spawn({
-        let (informer, stop) = (informer.clone(), stop.clone());
-        async move { informer.run(stop).await }
-    });
-    (stop, run)
+    let (informer, run) = informer.spawn(stop.clone());
+    (informer, stop, run)
 }
 
 /// Lets the handler threads (real threads, outside the paused clock) catch up.
@@ -129,7 +130,7 @@ async fn handlers_resync_identical_objects_at_their_own_periods() {
     informer
         .add_event_handler_with_resync(never.clone(), Duration::ZERO)
         .unwrap();
-    let (stop, run) = start(&informer);
+    let (informer, stop, run) = start(informer);
     assert!(wait_for_cache_sync(&stop, &[&informer]).await);
     // After start: 1 s does not lower the check period; it is raised to 3 s.
     let late = Resyncs::default();
@@ -173,7 +174,7 @@ async fn a_resync_period_under_one_second_is_raised_to_one_second() {
     informer
         .add_event_handler_with_resync(tiny.clone(), Duration::from_millis(100))
         .unwrap();
-    let (stop, run) = start(&informer);
+    let (informer, stop, run) = start(informer);
     assert!(wait_for_cache_sync(&stop, &[&informer]).await);
     tokio::time::sleep(Duration::from_millis(10_500)).await;
     let_handlers_drain();

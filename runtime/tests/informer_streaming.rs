@@ -162,10 +162,7 @@ async fn streaming_list_syncs_from_initial_events_and_resumes_without_resending_
     let log = Log::default();
     informer.add_event_handler(log.clone()).unwrap();
     let stop = CancellationToken::new();
-    let run = tokio::spawn({
-        let (informer, stop) = (informer.clone(), stop.clone());
-        async move { informer.run(stop).await }
-    });
+    let (informer, run) = informer.spawn(stop.clone());
     let synced = tokio::time::timeout(
         Duration::from_secs(10),
         wait_for_cache_sync(&stop, &[&informer]),
@@ -241,10 +238,7 @@ async fn streaming_list_refused_by_the_server_falls_back_to_list_and_watch() {
     let log = Log::default();
     informer.add_event_handler(log.clone()).unwrap();
     let stop = CancellationToken::new();
-    let run = tokio::spawn({
-        let (informer, stop) = (informer.clone(), stop.clone());
-        async move { informer.run(stop).await }
-    });
+    let (informer, run) = informer.spawn(stop.clone());
     let synced = tokio::time::timeout(
         Duration::from_secs(10),
         wait_for_cache_sync(&stop, &[&informer]),

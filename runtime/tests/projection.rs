@@ -15,7 +15,7 @@ use k8s_openapi::{
 };
 use kube_core::params::{ListParams, PostParams};
 use kubegen::{
-    cache::{Indexers, ListWatch, SharedIndexInformer},
+    cache::{Indexers, ListWatch, SharedIndexInformer, UnstartedInformer},
     client::{Client, ReadClient, ResourceClient, Strip},
     projection::Projection,
 };
@@ -161,12 +161,11 @@ async fn server_with_pods(n: usize) -> (TestServer, Client) {
     (server, client)
 }
 
-async fn run<K: kubegen::Object>(informer: &SharedIndexInformer<K>) -> CancellationToken {
+async fn run<K: kubegen::Object>(
+    informer: UnstartedInformer<K>,
+) -> (SharedIndexInformer<K>, CancellationToken) {
     let stop = CancellationToken::new();
-    tokio::spawn({
-        let (informer, stop) = (informer.clone(), stop.clone());
-        async move { informer.run(stop).await }
-    });
+    let (informer, _running) = informer.spawn(stop.clone());
     tokio::time::timeout(Duration::from_secs(10), async {
         while !informer.has_synced() {
             tokio::time::sleep(Duration::from_millis(5)).await;
@@ -174,7 +173,7 @@ async fn run<K: kubegen::Object>(informer: &SharedIndexInformer<K>) -> Cancellat
     })
     .await
     .expect("the informer syncs");
-    stop
+    (informer, stop)
 }
 
 /// An informer, its lister and an index over a projection, through list and watch.
@@ -194,7 +193,7 @@ async fn an_informer_lister_and_index_serve_a_projection() {
         Duration::ZERO,
         by_node,
     );
-    let stop = run(&informer).await;
+    let (informer, stop) = run(informer).await;
     let lister = informer.lister();
     let pod = lister.namespaced("default").get("web-1").unwrap();
     assert_eq!(pod.node_name.as_deref(), Some("n1"));
@@ -266,7 +265,7 @@ async fn an_informer_with_strip_never_stores_managed_fields() {
         Duration::ZERO,
         Indexers::default(),
     );
-    let stop = run(&informer).await;
+    let (informer, stop) = run(informer).await;
     let cached = informer
         .lister()
         .namespaced("default")
@@ -443,7 +442,7 @@ async fn a_projection_of_a_custom_resource() {
         Duration::ZERO,
         Indexers::default(),
     );
-    let stop = run(&informer).await;
+    let (informer, stop) = run(informer).await;
     assert_eq!(
         informer
             .lister()

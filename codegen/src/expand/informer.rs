@@ -46,7 +46,7 @@ pub fn informer(ty: &TypeDef, r: &ResourceDef) -> TokenStream {
         Scope::Cluster => "",
     };
     let new_doc = format!(
-        " A standalone informer for `{}`{ns_doc}, not shared through a factory (prefer the factory).",
+        " A standalone informer for `{}`{ns_doc}, not shared through a factory (prefer the factory); `run` starts it.",
         r.kind
     );
     let filtered_doc = format!(
@@ -83,7 +83,7 @@ pub fn informer(ty: &TypeDef, r: &ResourceDef) -> TokenStream {
             #ns_param
             resync: #duration,
             indexers: #cache::Indexers<#kind>,
-        ) -> #cache::SharedIndexInformer<#kind> {
+        ) -> #cache::UnstartedInformer<#kind> {
             #new_filtered_fn(client, #ns_arg resync, indexers, None)
         }
 
@@ -95,7 +95,7 @@ pub fn informer(ty: &TypeDef, r: &ResourceDef) -> TokenStream {
             resync: #duration,
             indexers: #cache::Indexers<#kind>,
             tweak: Option<#cache::TweakListParams>,
-        ) -> #cache::SharedIndexInformer<#kind> {
+        ) -> #cache::UnstartedInformer<#kind> {
             let mut list_watch = #cache::ListWatch::new(#client::ResourceClient::scoped(client, #scoped));
             if let Some(tweak) = tweak {
                 list_watch = list_watch.tweak(tweak);

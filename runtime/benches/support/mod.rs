@@ -18,7 +18,7 @@ use std::{
 };
 
 use kubegen::{
-    cache::SharedIndexInformer,
+    cache::{SharedIndexInformer, UnstartedInformer},
     client::{Client, Config},
 };
 use tokio_util::sync::CancellationToken;
@@ -117,15 +117,16 @@ pub fn report(phase: &str, secs: f64) {
 /// Runs `informer` and waits until it has synced `n` objects; returns it, its stop token
 /// and the seconds the sync took.
 pub async fn run_until_synced<T: kubegen::Object>(
-    informer: SharedIndexInformer<T>,
+    informer: UnstartedInformer<T>,
     n: usize,
 ) -> (SharedIndexInformer<T>, CancellationToken, f64) {
     let stop = CancellationToken::new();
     let start = Instant::now();
-    tokio::spawn({
-        let (informer, stop) = (informer.clone(), stop.clone());
-        async move { informer.run(stop).await }
-    });
+    let informer = {
+        let handle = informer.handle();
+        tokio::spawn(informer.run(stop.clone()));
+        handle
+    };
     while !informer.has_synced() {
         tokio::time::sleep(Duration::from_millis(2)).await;
     }

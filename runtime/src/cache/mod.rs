@@ -75,6 +75,7 @@ pub use informer::{
         Dispatch, FilteringResourceEventHandler, HandlerOptions, ResourceEventHandler,
         ResourceEventHandlerFuncs,
     },
+    lifecycle::UnstartedInformer,
     registration::HandlerRegistration,
 };
 /// kube-core's label selector, as listers take it.

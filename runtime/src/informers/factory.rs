@@ -67,8 +67,14 @@ struct Entry {
     flavor: Flavor,
     /// Its key in `wait_for_cache_sync`'s result.
     name: String,
-    run: Box<dyn Fn(CancellationToken) -> JoinHandle<()> + Send + Sync>,
-    started: bool,
+    /// Spawns the informer's run; taken (once) by `start`.
+    run: Option<Box<dyn FnOnce(CancellationToken) -> JoinHandle<()> + Send + Sync>>,
+}
+
+impl Entry {
+    fn started(&self) -> bool {
+        self.run.is_none()
+    }
 }
 
 struct Inner {
@@ -415,8 +421,8 @@ impl SharedInformerFactory {
             let name = format!("{}{}", flavor.metrics_prefix(), informer_name(&gvr));
             builder = builder.metrics(&name, provider.as_ref());
         }
-        let informer = customize(builder).build();
-        let runner = informer.clone();
+        let unstarted = customize(builder).build();
+        let informer = unstarted.handle();
         let name = match flavor {
             Flavor::Dynamic => format!("{} {}", type_name::<T>(), informer_name(&gvr)),
             Flavor::Typed | Flavor::Metadata => type_name::<T>().to_owned(),
@@ -427,11 +433,7 @@ impl SharedInformerFactory {
             gvr,
             flavor,
             name,
-            run: Box::new(move |stop| {
-                let informer = runner.clone();
-                tokio::spawn(async move { informer.run(stop).await })
-            }),
-            started: false,
+            run: Some(Box::new(move |stop| tokio::spawn(unstarted.run(stop)))),
         });
         informer
     }
@@ -471,9 +473,8 @@ impl SharedInformerFactory {
         }
         let mut informers = self.inner.informers.lock();
         let mut tasks = self.inner.tasks.lock();
-        for entry in informers.iter_mut().filter(|e| !e.started) {
-            entry.started = true;
-            tasks.push((entry.run)(self.inner.stop.child_token()));
+        for run in informers.iter_mut().filter_map(|e| e.run.take()) {
+            tasks.push(run(self.inner.stop.child_token()));
         }
     }
 
@@ -488,7 +489,7 @@ impl SharedInformerFactory {
             .informers
             .lock()
             .iter()
-            .filter(|e| e.started)
+            .filter(|e| e.started())
             .map(|e| (e.name.clone(), e.erased.clone()))
             .collect();
         let mut result = BTreeMap::new();
@@ -506,7 +507,7 @@ impl SharedInformerFactory {
             .informers
             .lock()
             .iter()
-            .filter(|e| e.started)
+            .filter(|e| e.started())
             .all(|e| e.erased.has_synced())
     }
 

@@ -1,5 +1,6 @@
 //! [`SharedIndexInformerBuilder`]: an informer's settings, fixed before it exists, and the
-//! constructors that start from it (`SharedIndexInformer::new`, `builder`, `builder_with`;
+//! constructors that start from it (`SharedIndexInformer::new`, `builder`, `builder_with`,
+//! each ending in an [`UnstartedInformer`];
 //! client-go's `NewSharedIndexInformerWithOptions` and `SharedIndexInformerOptions`).
 
 use std::{
@@ -15,7 +16,7 @@ use crate::cache::{
     Indexer, Indexers, ListerWatcher, MeteredListerWatcher, ReflectorConfig, TransformFunc,
     WatchErrorHandler, informer::processor::Processor,
 };
-use crate::cache::{QueueKind, SharedIndexInformer};
+use crate::cache::{QueueKind, SharedIndexInformer, UnstartedInformer};
 use crate::{
     Cacheable,
     metrics::{CacheMetricsProvider, InformerMetrics, ReflectorMetrics},
@@ -107,9 +108,9 @@ impl<K: Cacheable> SharedIndexInformerBuilder<K> {
         self
     }
 
-    /// The informer, not yet running.
-    pub fn build(self) -> SharedIndexInformer<K> {
-        SharedIndexInformer {
+    /// The informer, not yet running: [`UnstartedInformer::run`] starts it.
+    pub fn build(self) -> UnstartedInformer<K> {
+        UnstartedInformer::new(SharedIndexInformer {
             inner: Arc::new(Inner {
                 names: self.names,
                 indexer: Indexer::new(self.indexers),
@@ -131,7 +132,7 @@ impl<K: Cacheable> SharedIndexInformerBuilder<K> {
                 reflector: OnceLock::new(),
                 store_resource_version: Mutex::new(String::new()),
             }),
-        }
+        })
     }
 }
 
@@ -139,11 +140,14 @@ impl<K: Cacheable<DynamicType: Default>> SharedIndexInformer<K> {
     /// An informer over `lister_watcher`, with `default_resync` for handlers added without
     /// their own period (zero: no resync) and `indexers` for its cache; the other settings
     /// at their defaults. [`SharedIndexInformer::builder`] chooses them all.
+    // It returns the informer in its one unstarted value, as client-go's
+    // `NewSharedIndexInformer` returns the informer to `Run`.
+    #[allow(clippy::new_ret_no_self)]
     pub fn new(
         lister_watcher: impl ListerWatcher<K>,
         default_resync: Duration,
         indexers: Indexers<K>,
-    ) -> Self {
+    ) -> UnstartedInformer<K> {
         Self::builder(lister_watcher)
             .default_resync(default_resync)
             .indexers(indexers)

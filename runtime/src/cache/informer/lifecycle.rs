@@ -1,8 +1,15 @@
-//! Running an informer: the reflector and the delta loop side by side until stopped, then
-//! the handlers' shutdown (client-go's `sharedIndexInformer.Run`).
+//! Running an informer: [`UnstartedInformer`], the one value that can start it, and `run`,
+//! the reflector and the delta loop side by side until stopped, then the handlers' shutdown
+//! (client-go's `sharedIndexInformer.Run`).
+//!
+//! client-go checks at run time that `Run` is called once (`informer already started`);
+//! here the builder hands out one [`UnstartedInformer`] and `run` consumes it, so a second
+//! start does not compile. Everything else (handlers, indexers, the cache) is reached
+//! through the [`SharedIndexInformer`] it dereferences to, before and after start.
 
-use std::sync::Arc;
+use std::{fmt, ops::Deref, sync::Arc};
 
+use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::Cacheable;
@@ -15,17 +22,106 @@ use crate::cache::{QueueKind, SharedIndexInformer};
 /// How many items the delta loop processes per hold of the queue's lock.
 const POP_BATCH: usize = 64;
 
-impl<K: Cacheable> SharedIndexInformer<K> {
+/// An informer that has not started: what [`SharedIndexInformerBuilder::build`] and the
+/// constructors return, and the only value that can [`run`](Self::run) it.
+///
+/// It dereferences to the informer's [`SharedIndexInformer`], so handlers, indexers and
+/// listers are added and taken from it directly; [`handle`](Self::handle) clones that
+/// handle for whoever needs the informer after it has started (a controller, a lister, a
+/// factory). `run` consumes this value: an informer starts at most once, and the type says
+/// so.
+///
+/// ```
+/// # use kubegen::{cache::{ListWatch, SharedIndexInformer}, client::{Client, ResourceClient}};
+/// # use k8s_openapi::api::core::v1::ConfigMap;
+/// # async fn demo(client: Client) {
+/// let configmaps = ResourceClient::<ConfigMap>::all(client);
+/// let informer = SharedIndexInformer::builder(ListWatch::new(configmaps)).build();
+/// let lister = informer.lister(); // reads the cache, before and after start
+/// let handle = informer.handle(); // the shared informer, cheap to clone
+/// let stop = tokio_util::sync::CancellationToken::new();
+/// let running = tokio::spawn(informer.run(stop.clone()));
+/// // informer.run(stop) again: does not compile, `informer` has moved.
+/// stop.cancel();
+/// running.await.unwrap();
+/// assert!(handle.is_stopped());
+/// # drop(lister);
+/// # }
+/// ```
+///
+/// A second start is a compile error (use of a moved value):
+///
+/// ```compile_fail,E0382
+/// # use kubegen::{cache::{ListWatch, SharedIndexInformer}, client::{Client, ResourceClient}};
+/// # use k8s_openapi::api::core::v1::ConfigMap;
+/// # async fn demo(client: Client) {
+/// let configmaps = ResourceClient::<ConfigMap>::all(client);
+/// let informer = SharedIndexInformer::builder(ListWatch::new(configmaps)).build();
+/// let stop = tokio_util::sync::CancellationToken::new();
+/// let first = informer.run(stop.clone());
+/// let second = informer.run(stop);
+/// # }
+/// ```
+///
+/// [`SharedIndexInformerBuilder::build`]: crate::cache::SharedIndexInformerBuilder::build
+#[must_use = "an informer does nothing until it runs"]
+pub struct UnstartedInformer<K: Cacheable> {
+    informer: SharedIndexInformer<K>,
+}
+
+impl<K: Cacheable> UnstartedInformer<K> {
+    pub(super) fn new(informer: SharedIndexInformer<K>) -> Self {
+        Self { informer }
+    }
+
+    /// The shared informer (a clone of the handle this value dereferences to), for use
+    /// after `run` has taken this value.
+    pub fn handle(&self) -> SharedIndexInformer<K> {
+        self.informer.clone()
+    }
+
     /// Lists, watches and dispatches until `stop` is cancelled. Shutdown stops the
     /// reflector and the delta loop first, then the handlers (their pending notifications
-    /// are dropped). Running an informer twice does nothing.
-    pub async fn run(&self, stop: CancellationToken) {
+    /// are dropped). The future owns the informer (spawn it as it is).
+    pub async fn run(self, stop: CancellationToken) {
+        self.informer.run(stop).await;
+    }
+
+    /// [`run`](Self::run) on a task of the current tokio runtime: the shared handle and
+    /// the task, which ends once `stop` is cancelled and the informer has shut down.
+    pub fn spawn(self, stop: CancellationToken) -> (SharedIndexInformer<K>, JoinHandle<()>) {
+        let handle = self.handle();
+        (handle, tokio::spawn(self.run(stop)))
+    }
+}
+
+impl<K: Cacheable> Deref for UnstartedInformer<K> {
+    type Target = SharedIndexInformer<K>;
+
+    fn deref(&self) -> &SharedIndexInformer<K> {
+        &self.informer
+    }
+}
+
+impl<K: Cacheable> AsRef<SharedIndexInformer<K>> for UnstartedInformer<K> {
+    fn as_ref(&self) -> &SharedIndexInformer<K> {
+        &self.informer
+    }
+}
+
+impl<K: Cacheable> fmt::Debug for UnstartedInformer<K> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("UnstartedInformer")
+            .field(&self.informer)
+            .finish()
+    }
+}
+
+impl<K: Cacheable> SharedIndexInformer<K> {
+    /// The body of [`UnstartedInformer::run`]: reached only through it, so once.
+    async fn run(&self, stop: CancellationToken) {
         let check_period = {
             let mut state = self.inner.state.lock();
-            if state.started || state.stopped {
-                tracing::warn!("informer already started; ignoring run");
-                return;
-            }
             state.started = true;
             state.resync_check_period
         };

@@ -98,17 +98,17 @@ impl Running {
     }
 }
 
-fn start(informer: &SharedIndexInformer<ConfigMap>) -> Running {
+/// Starts `informer`; its shared handle (shadowing the unstarted value at the call sites)
+/// and the run to stop.
+fn start(informer: UnstartedInformer<ConfigMap>) -> (SharedIndexInformer<ConfigMap>, Running) {
     let stop = CancellationToken::new();
-    let task = tokio::spawn({
-        let (informer, stop) = (informer.clone(), stop.clone());
-        async move { informer.run(stop).await }
-    });
-    Running {
+    let (informer, task) = informer.spawn(stop.clone());
+    let running = Running {
         informer: informer.clone(),
         stop,
         task,
-    }
+    };
+    (informer, running)
 }
 
 fn builder(api: &FakeApi<ConfigMap>) -> SharedIndexInformerBuilder<ConfigMap> {
@@ -117,7 +117,7 @@ fn builder(api: &FakeApi<ConfigMap>) -> SharedIndexInformerBuilder<ConfigMap> {
         .reflector(fast_backoff())
 }
 
-fn informer(api: &FakeApi<ConfigMap>) -> SharedIndexInformer<ConfigMap> {
+fn informer(api: &FakeApi<ConfigMap>) -> UnstartedInformer<ConfigMap> {
     builder(api).build()
 }
 
@@ -130,7 +130,7 @@ async fn initial_list_arrives_as_initial_adds_before_the_handler_reports_synced(
     let (h, mut rx) = recorder();
     let reg = inf.add_event_handler(h).unwrap();
     assert!(!reg.has_synced());
-    let run = start(&inf);
+    let (inf, run) = start(inf);
     assert!(wait_for_cache_sync(&run.stop, &[&inf, &reg]).await);
     // Synced handler: both initial adds are already delivered.
     let mut got = vec![rx.try_recv().unwrap(), rx.try_recv().unwrap()];
@@ -160,7 +160,7 @@ async fn watch_events_reach_handlers_in_server_order_across_keys() {
     let inf = informer(&api);
     let (h, mut rx) = recorder();
     inf.add_event_handler(h).unwrap();
-    let run = start(&inf);
+    let (_, run) = start(inf);
     assert_eq!(next(&mut rx).await, "add ns/a 2 initial");
     api.upsert(cm_with("ns", "a", "", &[("v", "2")]));
     api.upsert(cm("ns", "b"));
@@ -192,7 +192,7 @@ async fn the_store_resource_version_is_what_the_cache_has_applied() {
     api.upsert(cm("ns", "a"));
     let inf = informer(&api);
     assert_eq!(inf.last_store_sync_resource_version(), "");
-    let run = start(&inf);
+    let (inf, run) = start(inf);
     assert!(wait_for_cache_sync(&run.stop, &[&inf]).await);
     assert_eq!(inf.last_store_sync_resource_version(), "2");
     api.upsert(cm("ns", "b"));
@@ -286,7 +286,7 @@ async fn a_first_410_relists_at_once_and_only_repeated_ones_back_off() {
             ..ReflectorConfig::default()
         })
         .build();
-    let run = start(&inf);
+    let (inf, run) = start(inf);
     assert!(wait_for_cache_sync(&run.stop, &[&inf]).await);
     let until = |want: usize| {
         let api = api.clone();
@@ -331,7 +331,7 @@ async fn the_keyed_delta_fifo_is_still_available() {
     let inf = builder(&api).queue(QueueKind::DeltaFifo).build();
     let (h, mut rx) = recorder();
     inf.add_event_handler(h).unwrap();
-    let run = start(&inf);
+    let (_, run) = start(inf);
     assert_eq!(next(&mut rx).await, "add ns/a 2 initial");
     api.upsert(cm("ns", "b"));
     assert_eq!(next(&mut rx).await, "add ns/b 3");
@@ -345,7 +345,7 @@ async fn watch_events_reach_cache_and_handlers_in_order() {
     let inf = informer(&api);
     let (h, mut rx) = recorder();
     inf.add_event_handler(h).unwrap();
-    let run = start(&inf);
+    let (inf, run) = start(inf);
     assert_eq!(next(&mut rx).await, "add ns/a 2 initial");
     api.upsert(cm_with("ns", "a", "", &[("v", "2")]));
     api.upsert(cm("ns", "b"));
@@ -374,7 +374,7 @@ async fn a_handler_added_after_start_is_replayed_the_cache() {
     api.upsert(cm("ns", "a"));
     api.upsert(cm("ns", "b"));
     let inf = informer(&api);
-    let run = start(&inf);
+    let (inf, run) = start(inf);
     assert!(wait_for_cache_sync(&run.stop, &[&inf]).await);
     let (h, mut rx) = recorder();
     let reg = inf.add_event_handler(h).unwrap();
@@ -408,7 +408,7 @@ async fn a_task_handler_runs_on_the_runtime_and_counts_what_it_has_yet_to_handle
     let reg = inf
         .add_event_handler_with_options(OnThread(tx.clone()), on_task)
         .unwrap();
-    let run = start(&inf);
+    let (inf, run) = start(inf);
     assert!(wait_for_cache_sync(&run.stop, &[&inf, &reg]).await);
     assert_eq!(reg.pending(), 0, "synced: every initial add handled");
     let here = std::thread::current().id();
@@ -436,7 +436,7 @@ async fn a_removed_handler_gets_nothing_more() {
     let (keep, mut kept) = recorder();
     let reg = inf.add_event_handler(h).unwrap();
     inf.add_event_handler(keep).unwrap();
-    let run = start(&inf);
+    let (inf, run) = start(inf);
     assert!(wait_for_cache_sync(&run.stop, &[&inf]).await);
     inf.remove_event_handler(&reg).await.unwrap();
     assert!(!inf.is_registered(&reg));
@@ -478,7 +478,7 @@ async fn removing_a_handler_waits_for_its_callback_in_flight() {
             calls: calls.clone(),
         })
         .unwrap();
-    let run = start(&inf);
+    let (inf, run) = start(inf);
     api.upsert(cm("ns", "a"));
     api.upsert(cm("ns", "b"));
     tokio::task::spawn_blocking(move || entered_rx.recv())
@@ -518,7 +518,7 @@ async fn a_blocked_handler_does_not_hold_up_other_handlers() {
     inf.add_event_handler(Blocked(Mutex::new(wait))).unwrap();
     let (h, mut rx) = recorder();
     inf.add_event_handler(h).unwrap();
-    let run = start(&inf);
+    let (inf, run) = start(inf);
     assert!(wait_for_cache_sync(&run.stop, &[&inf]).await);
     for name in ["a", "b", "c"] {
         api.upsert(cm("ns", name));
@@ -541,7 +541,7 @@ async fn a_delete_missed_while_disconnected_arrives_as_a_tombstone_after_relist(
     let inf = informer(&api);
     let (h, mut rx) = recorder();
     inf.add_event_handler(h).unwrap();
-    let run = start(&inf);
+    let (inf, run) = start(inf);
     assert!(wait_for_cache_sync(&run.stop, &[&inf]).await);
     next(&mut rx).await;
     next(&mut rx).await;
@@ -582,7 +582,7 @@ async fn a_relist_keeps_the_cached_object_of_what_did_not_change(
         .build();
     let (h, mut rx) = recorder();
     inf.add_event_handler(h).unwrap();
-    let run = start(&inf);
+    let (inf, run) = start(inf);
     assert!(wait_for_cache_sync(&run.stop, &[&inf]).await);
     for _ in 0..3 {
         next(&mut rx).await;
@@ -637,7 +637,7 @@ async fn a_cleanly_closed_watch_resumes_from_the_last_version_without_relisting(
     let inf = informer(&api);
     let (h, mut rx) = recorder();
     inf.add_event_handler(h).unwrap();
-    let run = start(&inf);
+    let (inf, run) = start(inf);
     assert!(wait_for_cache_sync(&run.stop, &[&inf]).await);
     api.upsert(cm("ns", "a"));
     assert_eq!(next(&mut rx).await, "add ns/a 2");
@@ -678,7 +678,7 @@ async fn connection_refused_retries_the_watch_not_the_list() {
         .build();
     let (h, mut rx) = recorder();
     inf.add_event_handler(h).unwrap();
-    let run = start(&inf);
+    let (inf, run) = start(inf);
     assert!(wait_for_cache_sync(&run.stop, &[&inf]).await);
     api.upsert(cm("ns", "a"));
     assert_eq!(next(&mut rx).await, "add ns/a 2");
@@ -694,7 +694,7 @@ async fn a_failed_list_is_retried_and_the_informer_still_syncs() {
     api.upsert(cm("ns", "a"));
     api.fail_next_list(gone());
     let inf = informer(&api);
-    let run = start(&inf);
+    let (inf, run) = start(inf);
     assert!(wait_for_cache_sync(&run.stop, &[&inf]).await);
     assert_eq!(api.lists(), 2);
     assert_eq!(inf.indexer().list_keys(), vec!["ns/a"]);
@@ -708,7 +708,7 @@ async fn an_undecodable_event_is_skipped_and_nothing_cached_is_lost() {
     let inf = informer(&api);
     let (h, mut rx) = recorder();
     inf.add_event_handler(h).unwrap();
-    let run = start(&inf);
+    let (inf, run) = start(inf);
     assert!(wait_for_cache_sync(&run.stop, &[&inf]).await);
     next(&mut rx).await;
     api.send_garbage();
@@ -731,7 +731,7 @@ async fn streaming_list_syncs_from_the_initial_events_and_does_not_resend_them_o
         .build();
     let (h, mut rx) = recorder();
     inf.add_event_handler(h).unwrap();
-    let run = start(&inf);
+    let (inf, run) = start(inf);
     assert!(wait_for_cache_sync(&run.stop, &[&inf]).await);
     assert_eq!(next(&mut rx).await, "add ns/a 2 initial");
     assert_eq!(api.lists(), 0, "no LIST was needed");
@@ -760,7 +760,7 @@ async fn streaming_list_refused_by_the_server_falls_back_to_list_and_watch() {
             ..fast_backoff()
         })
         .build();
-    let run = start(&inf);
+    let (inf, run) = start(inf);
     assert!(wait_for_cache_sync(&run.stop, &[&inf]).await);
     assert_eq!(api.lists(), 1);
     assert_eq!(inf.indexer().len(), 1);
@@ -774,7 +774,7 @@ async fn transform_runs_before_objects_are_cached() {
     let inf = builder(&api)
         .transform(Arc::new(|o: &mut ConfigMap| o.metadata.labels = None))
         .build();
-    let run = start(&inf);
+    let (inf, run) = start(inf);
     assert!(wait_for_cache_sync(&run.stop, &[&inf]).await);
     assert!(
         inf.indexer()
@@ -792,7 +792,7 @@ async fn indexers_can_be_added_after_start_but_not_after_stop() {
     let api = FakeApi::new();
     api.upsert(cm_with("ns", "a", "", &[("app", "web")]));
     let inf = informer(&api);
-    let run = start(&inf);
+    let (inf, run) = start(inf);
     assert!(wait_for_cache_sync(&run.stop, &[&inf]).await);
     let by_app: crate::cache::IndexFunc<ConfigMap> = Arc::new(|o: &ConfigMap| {
         Ok(o.metadata
@@ -833,7 +833,7 @@ async fn resync_redelivers_unchanged_objects_only_to_handlers_that_are_due() {
     inf.add_event_handler_with_resync(fast, Duration::from_secs(1))
         .unwrap();
     inf.add_event_handler(slow).unwrap();
-    let run = start(&inf);
+    let (inf, run) = start(inf);
     assert!(wait_for_cache_sync(&run.stop, &[&inf]).await);
     tokio::time::sleep(Duration::from_millis(4500)).await;
     run.shutdown().await;
@@ -865,7 +865,7 @@ async fn an_informer_created_without_resync_never_resyncs() {
     let (h, mut rx) = recorder();
     inf.add_event_handler_with_resync(h, Duration::from_secs(1))
         .unwrap();
-    let run = start(&inf);
+    let (inf, run) = start(inf);
     assert!(wait_for_cache_sync(&run.stop, &[&inf]).await);
     tokio::time::sleep(Duration::from_millis(2200)).await;
     run.shutdown().await;
@@ -880,7 +880,7 @@ async fn wait_for_cache_sync_gives_up_when_stopped() {
     let stop = CancellationToken::new();
     stop.cancel();
     assert!(
-        !wait_for_cache_sync(&stop, &[&inf]).await,
+        !wait_for_cache_sync(&stop, &[&*inf]).await,
         "never started, stopped"
     );
     let _ = api.keys();

@@ -28,14 +28,14 @@ impl BarInformer {
         BarLister::new(self.informer().indexer())
     }
 }
-/// A standalone informer for `Bar` in `namespace` (`""`: every namespace), not shared through a factory (prefer the factory).
+/// A standalone informer for `Bar` in `namespace` (`""`: every namespace), not shared through a factory (prefer the factory); `run` starts it.
 #[inline]
 pub fn new_bar_informer(
     client: ::kubegen::client::Client,
     namespace: &str,
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<Bar>,
-) -> ::kubegen::cache::SharedIndexInformer<Bar> {
+) -> ::kubegen::cache::UnstartedInformer<Bar> {
     new_filtered_bar_informer(client, namespace, resync, indexers, None)
 }
 /// A standalone informer for `Bar` in `namespace` (`""`: every namespace) whose list and watch requests pass through `tweak`.
@@ -46,7 +46,7 @@ pub fn new_filtered_bar_informer(
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<Bar>,
     tweak: Option<::kubegen::cache::TweakListParams>,
-) -> ::kubegen::cache::SharedIndexInformer<Bar> {
+) -> ::kubegen::cache::UnstartedInformer<Bar> {
     let mut list_watch = ::kubegen::cache::ListWatch::new(
         ::kubegen::client::ResourceClient::scoped(
             client,

@@ -28,14 +28,14 @@ impl BazInformer {
         BazLister::new(self.informer().indexer())
     }
 }
-/// A standalone informer for `Baz` in `namespace` (`""`: every namespace), not shared through a factory (prefer the factory).
+/// A standalone informer for `Baz` in `namespace` (`""`: every namespace), not shared through a factory (prefer the factory); `run` starts it.
 #[inline]
 pub fn new_baz_informer(
     client: ::kubegen::client::Client,
     namespace: &str,
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<Baz>,
-) -> ::kubegen::cache::SharedIndexInformer<Baz> {
+) -> ::kubegen::cache::UnstartedInformer<Baz> {
     new_filtered_baz_informer(client, namespace, resync, indexers, None)
 }
 /// A standalone informer for `Baz` in `namespace` (`""`: every namespace) whose list and watch requests pass through `tweak`.
@@ -46,7 +46,7 @@ pub fn new_filtered_baz_informer(
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<Baz>,
     tweak: Option<::kubegen::cache::TweakListParams>,
-) -> ::kubegen::cache::SharedIndexInformer<Baz> {
+) -> ::kubegen::cache::UnstartedInformer<Baz> {
     let mut list_watch = ::kubegen::cache::ListWatch::new(
         ::kubegen::client::ResourceClient::scoped(
             client,

@@ -28,14 +28,14 @@ impl CactusInformer {
         CactusLister::new(self.informer().indexer())
     }
 }
-/// A standalone informer for `Cactus` in `namespace` (`""`: every namespace), not shared through a factory (prefer the factory).
+/// A standalone informer for `Cactus` in `namespace` (`""`: every namespace), not shared through a factory (prefer the factory); `run` starts it.
 #[inline]
 pub fn new_cactus_informer(
     client: ::kubegen::client::Client,
     namespace: &str,
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<Cactus>,
-) -> ::kubegen::cache::SharedIndexInformer<Cactus> {
+) -> ::kubegen::cache::UnstartedInformer<Cactus> {
     new_filtered_cactus_informer(client, namespace, resync, indexers, None)
 }
 /// A standalone informer for `Cactus` in `namespace` (`""`: every namespace) whose list and watch requests pass through `tweak`.
@@ -46,7 +46,7 @@ pub fn new_filtered_cactus_informer(
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<Cactus>,
     tweak: Option<::kubegen::cache::TweakListParams>,
-) -> ::kubegen::cache::SharedIndexInformer<Cactus> {
+) -> ::kubegen::cache::UnstartedInformer<Cactus> {
     let mut list_watch = ::kubegen::cache::ListWatch::new(
         ::kubegen::client::ResourceClient::scoped(
             client,

@@ -28,14 +28,14 @@ impl CogInformer {
         CogLister::new(self.informer().indexer())
     }
 }
-/// A standalone informer for `Cog` in `namespace` (`""`: every namespace), not shared through a factory (prefer the factory).
+/// A standalone informer for `Cog` in `namespace` (`""`: every namespace), not shared through a factory (prefer the factory); `run` starts it.
 #[inline]
 pub fn new_cog_informer(
     client: ::kubegen::client::Client,
     namespace: &str,
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<Cog>,
-) -> ::kubegen::cache::SharedIndexInformer<Cog> {
+) -> ::kubegen::cache::UnstartedInformer<Cog> {
     new_filtered_cog_informer(client, namespace, resync, indexers, None)
 }
 /// A standalone informer for `Cog` in `namespace` (`""`: every namespace) whose list and watch requests pass through `tweak`.
@@ -46,7 +46,7 @@ pub fn new_filtered_cog_informer(
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<Cog>,
     tweak: Option<::kubegen::cache::TweakListParams>,
-) -> ::kubegen::cache::SharedIndexInformer<Cog> {
+) -> ::kubegen::cache::UnstartedInformer<Cog> {
     let mut list_watch = ::kubegen::cache::ListWatch::new(
         ::kubegen::client::ResourceClient::scoped(
             client,

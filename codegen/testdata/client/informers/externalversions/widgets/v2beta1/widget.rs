@@ -28,13 +28,13 @@ impl WidgetInformer {
         WidgetLister::new(self.informer().indexer())
     }
 }
-/// A standalone informer for `Widget`, not shared through a factory (prefer the factory).
+/// A standalone informer for `Widget`, not shared through a factory (prefer the factory); `run` starts it.
 #[inline]
 pub fn new_widget_informer(
     client: ::kubegen::client::Client,
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<Widget>,
-) -> ::kubegen::cache::SharedIndexInformer<Widget> {
+) -> ::kubegen::cache::UnstartedInformer<Widget> {
     new_filtered_widget_informer(client, resync, indexers, None)
 }
 /// A standalone informer for `Widget` whose list and watch requests pass through `tweak`.
@@ -44,7 +44,7 @@ pub fn new_filtered_widget_informer(
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<Widget>,
     tweak: Option<::kubegen::cache::TweakListParams>,
-) -> ::kubegen::cache::SharedIndexInformer<Widget> {
+) -> ::kubegen::cache::UnstartedInformer<Widget> {
     let mut list_watch = ::kubegen::cache::ListWatch::new(
         ::kubegen::client::ResourceClient::scoped(client, None),
     );

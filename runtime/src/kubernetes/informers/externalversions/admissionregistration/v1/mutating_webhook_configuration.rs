@@ -30,13 +30,13 @@ impl MutatingWebhookConfigurationInformer {
         MutatingWebhookConfigurationLister::new(self.informer().indexer())
     }
 }
-/// A standalone informer for `MutatingWebhookConfiguration`, not shared through a factory (prefer the factory).
+/// A standalone informer for `MutatingWebhookConfiguration`, not shared through a factory (prefer the factory); `run` starts it.
 #[inline]
 pub fn new_mutating_webhook_configuration_informer(
     client: ::kubegen::client::Client,
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<MutatingWebhookConfiguration>,
-) -> ::kubegen::cache::SharedIndexInformer<MutatingWebhookConfiguration> {
+) -> ::kubegen::cache::UnstartedInformer<MutatingWebhookConfiguration> {
     new_filtered_mutating_webhook_configuration_informer(client, resync, indexers, None)
 }
 /// A standalone informer for `MutatingWebhookConfiguration` whose list and watch requests pass through `tweak`.
@@ -46,7 +46,7 @@ pub fn new_filtered_mutating_webhook_configuration_informer(
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<MutatingWebhookConfiguration>,
     tweak: Option<::kubegen::cache::TweakListParams>,
-) -> ::kubegen::cache::SharedIndexInformer<MutatingWebhookConfiguration> {
+) -> ::kubegen::cache::UnstartedInformer<MutatingWebhookConfiguration> {
     let mut list_watch = ::kubegen::cache::ListWatch::new(
         ::kubegen::client::ResourceClient::scoped(client, None),
     );

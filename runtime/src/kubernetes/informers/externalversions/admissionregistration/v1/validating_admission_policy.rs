@@ -30,13 +30,13 @@ impl ValidatingAdmissionPolicyInformer {
         ValidatingAdmissionPolicyLister::new(self.informer().indexer())
     }
 }
-/// A standalone informer for `ValidatingAdmissionPolicy`, not shared through a factory (prefer the factory).
+/// A standalone informer for `ValidatingAdmissionPolicy`, not shared through a factory (prefer the factory); `run` starts it.
 #[inline]
 pub fn new_validating_admission_policy_informer(
     client: ::kubegen::client::Client,
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<ValidatingAdmissionPolicy>,
-) -> ::kubegen::cache::SharedIndexInformer<ValidatingAdmissionPolicy> {
+) -> ::kubegen::cache::UnstartedInformer<ValidatingAdmissionPolicy> {
     new_filtered_validating_admission_policy_informer(client, resync, indexers, None)
 }
 /// A standalone informer for `ValidatingAdmissionPolicy` whose list and watch requests pass through `tweak`.
@@ -46,7 +46,7 @@ pub fn new_filtered_validating_admission_policy_informer(
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<ValidatingAdmissionPolicy>,
     tweak: Option<::kubegen::cache::TweakListParams>,
-) -> ::kubegen::cache::SharedIndexInformer<ValidatingAdmissionPolicy> {
+) -> ::kubegen::cache::UnstartedInformer<ValidatingAdmissionPolicy> {
     let mut list_watch = ::kubegen::cache::ListWatch::new(
         ::kubegen::client::ResourceClient::scoped(client, None),
     );

@@ -30,13 +30,13 @@ impl ValidatingAdmissionPolicyBindingInformer {
         ValidatingAdmissionPolicyBindingLister::new(self.informer().indexer())
     }
 }
-/// A standalone informer for `ValidatingAdmissionPolicyBinding`, not shared through a factory (prefer the factory).
+/// A standalone informer for `ValidatingAdmissionPolicyBinding`, not shared through a factory (prefer the factory); `run` starts it.
 #[inline]
 pub fn new_validating_admission_policy_binding_informer(
     client: ::kubegen::client::Client,
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<ValidatingAdmissionPolicyBinding>,
-) -> ::kubegen::cache::SharedIndexInformer<ValidatingAdmissionPolicyBinding> {
+) -> ::kubegen::cache::UnstartedInformer<ValidatingAdmissionPolicyBinding> {
     new_filtered_validating_admission_policy_binding_informer(
         client,
         resync,
@@ -51,7 +51,7 @@ pub fn new_filtered_validating_admission_policy_binding_informer(
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<ValidatingAdmissionPolicyBinding>,
     tweak: Option<::kubegen::cache::TweakListParams>,
-) -> ::kubegen::cache::SharedIndexInformer<ValidatingAdmissionPolicyBinding> {
+) -> ::kubegen::cache::UnstartedInformer<ValidatingAdmissionPolicyBinding> {
     let mut list_watch = ::kubegen::cache::ListWatch::new(
         ::kubegen::client::ResourceClient::scoped(client, None),
     );

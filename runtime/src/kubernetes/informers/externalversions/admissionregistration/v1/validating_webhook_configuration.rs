@@ -30,13 +30,13 @@ impl ValidatingWebhookConfigurationInformer {
         ValidatingWebhookConfigurationLister::new(self.informer().indexer())
     }
 }
-/// A standalone informer for `ValidatingWebhookConfiguration`, not shared through a factory (prefer the factory).
+/// A standalone informer for `ValidatingWebhookConfiguration`, not shared through a factory (prefer the factory); `run` starts it.
 #[inline]
 pub fn new_validating_webhook_configuration_informer(
     client: ::kubegen::client::Client,
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<ValidatingWebhookConfiguration>,
-) -> ::kubegen::cache::SharedIndexInformer<ValidatingWebhookConfiguration> {
+) -> ::kubegen::cache::UnstartedInformer<ValidatingWebhookConfiguration> {
     new_filtered_validating_webhook_configuration_informer(
         client,
         resync,
@@ -51,7 +51,7 @@ pub fn new_filtered_validating_webhook_configuration_informer(
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<ValidatingWebhookConfiguration>,
     tweak: Option<::kubegen::cache::TweakListParams>,
-) -> ::kubegen::cache::SharedIndexInformer<ValidatingWebhookConfiguration> {
+) -> ::kubegen::cache::UnstartedInformer<ValidatingWebhookConfiguration> {
     let mut list_watch = ::kubegen::cache::ListWatch::new(
         ::kubegen::client::ResourceClient::scoped(client, None),
     );

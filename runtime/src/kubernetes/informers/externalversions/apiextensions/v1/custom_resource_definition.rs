@@ -30,13 +30,13 @@ impl CustomResourceDefinitionInformer {
         CustomResourceDefinitionLister::new(self.informer().indexer())
     }
 }
-/// A standalone informer for `CustomResourceDefinition`, not shared through a factory (prefer the factory).
+/// A standalone informer for `CustomResourceDefinition`, not shared through a factory (prefer the factory); `run` starts it.
 #[inline]
 pub fn new_custom_resource_definition_informer(
     client: ::kubegen::client::Client,
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<CustomResourceDefinition>,
-) -> ::kubegen::cache::SharedIndexInformer<CustomResourceDefinition> {
+) -> ::kubegen::cache::UnstartedInformer<CustomResourceDefinition> {
     new_filtered_custom_resource_definition_informer(client, resync, indexers, None)
 }
 /// A standalone informer for `CustomResourceDefinition` whose list and watch requests pass through `tweak`.
@@ -46,7 +46,7 @@ pub fn new_filtered_custom_resource_definition_informer(
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<CustomResourceDefinition>,
     tweak: Option<::kubegen::cache::TweakListParams>,
-) -> ::kubegen::cache::SharedIndexInformer<CustomResourceDefinition> {
+) -> ::kubegen::cache::UnstartedInformer<CustomResourceDefinition> {
     let mut list_watch = ::kubegen::cache::ListWatch::new(
         ::kubegen::client::ResourceClient::scoped(client, None),
     );

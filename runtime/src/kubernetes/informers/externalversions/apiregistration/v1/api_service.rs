@@ -28,13 +28,13 @@ impl APIServiceInformer {
         APIServiceLister::new(self.informer().indexer())
     }
 }
-/// A standalone informer for `APIService`, not shared through a factory (prefer the factory).
+/// A standalone informer for `APIService`, not shared through a factory (prefer the factory); `run` starts it.
 #[inline]
 pub fn new_api_service_informer(
     client: ::kubegen::client::Client,
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<APIService>,
-) -> ::kubegen::cache::SharedIndexInformer<APIService> {
+) -> ::kubegen::cache::UnstartedInformer<APIService> {
     new_filtered_api_service_informer(client, resync, indexers, None)
 }
 /// A standalone informer for `APIService` whose list and watch requests pass through `tweak`.
@@ -44,7 +44,7 @@ pub fn new_filtered_api_service_informer(
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<APIService>,
     tweak: Option<::kubegen::cache::TweakListParams>,
-) -> ::kubegen::cache::SharedIndexInformer<APIService> {
+) -> ::kubegen::cache::UnstartedInformer<APIService> {
     let mut list_watch = ::kubegen::cache::ListWatch::new(
         ::kubegen::client::ResourceClient::scoped(client, None),
     );

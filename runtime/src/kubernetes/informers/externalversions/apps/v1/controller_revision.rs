@@ -28,14 +28,14 @@ impl ControllerRevisionInformer {
         ControllerRevisionLister::new(self.informer().indexer())
     }
 }
-/// A standalone informer for `ControllerRevision` in `namespace` (`""`: every namespace), not shared through a factory (prefer the factory).
+/// A standalone informer for `ControllerRevision` in `namespace` (`""`: every namespace), not shared through a factory (prefer the factory); `run` starts it.
 #[inline]
 pub fn new_controller_revision_informer(
     client: ::kubegen::client::Client,
     namespace: &str,
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<ControllerRevision>,
-) -> ::kubegen::cache::SharedIndexInformer<ControllerRevision> {
+) -> ::kubegen::cache::UnstartedInformer<ControllerRevision> {
     new_filtered_controller_revision_informer(client, namespace, resync, indexers, None)
 }
 /// A standalone informer for `ControllerRevision` in `namespace` (`""`: every namespace) whose list and watch requests pass through `tweak`.
@@ -46,7 +46,7 @@ pub fn new_filtered_controller_revision_informer(
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<ControllerRevision>,
     tweak: Option<::kubegen::cache::TweakListParams>,
-) -> ::kubegen::cache::SharedIndexInformer<ControllerRevision> {
+) -> ::kubegen::cache::UnstartedInformer<ControllerRevision> {
     let mut list_watch = ::kubegen::cache::ListWatch::new(
         ::kubegen::client::ResourceClient::scoped(
             client,

@@ -28,14 +28,14 @@ impl DaemonSetInformer {
         DaemonSetLister::new(self.informer().indexer())
     }
 }
-/// A standalone informer for `DaemonSet` in `namespace` (`""`: every namespace), not shared through a factory (prefer the factory).
+/// A standalone informer for `DaemonSet` in `namespace` (`""`: every namespace), not shared through a factory (prefer the factory); `run` starts it.
 #[inline]
 pub fn new_daemon_set_informer(
     client: ::kubegen::client::Client,
     namespace: &str,
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<DaemonSet>,
-) -> ::kubegen::cache::SharedIndexInformer<DaemonSet> {
+) -> ::kubegen::cache::UnstartedInformer<DaemonSet> {
     new_filtered_daemon_set_informer(client, namespace, resync, indexers, None)
 }
 /// A standalone informer for `DaemonSet` in `namespace` (`""`: every namespace) whose list and watch requests pass through `tweak`.
@@ -46,7 +46,7 @@ pub fn new_filtered_daemon_set_informer(
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<DaemonSet>,
     tweak: Option<::kubegen::cache::TweakListParams>,
-) -> ::kubegen::cache::SharedIndexInformer<DaemonSet> {
+) -> ::kubegen::cache::UnstartedInformer<DaemonSet> {
     let mut list_watch = ::kubegen::cache::ListWatch::new(
         ::kubegen::client::ResourceClient::scoped(
             client,

@@ -28,14 +28,14 @@ impl DeploymentInformer {
         DeploymentLister::new(self.informer().indexer())
     }
 }
-/// A standalone informer for `Deployment` in `namespace` (`""`: every namespace), not shared through a factory (prefer the factory).
+/// A standalone informer for `Deployment` in `namespace` (`""`: every namespace), not shared through a factory (prefer the factory); `run` starts it.
 #[inline]
 pub fn new_deployment_informer(
     client: ::kubegen::client::Client,
     namespace: &str,
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<Deployment>,
-) -> ::kubegen::cache::SharedIndexInformer<Deployment> {
+) -> ::kubegen::cache::UnstartedInformer<Deployment> {
     new_filtered_deployment_informer(client, namespace, resync, indexers, None)
 }
 /// A standalone informer for `Deployment` in `namespace` (`""`: every namespace) whose list and watch requests pass through `tweak`.
@@ -46,7 +46,7 @@ pub fn new_filtered_deployment_informer(
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<Deployment>,
     tweak: Option<::kubegen::cache::TweakListParams>,
-) -> ::kubegen::cache::SharedIndexInformer<Deployment> {
+) -> ::kubegen::cache::UnstartedInformer<Deployment> {
     let mut list_watch = ::kubegen::cache::ListWatch::new(
         ::kubegen::client::ResourceClient::scoped(
             client,

@@ -28,14 +28,14 @@ impl ReplicaSetInformer {
         ReplicaSetLister::new(self.informer().indexer())
     }
 }
-/// A standalone informer for `ReplicaSet` in `namespace` (`""`: every namespace), not shared through a factory (prefer the factory).
+/// A standalone informer for `ReplicaSet` in `namespace` (`""`: every namespace), not shared through a factory (prefer the factory); `run` starts it.
 #[inline]
 pub fn new_replica_set_informer(
     client: ::kubegen::client::Client,
     namespace: &str,
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<ReplicaSet>,
-) -> ::kubegen::cache::SharedIndexInformer<ReplicaSet> {
+) -> ::kubegen::cache::UnstartedInformer<ReplicaSet> {
     new_filtered_replica_set_informer(client, namespace, resync, indexers, None)
 }
 /// A standalone informer for `ReplicaSet` in `namespace` (`""`: every namespace) whose list and watch requests pass through `tweak`.
@@ -46,7 +46,7 @@ pub fn new_filtered_replica_set_informer(
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<ReplicaSet>,
     tweak: Option<::kubegen::cache::TweakListParams>,
-) -> ::kubegen::cache::SharedIndexInformer<ReplicaSet> {
+) -> ::kubegen::cache::UnstartedInformer<ReplicaSet> {
     let mut list_watch = ::kubegen::cache::ListWatch::new(
         ::kubegen::client::ResourceClient::scoped(
             client,

@@ -28,14 +28,14 @@ impl StatefulSetInformer {
         StatefulSetLister::new(self.informer().indexer())
     }
 }
-/// A standalone informer for `StatefulSet` in `namespace` (`""`: every namespace), not shared through a factory (prefer the factory).
+/// A standalone informer for `StatefulSet` in `namespace` (`""`: every namespace), not shared through a factory (prefer the factory); `run` starts it.
 #[inline]
 pub fn new_stateful_set_informer(
     client: ::kubegen::client::Client,
     namespace: &str,
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<StatefulSet>,
-) -> ::kubegen::cache::SharedIndexInformer<StatefulSet> {
+) -> ::kubegen::cache::UnstartedInformer<StatefulSet> {
     new_filtered_stateful_set_informer(client, namespace, resync, indexers, None)
 }
 /// A standalone informer for `StatefulSet` in `namespace` (`""`: every namespace) whose list and watch requests pass through `tweak`.
@@ -46,7 +46,7 @@ pub fn new_filtered_stateful_set_informer(
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<StatefulSet>,
     tweak: Option<::kubegen::cache::TweakListParams>,
-) -> ::kubegen::cache::SharedIndexInformer<StatefulSet> {
+) -> ::kubegen::cache::UnstartedInformer<StatefulSet> {
     let mut list_watch = ::kubegen::cache::ListWatch::new(
         ::kubegen::client::ResourceClient::scoped(
             client,

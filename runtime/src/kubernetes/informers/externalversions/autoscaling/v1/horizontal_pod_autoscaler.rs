@@ -30,14 +30,14 @@ impl HorizontalPodAutoscalerInformer {
         HorizontalPodAutoscalerLister::new(self.informer().indexer())
     }
 }
-/// A standalone informer for `HorizontalPodAutoscaler` in `namespace` (`""`: every namespace), not shared through a factory (prefer the factory).
+/// A standalone informer for `HorizontalPodAutoscaler` in `namespace` (`""`: every namespace), not shared through a factory (prefer the factory); `run` starts it.
 #[inline]
 pub fn new_horizontal_pod_autoscaler_informer(
     client: ::kubegen::client::Client,
     namespace: &str,
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<HorizontalPodAutoscaler>,
-) -> ::kubegen::cache::SharedIndexInformer<HorizontalPodAutoscaler> {
+) -> ::kubegen::cache::UnstartedInformer<HorizontalPodAutoscaler> {
     new_filtered_horizontal_pod_autoscaler_informer(
         client,
         namespace,
@@ -54,7 +54,7 @@ pub fn new_filtered_horizontal_pod_autoscaler_informer(
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<HorizontalPodAutoscaler>,
     tweak: Option<::kubegen::cache::TweakListParams>,
-) -> ::kubegen::cache::SharedIndexInformer<HorizontalPodAutoscaler> {
+) -> ::kubegen::cache::UnstartedInformer<HorizontalPodAutoscaler> {
     let mut list_watch = ::kubegen::cache::ListWatch::new(
         ::kubegen::client::ResourceClient::scoped(
             client,

@@ -28,14 +28,14 @@ impl JobInformer {
         JobLister::new(self.informer().indexer())
     }
 }
-/// A standalone informer for `Job` in `namespace` (`""`: every namespace), not shared through a factory (prefer the factory).
+/// A standalone informer for `Job` in `namespace` (`""`: every namespace), not shared through a factory (prefer the factory); `run` starts it.
 #[inline]
 pub fn new_job_informer(
     client: ::kubegen::client::Client,
     namespace: &str,
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<Job>,
-) -> ::kubegen::cache::SharedIndexInformer<Job> {
+) -> ::kubegen::cache::UnstartedInformer<Job> {
     new_filtered_job_informer(client, namespace, resync, indexers, None)
 }
 /// A standalone informer for `Job` in `namespace` (`""`: every namespace) whose list and watch requests pass through `tweak`.
@@ -46,7 +46,7 @@ pub fn new_filtered_job_informer(
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<Job>,
     tweak: Option<::kubegen::cache::TweakListParams>,
-) -> ::kubegen::cache::SharedIndexInformer<Job> {
+) -> ::kubegen::cache::UnstartedInformer<Job> {
     let mut list_watch = ::kubegen::cache::ListWatch::new(
         ::kubegen::client::ResourceClient::scoped(
             client,

@@ -30,13 +30,13 @@ impl CertificateSigningRequestInformer {
         CertificateSigningRequestLister::new(self.informer().indexer())
     }
 }
-/// A standalone informer for `CertificateSigningRequest`, not shared through a factory (prefer the factory).
+/// A standalone informer for `CertificateSigningRequest`, not shared through a factory (prefer the factory); `run` starts it.
 #[inline]
 pub fn new_certificate_signing_request_informer(
     client: ::kubegen::client::Client,
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<CertificateSigningRequest>,
-) -> ::kubegen::cache::SharedIndexInformer<CertificateSigningRequest> {
+) -> ::kubegen::cache::UnstartedInformer<CertificateSigningRequest> {
     new_filtered_certificate_signing_request_informer(client, resync, indexers, None)
 }
 /// A standalone informer for `CertificateSigningRequest` whose list and watch requests pass through `tweak`.
@@ -46,7 +46,7 @@ pub fn new_filtered_certificate_signing_request_informer(
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<CertificateSigningRequest>,
     tweak: Option<::kubegen::cache::TweakListParams>,
-) -> ::kubegen::cache::SharedIndexInformer<CertificateSigningRequest> {
+) -> ::kubegen::cache::UnstartedInformer<CertificateSigningRequest> {
     let mut list_watch = ::kubegen::cache::ListWatch::new(
         ::kubegen::client::ResourceClient::scoped(client, None),
     );

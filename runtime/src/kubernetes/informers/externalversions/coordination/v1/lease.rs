@@ -28,14 +28,14 @@ impl LeaseInformer {
         LeaseLister::new(self.informer().indexer())
     }
 }
-/// A standalone informer for `Lease` in `namespace` (`""`: every namespace), not shared through a factory (prefer the factory).
+/// A standalone informer for `Lease` in `namespace` (`""`: every namespace), not shared through a factory (prefer the factory); `run` starts it.
 #[inline]
 pub fn new_lease_informer(
     client: ::kubegen::client::Client,
     namespace: &str,
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<Lease>,
-) -> ::kubegen::cache::SharedIndexInformer<Lease> {
+) -> ::kubegen::cache::UnstartedInformer<Lease> {
     new_filtered_lease_informer(client, namespace, resync, indexers, None)
 }
 /// A standalone informer for `Lease` in `namespace` (`""`: every namespace) whose list and watch requests pass through `tweak`.
@@ -46,7 +46,7 @@ pub fn new_filtered_lease_informer(
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<Lease>,
     tweak: Option<::kubegen::cache::TweakListParams>,
-) -> ::kubegen::cache::SharedIndexInformer<Lease> {
+) -> ::kubegen::cache::UnstartedInformer<Lease> {
     let mut list_watch = ::kubegen::cache::ListWatch::new(
         ::kubegen::client::ResourceClient::scoped(
             client,

@@ -28,14 +28,14 @@ impl ConfigMapInformer {
         ConfigMapLister::new(self.informer().indexer())
     }
 }
-/// A standalone informer for `ConfigMap` in `namespace` (`""`: every namespace), not shared through a factory (prefer the factory).
+/// A standalone informer for `ConfigMap` in `namespace` (`""`: every namespace), not shared through a factory (prefer the factory); `run` starts it.
 #[inline]
 pub fn new_config_map_informer(
     client: ::kubegen::client::Client,
     namespace: &str,
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<ConfigMap>,
-) -> ::kubegen::cache::SharedIndexInformer<ConfigMap> {
+) -> ::kubegen::cache::UnstartedInformer<ConfigMap> {
     new_filtered_config_map_informer(client, namespace, resync, indexers, None)
 }
 /// A standalone informer for `ConfigMap` in `namespace` (`""`: every namespace) whose list and watch requests pass through `tweak`.
@@ -46,7 +46,7 @@ pub fn new_filtered_config_map_informer(
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<ConfigMap>,
     tweak: Option<::kubegen::cache::TweakListParams>,
-) -> ::kubegen::cache::SharedIndexInformer<ConfigMap> {
+) -> ::kubegen::cache::UnstartedInformer<ConfigMap> {
     let mut list_watch = ::kubegen::cache::ListWatch::new(
         ::kubegen::client::ResourceClient::scoped(
             client,

@@ -28,14 +28,14 @@ impl EndpointsInformer {
         EndpointsLister::new(self.informer().indexer())
     }
 }
-/// A standalone informer for `Endpoints` in `namespace` (`""`: every namespace), not shared through a factory (prefer the factory).
+/// A standalone informer for `Endpoints` in `namespace` (`""`: every namespace), not shared through a factory (prefer the factory); `run` starts it.
 #[inline]
 pub fn new_endpoints_informer(
     client: ::kubegen::client::Client,
     namespace: &str,
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<Endpoints>,
-) -> ::kubegen::cache::SharedIndexInformer<Endpoints> {
+) -> ::kubegen::cache::UnstartedInformer<Endpoints> {
     new_filtered_endpoints_informer(client, namespace, resync, indexers, None)
 }
 /// A standalone informer for `Endpoints` in `namespace` (`""`: every namespace) whose list and watch requests pass through `tweak`.
@@ -46,7 +46,7 @@ pub fn new_filtered_endpoints_informer(
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<Endpoints>,
     tweak: Option<::kubegen::cache::TweakListParams>,
-) -> ::kubegen::cache::SharedIndexInformer<Endpoints> {
+) -> ::kubegen::cache::UnstartedInformer<Endpoints> {
     let mut list_watch = ::kubegen::cache::ListWatch::new(
         ::kubegen::client::ResourceClient::scoped(
             client,

@@ -28,14 +28,14 @@ impl EventInformer {
         EventLister::new(self.informer().indexer())
     }
 }
-/// A standalone informer for `Event` in `namespace` (`""`: every namespace), not shared through a factory (prefer the factory).
+/// A standalone informer for `Event` in `namespace` (`""`: every namespace), not shared through a factory (prefer the factory); `run` starts it.
 #[inline]
 pub fn new_event_informer(
     client: ::kubegen::client::Client,
     namespace: &str,
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<Event>,
-) -> ::kubegen::cache::SharedIndexInformer<Event> {
+) -> ::kubegen::cache::UnstartedInformer<Event> {
     new_filtered_event_informer(client, namespace, resync, indexers, None)
 }
 /// A standalone informer for `Event` in `namespace` (`""`: every namespace) whose list and watch requests pass through `tweak`.
@@ -46,7 +46,7 @@ pub fn new_filtered_event_informer(
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<Event>,
     tweak: Option<::kubegen::cache::TweakListParams>,
-) -> ::kubegen::cache::SharedIndexInformer<Event> {
+) -> ::kubegen::cache::UnstartedInformer<Event> {
     let mut list_watch = ::kubegen::cache::ListWatch::new(
         ::kubegen::client::ResourceClient::scoped(
             client,

@@ -28,14 +28,14 @@ impl LimitRangeInformer {
         LimitRangeLister::new(self.informer().indexer())
     }
 }
-/// A standalone informer for `LimitRange` in `namespace` (`""`: every namespace), not shared through a factory (prefer the factory).
+/// A standalone informer for `LimitRange` in `namespace` (`""`: every namespace), not shared through a factory (prefer the factory); `run` starts it.
 #[inline]
 pub fn new_limit_range_informer(
     client: ::kubegen::client::Client,
     namespace: &str,
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<LimitRange>,
-) -> ::kubegen::cache::SharedIndexInformer<LimitRange> {
+) -> ::kubegen::cache::UnstartedInformer<LimitRange> {
     new_filtered_limit_range_informer(client, namespace, resync, indexers, None)
 }
 /// A standalone informer for `LimitRange` in `namespace` (`""`: every namespace) whose list and watch requests pass through `tweak`.
@@ -46,7 +46,7 @@ pub fn new_filtered_limit_range_informer(
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<LimitRange>,
     tweak: Option<::kubegen::cache::TweakListParams>,
-) -> ::kubegen::cache::SharedIndexInformer<LimitRange> {
+) -> ::kubegen::cache::UnstartedInformer<LimitRange> {
     let mut list_watch = ::kubegen::cache::ListWatch::new(
         ::kubegen::client::ResourceClient::scoped(
             client,

@@ -28,13 +28,13 @@ impl NamespaceInformer {
         NamespaceLister::new(self.informer().indexer())
     }
 }
-/// A standalone informer for `Namespace`, not shared through a factory (prefer the factory).
+/// A standalone informer for `Namespace`, not shared through a factory (prefer the factory); `run` starts it.
 #[inline]
 pub fn new_namespace_informer(
     client: ::kubegen::client::Client,
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<Namespace>,
-) -> ::kubegen::cache::SharedIndexInformer<Namespace> {
+) -> ::kubegen::cache::UnstartedInformer<Namespace> {
     new_filtered_namespace_informer(client, resync, indexers, None)
 }
 /// A standalone informer for `Namespace` whose list and watch requests pass through `tweak`.
@@ -44,7 +44,7 @@ pub fn new_filtered_namespace_informer(
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<Namespace>,
     tweak: Option<::kubegen::cache::TweakListParams>,
-) -> ::kubegen::cache::SharedIndexInformer<Namespace> {
+) -> ::kubegen::cache::UnstartedInformer<Namespace> {
     let mut list_watch = ::kubegen::cache::ListWatch::new(
         ::kubegen::client::ResourceClient::scoped(client, None),
     );

@@ -28,13 +28,13 @@ impl NodeInformer {
         NodeLister::new(self.informer().indexer())
     }
 }
-/// A standalone informer for `Node`, not shared through a factory (prefer the factory).
+/// A standalone informer for `Node`, not shared through a factory (prefer the factory); `run` starts it.
 #[inline]
 pub fn new_node_informer(
     client: ::kubegen::client::Client,
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<Node>,
-) -> ::kubegen::cache::SharedIndexInformer<Node> {
+) -> ::kubegen::cache::UnstartedInformer<Node> {
     new_filtered_node_informer(client, resync, indexers, None)
 }
 /// A standalone informer for `Node` whose list and watch requests pass through `tweak`.
@@ -44,7 +44,7 @@ pub fn new_filtered_node_informer(
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<Node>,
     tweak: Option<::kubegen::cache::TweakListParams>,
-) -> ::kubegen::cache::SharedIndexInformer<Node> {
+) -> ::kubegen::cache::UnstartedInformer<Node> {
     let mut list_watch = ::kubegen::cache::ListWatch::new(
         ::kubegen::client::ResourceClient::scoped(client, None),
     );

@@ -28,13 +28,13 @@ impl PersistentVolumeInformer {
         PersistentVolumeLister::new(self.informer().indexer())
     }
 }
-/// A standalone informer for `PersistentVolume`, not shared through a factory (prefer the factory).
+/// A standalone informer for `PersistentVolume`, not shared through a factory (prefer the factory); `run` starts it.
 #[inline]
 pub fn new_persistent_volume_informer(
     client: ::kubegen::client::Client,
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<PersistentVolume>,
-) -> ::kubegen::cache::SharedIndexInformer<PersistentVolume> {
+) -> ::kubegen::cache::UnstartedInformer<PersistentVolume> {
     new_filtered_persistent_volume_informer(client, resync, indexers, None)
 }
 /// A standalone informer for `PersistentVolume` whose list and watch requests pass through `tweak`.
@@ -44,7 +44,7 @@ pub fn new_filtered_persistent_volume_informer(
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<PersistentVolume>,
     tweak: Option<::kubegen::cache::TweakListParams>,
-) -> ::kubegen::cache::SharedIndexInformer<PersistentVolume> {
+) -> ::kubegen::cache::UnstartedInformer<PersistentVolume> {
     let mut list_watch = ::kubegen::cache::ListWatch::new(
         ::kubegen::client::ResourceClient::scoped(client, None),
     );

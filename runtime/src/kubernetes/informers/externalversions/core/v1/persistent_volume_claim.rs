@@ -30,14 +30,14 @@ impl PersistentVolumeClaimInformer {
         PersistentVolumeClaimLister::new(self.informer().indexer())
     }
 }
-/// A standalone informer for `PersistentVolumeClaim` in `namespace` (`""`: every namespace), not shared through a factory (prefer the factory).
+/// A standalone informer for `PersistentVolumeClaim` in `namespace` (`""`: every namespace), not shared through a factory (prefer the factory); `run` starts it.
 #[inline]
 pub fn new_persistent_volume_claim_informer(
     client: ::kubegen::client::Client,
     namespace: &str,
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<PersistentVolumeClaim>,
-) -> ::kubegen::cache::SharedIndexInformer<PersistentVolumeClaim> {
+) -> ::kubegen::cache::UnstartedInformer<PersistentVolumeClaim> {
     new_filtered_persistent_volume_claim_informer(
         client,
         namespace,
@@ -54,7 +54,7 @@ pub fn new_filtered_persistent_volume_claim_informer(
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<PersistentVolumeClaim>,
     tweak: Option<::kubegen::cache::TweakListParams>,
-) -> ::kubegen::cache::SharedIndexInformer<PersistentVolumeClaim> {
+) -> ::kubegen::cache::UnstartedInformer<PersistentVolumeClaim> {
     let mut list_watch = ::kubegen::cache::ListWatch::new(
         ::kubegen::client::ResourceClient::scoped(
             client,

@@ -28,14 +28,14 @@ impl PodInformer {
         PodLister::new(self.informer().indexer())
     }
 }
-/// A standalone informer for `Pod` in `namespace` (`""`: every namespace), not shared through a factory (prefer the factory).
+/// A standalone informer for `Pod` in `namespace` (`""`: every namespace), not shared through a factory (prefer the factory); `run` starts it.
 #[inline]
 pub fn new_pod_informer(
     client: ::kubegen::client::Client,
     namespace: &str,
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<Pod>,
-) -> ::kubegen::cache::SharedIndexInformer<Pod> {
+) -> ::kubegen::cache::UnstartedInformer<Pod> {
     new_filtered_pod_informer(client, namespace, resync, indexers, None)
 }
 /// A standalone informer for `Pod` in `namespace` (`""`: every namespace) whose list and watch requests pass through `tweak`.
@@ -46,7 +46,7 @@ pub fn new_filtered_pod_informer(
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<Pod>,
     tweak: Option<::kubegen::cache::TweakListParams>,
-) -> ::kubegen::cache::SharedIndexInformer<Pod> {
+) -> ::kubegen::cache::UnstartedInformer<Pod> {
     let mut list_watch = ::kubegen::cache::ListWatch::new(
         ::kubegen::client::ResourceClient::scoped(
             client,

@@ -28,14 +28,14 @@ impl PodTemplateInformer {
         PodTemplateLister::new(self.informer().indexer())
     }
 }
-/// A standalone informer for `PodTemplate` in `namespace` (`""`: every namespace), not shared through a factory (prefer the factory).
+/// A standalone informer for `PodTemplate` in `namespace` (`""`: every namespace), not shared through a factory (prefer the factory); `run` starts it.
 #[inline]
 pub fn new_pod_template_informer(
     client: ::kubegen::client::Client,
     namespace: &str,
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<PodTemplate>,
-) -> ::kubegen::cache::SharedIndexInformer<PodTemplate> {
+) -> ::kubegen::cache::UnstartedInformer<PodTemplate> {
     new_filtered_pod_template_informer(client, namespace, resync, indexers, None)
 }
 /// A standalone informer for `PodTemplate` in `namespace` (`""`: every namespace) whose list and watch requests pass through `tweak`.
@@ -46,7 +46,7 @@ pub fn new_filtered_pod_template_informer(
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<PodTemplate>,
     tweak: Option<::kubegen::cache::TweakListParams>,
-) -> ::kubegen::cache::SharedIndexInformer<PodTemplate> {
+) -> ::kubegen::cache::UnstartedInformer<PodTemplate> {
     let mut list_watch = ::kubegen::cache::ListWatch::new(
         ::kubegen::client::ResourceClient::scoped(
             client,

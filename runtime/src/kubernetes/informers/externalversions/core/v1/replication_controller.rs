@@ -30,14 +30,14 @@ impl ReplicationControllerInformer {
         ReplicationControllerLister::new(self.informer().indexer())
     }
 }
-/// A standalone informer for `ReplicationController` in `namespace` (`""`: every namespace), not shared through a factory (prefer the factory).
+/// A standalone informer for `ReplicationController` in `namespace` (`""`: every namespace), not shared through a factory (prefer the factory); `run` starts it.
 #[inline]
 pub fn new_replication_controller_informer(
     client: ::kubegen::client::Client,
     namespace: &str,
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<ReplicationController>,
-) -> ::kubegen::cache::SharedIndexInformer<ReplicationController> {
+) -> ::kubegen::cache::UnstartedInformer<ReplicationController> {
     new_filtered_replication_controller_informer(
         client,
         namespace,
@@ -54,7 +54,7 @@ pub fn new_filtered_replication_controller_informer(
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<ReplicationController>,
     tweak: Option<::kubegen::cache::TweakListParams>,
-) -> ::kubegen::cache::SharedIndexInformer<ReplicationController> {
+) -> ::kubegen::cache::UnstartedInformer<ReplicationController> {
     let mut list_watch = ::kubegen::cache::ListWatch::new(
         ::kubegen::client::ResourceClient::scoped(
             client,

@@ -28,14 +28,14 @@ impl ResourceQuotaInformer {
         ResourceQuotaLister::new(self.informer().indexer())
     }
 }
-/// A standalone informer for `ResourceQuota` in `namespace` (`""`: every namespace), not shared through a factory (prefer the factory).
+/// A standalone informer for `ResourceQuota` in `namespace` (`""`: every namespace), not shared through a factory (prefer the factory); `run` starts it.
 #[inline]
 pub fn new_resource_quota_informer(
     client: ::kubegen::client::Client,
     namespace: &str,
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<ResourceQuota>,
-) -> ::kubegen::cache::SharedIndexInformer<ResourceQuota> {
+) -> ::kubegen::cache::UnstartedInformer<ResourceQuota> {
     new_filtered_resource_quota_informer(client, namespace, resync, indexers, None)
 }
 /// A standalone informer for `ResourceQuota` in `namespace` (`""`: every namespace) whose list and watch requests pass through `tweak`.
@@ -46,7 +46,7 @@ pub fn new_filtered_resource_quota_informer(
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<ResourceQuota>,
     tweak: Option<::kubegen::cache::TweakListParams>,
-) -> ::kubegen::cache::SharedIndexInformer<ResourceQuota> {
+) -> ::kubegen::cache::UnstartedInformer<ResourceQuota> {
     let mut list_watch = ::kubegen::cache::ListWatch::new(
         ::kubegen::client::ResourceClient::scoped(
             client,

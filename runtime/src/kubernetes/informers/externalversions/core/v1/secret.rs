@@ -28,14 +28,14 @@ impl SecretInformer {
         SecretLister::new(self.informer().indexer())
     }
 }
-/// A standalone informer for `Secret` in `namespace` (`""`: every namespace), not shared through a factory (prefer the factory).
+/// A standalone informer for `Secret` in `namespace` (`""`: every namespace), not shared through a factory (prefer the factory); `run` starts it.
 #[inline]
 pub fn new_secret_informer(
     client: ::kubegen::client::Client,
     namespace: &str,
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<Secret>,
-) -> ::kubegen::cache::SharedIndexInformer<Secret> {
+) -> ::kubegen::cache::UnstartedInformer<Secret> {
     new_filtered_secret_informer(client, namespace, resync, indexers, None)
 }
 /// A standalone informer for `Secret` in `namespace` (`""`: every namespace) whose list and watch requests pass through `tweak`.
@@ -46,7 +46,7 @@ pub fn new_filtered_secret_informer(
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<Secret>,
     tweak: Option<::kubegen::cache::TweakListParams>,
-) -> ::kubegen::cache::SharedIndexInformer<Secret> {
+) -> ::kubegen::cache::UnstartedInformer<Secret> {
     let mut list_watch = ::kubegen::cache::ListWatch::new(
         ::kubegen::client::ResourceClient::scoped(
             client,

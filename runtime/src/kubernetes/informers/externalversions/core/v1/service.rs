@@ -28,14 +28,14 @@ impl ServiceInformer {
         ServiceLister::new(self.informer().indexer())
     }
 }
-/// A standalone informer for `Service` in `namespace` (`""`: every namespace), not shared through a factory (prefer the factory).
+/// A standalone informer for `Service` in `namespace` (`""`: every namespace), not shared through a factory (prefer the factory); `run` starts it.
 #[inline]
 pub fn new_service_informer(
     client: ::kubegen::client::Client,
     namespace: &str,
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<Service>,
-) -> ::kubegen::cache::SharedIndexInformer<Service> {
+) -> ::kubegen::cache::UnstartedInformer<Service> {
     new_filtered_service_informer(client, namespace, resync, indexers, None)
 }
 /// A standalone informer for `Service` in `namespace` (`""`: every namespace) whose list and watch requests pass through `tweak`.
@@ -46,7 +46,7 @@ pub fn new_filtered_service_informer(
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<Service>,
     tweak: Option<::kubegen::cache::TweakListParams>,
-) -> ::kubegen::cache::SharedIndexInformer<Service> {
+) -> ::kubegen::cache::UnstartedInformer<Service> {
     let mut list_watch = ::kubegen::cache::ListWatch::new(
         ::kubegen::client::ResourceClient::scoped(
             client,

@@ -28,14 +28,14 @@ impl ServiceAccountInformer {
         ServiceAccountLister::new(self.informer().indexer())
     }
 }
-/// A standalone informer for `ServiceAccount` in `namespace` (`""`: every namespace), not shared through a factory (prefer the factory).
+/// A standalone informer for `ServiceAccount` in `namespace` (`""`: every namespace), not shared through a factory (prefer the factory); `run` starts it.
 #[inline]
 pub fn new_service_account_informer(
     client: ::kubegen::client::Client,
     namespace: &str,
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<ServiceAccount>,
-) -> ::kubegen::cache::SharedIndexInformer<ServiceAccount> {
+) -> ::kubegen::cache::UnstartedInformer<ServiceAccount> {
     new_filtered_service_account_informer(client, namespace, resync, indexers, None)
 }
 /// A standalone informer for `ServiceAccount` in `namespace` (`""`: every namespace) whose list and watch requests pass through `tweak`.
@@ -46,7 +46,7 @@ pub fn new_filtered_service_account_informer(
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<ServiceAccount>,
     tweak: Option<::kubegen::cache::TweakListParams>,
-) -> ::kubegen::cache::SharedIndexInformer<ServiceAccount> {
+) -> ::kubegen::cache::UnstartedInformer<ServiceAccount> {
     let mut list_watch = ::kubegen::cache::ListWatch::new(
         ::kubegen::client::ResourceClient::scoped(
             client,

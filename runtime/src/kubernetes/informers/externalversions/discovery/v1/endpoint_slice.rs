@@ -28,14 +28,14 @@ impl EndpointSliceInformer {
         EndpointSliceLister::new(self.informer().indexer())
     }
 }
-/// A standalone informer for `EndpointSlice` in `namespace` (`""`: every namespace), not shared through a factory (prefer the factory).
+/// A standalone informer for `EndpointSlice` in `namespace` (`""`: every namespace), not shared through a factory (prefer the factory); `run` starts it.
 #[inline]
 pub fn new_endpoint_slice_informer(
     client: ::kubegen::client::Client,
     namespace: &str,
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<EndpointSlice>,
-) -> ::kubegen::cache::SharedIndexInformer<EndpointSlice> {
+) -> ::kubegen::cache::UnstartedInformer<EndpointSlice> {
     new_filtered_endpoint_slice_informer(client, namespace, resync, indexers, None)
 }
 /// A standalone informer for `EndpointSlice` in `namespace` (`""`: every namespace) whose list and watch requests pass through `tweak`.
@@ -46,7 +46,7 @@ pub fn new_filtered_endpoint_slice_informer(
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<EndpointSlice>,
     tweak: Option<::kubegen::cache::TweakListParams>,
-) -> ::kubegen::cache::SharedIndexInformer<EndpointSlice> {
+) -> ::kubegen::cache::UnstartedInformer<EndpointSlice> {
     let mut list_watch = ::kubegen::cache::ListWatch::new(
         ::kubegen::client::ResourceClient::scoped(
             client,

@@ -28,13 +28,13 @@ impl FlowSchemaInformer {
         FlowSchemaLister::new(self.informer().indexer())
     }
 }
-/// A standalone informer for `FlowSchema`, not shared through a factory (prefer the factory).
+/// A standalone informer for `FlowSchema`, not shared through a factory (prefer the factory); `run` starts it.
 #[inline]
 pub fn new_flow_schema_informer(
     client: ::kubegen::client::Client,
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<FlowSchema>,
-) -> ::kubegen::cache::SharedIndexInformer<FlowSchema> {
+) -> ::kubegen::cache::UnstartedInformer<FlowSchema> {
     new_filtered_flow_schema_informer(client, resync, indexers, None)
 }
 /// A standalone informer for `FlowSchema` whose list and watch requests pass through `tweak`.
@@ -44,7 +44,7 @@ pub fn new_filtered_flow_schema_informer(
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<FlowSchema>,
     tweak: Option<::kubegen::cache::TweakListParams>,
-) -> ::kubegen::cache::SharedIndexInformer<FlowSchema> {
+) -> ::kubegen::cache::UnstartedInformer<FlowSchema> {
     let mut list_watch = ::kubegen::cache::ListWatch::new(
         ::kubegen::client::ResourceClient::scoped(client, None),
     );

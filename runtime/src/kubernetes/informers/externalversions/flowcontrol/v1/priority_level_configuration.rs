@@ -30,13 +30,13 @@ impl PriorityLevelConfigurationInformer {
         PriorityLevelConfigurationLister::new(self.informer().indexer())
     }
 }
-/// A standalone informer for `PriorityLevelConfiguration`, not shared through a factory (prefer the factory).
+/// A standalone informer for `PriorityLevelConfiguration`, not shared through a factory (prefer the factory); `run` starts it.
 #[inline]
 pub fn new_priority_level_configuration_informer(
     client: ::kubegen::client::Client,
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<PriorityLevelConfiguration>,
-) -> ::kubegen::cache::SharedIndexInformer<PriorityLevelConfiguration> {
+) -> ::kubegen::cache::UnstartedInformer<PriorityLevelConfiguration> {
     new_filtered_priority_level_configuration_informer(client, resync, indexers, None)
 }
 /// A standalone informer for `PriorityLevelConfiguration` whose list and watch requests pass through `tweak`.
@@ -46,7 +46,7 @@ pub fn new_filtered_priority_level_configuration_informer(
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<PriorityLevelConfiguration>,
     tweak: Option<::kubegen::cache::TweakListParams>,
-) -> ::kubegen::cache::SharedIndexInformer<PriorityLevelConfiguration> {
+) -> ::kubegen::cache::UnstartedInformer<PriorityLevelConfiguration> {
     let mut list_watch = ::kubegen::cache::ListWatch::new(
         ::kubegen::client::ResourceClient::scoped(client, None),
     );

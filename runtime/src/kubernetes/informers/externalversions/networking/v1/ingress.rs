@@ -28,14 +28,14 @@ impl IngressInformer {
         IngressLister::new(self.informer().indexer())
     }
 }
-/// A standalone informer for `Ingress` in `namespace` (`""`: every namespace), not shared through a factory (prefer the factory).
+/// A standalone informer for `Ingress` in `namespace` (`""`: every namespace), not shared through a factory (prefer the factory); `run` starts it.
 #[inline]
 pub fn new_ingress_informer(
     client: ::kubegen::client::Client,
     namespace: &str,
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<Ingress>,
-) -> ::kubegen::cache::SharedIndexInformer<Ingress> {
+) -> ::kubegen::cache::UnstartedInformer<Ingress> {
     new_filtered_ingress_informer(client, namespace, resync, indexers, None)
 }
 /// A standalone informer for `Ingress` in `namespace` (`""`: every namespace) whose list and watch requests pass through `tweak`.
@@ -46,7 +46,7 @@ pub fn new_filtered_ingress_informer(
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<Ingress>,
     tweak: Option<::kubegen::cache::TweakListParams>,
-) -> ::kubegen::cache::SharedIndexInformer<Ingress> {
+) -> ::kubegen::cache::UnstartedInformer<Ingress> {
     let mut list_watch = ::kubegen::cache::ListWatch::new(
         ::kubegen::client::ResourceClient::scoped(
             client,

@@ -28,13 +28,13 @@ impl IngressClassInformer {
         IngressClassLister::new(self.informer().indexer())
     }
 }
-/// A standalone informer for `IngressClass`, not shared through a factory (prefer the factory).
+/// A standalone informer for `IngressClass`, not shared through a factory (prefer the factory); `run` starts it.
 #[inline]
 pub fn new_ingress_class_informer(
     client: ::kubegen::client::Client,
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<IngressClass>,
-) -> ::kubegen::cache::SharedIndexInformer<IngressClass> {
+) -> ::kubegen::cache::UnstartedInformer<IngressClass> {
     new_filtered_ingress_class_informer(client, resync, indexers, None)
 }
 /// A standalone informer for `IngressClass` whose list and watch requests pass through `tweak`.
@@ -44,7 +44,7 @@ pub fn new_filtered_ingress_class_informer(
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<IngressClass>,
     tweak: Option<::kubegen::cache::TweakListParams>,
-) -> ::kubegen::cache::SharedIndexInformer<IngressClass> {
+) -> ::kubegen::cache::UnstartedInformer<IngressClass> {
     let mut list_watch = ::kubegen::cache::ListWatch::new(
         ::kubegen::client::ResourceClient::scoped(client, None),
     );

@@ -28,13 +28,13 @@ impl IPAddressInformer {
         IPAddressLister::new(self.informer().indexer())
     }
 }
-/// A standalone informer for `IPAddress`, not shared through a factory (prefer the factory).
+/// A standalone informer for `IPAddress`, not shared through a factory (prefer the factory); `run` starts it.
 #[inline]
 pub fn new_ip_address_informer(
     client: ::kubegen::client::Client,
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<IPAddress>,
-) -> ::kubegen::cache::SharedIndexInformer<IPAddress> {
+) -> ::kubegen::cache::UnstartedInformer<IPAddress> {
     new_filtered_ip_address_informer(client, resync, indexers, None)
 }
 /// A standalone informer for `IPAddress` whose list and watch requests pass through `tweak`.
@@ -44,7 +44,7 @@ pub fn new_filtered_ip_address_informer(
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<IPAddress>,
     tweak: Option<::kubegen::cache::TweakListParams>,
-) -> ::kubegen::cache::SharedIndexInformer<IPAddress> {
+) -> ::kubegen::cache::UnstartedInformer<IPAddress> {
     let mut list_watch = ::kubegen::cache::ListWatch::new(
         ::kubegen::client::ResourceClient::scoped(client, None),
     );

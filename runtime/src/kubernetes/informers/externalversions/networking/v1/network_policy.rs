@@ -28,14 +28,14 @@ impl NetworkPolicyInformer {
         NetworkPolicyLister::new(self.informer().indexer())
     }
 }
-/// A standalone informer for `NetworkPolicy` in `namespace` (`""`: every namespace), not shared through a factory (prefer the factory).
+/// A standalone informer for `NetworkPolicy` in `namespace` (`""`: every namespace), not shared through a factory (prefer the factory); `run` starts it.
 #[inline]
 pub fn new_network_policy_informer(
     client: ::kubegen::client::Client,
     namespace: &str,
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<NetworkPolicy>,
-) -> ::kubegen::cache::SharedIndexInformer<NetworkPolicy> {
+) -> ::kubegen::cache::UnstartedInformer<NetworkPolicy> {
     new_filtered_network_policy_informer(client, namespace, resync, indexers, None)
 }
 /// A standalone informer for `NetworkPolicy` in `namespace` (`""`: every namespace) whose list and watch requests pass through `tweak`.
@@ -46,7 +46,7 @@ pub fn new_filtered_network_policy_informer(
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<NetworkPolicy>,
     tweak: Option<::kubegen::cache::TweakListParams>,
-) -> ::kubegen::cache::SharedIndexInformer<NetworkPolicy> {
+) -> ::kubegen::cache::UnstartedInformer<NetworkPolicy> {
     let mut list_watch = ::kubegen::cache::ListWatch::new(
         ::kubegen::client::ResourceClient::scoped(
             client,

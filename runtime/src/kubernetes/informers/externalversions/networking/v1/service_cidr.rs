@@ -28,13 +28,13 @@ impl ServiceCIDRInformer {
         ServiceCIDRLister::new(self.informer().indexer())
     }
 }
-/// A standalone informer for `ServiceCIDR`, not shared through a factory (prefer the factory).
+/// A standalone informer for `ServiceCIDR`, not shared through a factory (prefer the factory); `run` starts it.
 #[inline]
 pub fn new_service_cidr_informer(
     client: ::kubegen::client::Client,
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<ServiceCIDR>,
-) -> ::kubegen::cache::SharedIndexInformer<ServiceCIDR> {
+) -> ::kubegen::cache::UnstartedInformer<ServiceCIDR> {
     new_filtered_service_cidr_informer(client, resync, indexers, None)
 }
 /// A standalone informer for `ServiceCIDR` whose list and watch requests pass through `tweak`.
@@ -44,7 +44,7 @@ pub fn new_filtered_service_cidr_informer(
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<ServiceCIDR>,
     tweak: Option<::kubegen::cache::TweakListParams>,
-) -> ::kubegen::cache::SharedIndexInformer<ServiceCIDR> {
+) -> ::kubegen::cache::UnstartedInformer<ServiceCIDR> {
     let mut list_watch = ::kubegen::cache::ListWatch::new(
         ::kubegen::client::ResourceClient::scoped(client, None),
     );

@@ -28,13 +28,13 @@ impl RuntimeClassInformer {
         RuntimeClassLister::new(self.informer().indexer())
     }
 }
-/// A standalone informer for `RuntimeClass`, not shared through a factory (prefer the factory).
+/// A standalone informer for `RuntimeClass`, not shared through a factory (prefer the factory); `run` starts it.
 #[inline]
 pub fn new_runtime_class_informer(
     client: ::kubegen::client::Client,
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<RuntimeClass>,
-) -> ::kubegen::cache::SharedIndexInformer<RuntimeClass> {
+) -> ::kubegen::cache::UnstartedInformer<RuntimeClass> {
     new_filtered_runtime_class_informer(client, resync, indexers, None)
 }
 /// A standalone informer for `RuntimeClass` whose list and watch requests pass through `tweak`.
@@ -44,7 +44,7 @@ pub fn new_filtered_runtime_class_informer(
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<RuntimeClass>,
     tweak: Option<::kubegen::cache::TweakListParams>,
-) -> ::kubegen::cache::SharedIndexInformer<RuntimeClass> {
+) -> ::kubegen::cache::UnstartedInformer<RuntimeClass> {
     let mut list_watch = ::kubegen::cache::ListWatch::new(
         ::kubegen::client::ResourceClient::scoped(client, None),
     );

@@ -30,14 +30,14 @@ impl PodDisruptionBudgetInformer {
         PodDisruptionBudgetLister::new(self.informer().indexer())
     }
 }
-/// A standalone informer for `PodDisruptionBudget` in `namespace` (`""`: every namespace), not shared through a factory (prefer the factory).
+/// A standalone informer for `PodDisruptionBudget` in `namespace` (`""`: every namespace), not shared through a factory (prefer the factory); `run` starts it.
 #[inline]
 pub fn new_pod_disruption_budget_informer(
     client: ::kubegen::client::Client,
     namespace: &str,
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<PodDisruptionBudget>,
-) -> ::kubegen::cache::SharedIndexInformer<PodDisruptionBudget> {
+) -> ::kubegen::cache::UnstartedInformer<PodDisruptionBudget> {
     new_filtered_pod_disruption_budget_informer(
         client,
         namespace,
@@ -54,7 +54,7 @@ pub fn new_filtered_pod_disruption_budget_informer(
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<PodDisruptionBudget>,
     tweak: Option<::kubegen::cache::TweakListParams>,
-) -> ::kubegen::cache::SharedIndexInformer<PodDisruptionBudget> {
+) -> ::kubegen::cache::UnstartedInformer<PodDisruptionBudget> {
     let mut list_watch = ::kubegen::cache::ListWatch::new(
         ::kubegen::client::ResourceClient::scoped(
             client,

@@ -28,13 +28,13 @@ impl ClusterRoleInformer {
         ClusterRoleLister::new(self.informer().indexer())
     }
 }
-/// A standalone informer for `ClusterRole`, not shared through a factory (prefer the factory).
+/// A standalone informer for `ClusterRole`, not shared through a factory (prefer the factory); `run` starts it.
 #[inline]
 pub fn new_cluster_role_informer(
     client: ::kubegen::client::Client,
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<ClusterRole>,
-) -> ::kubegen::cache::SharedIndexInformer<ClusterRole> {
+) -> ::kubegen::cache::UnstartedInformer<ClusterRole> {
     new_filtered_cluster_role_informer(client, resync, indexers, None)
 }
 /// A standalone informer for `ClusterRole` whose list and watch requests pass through `tweak`.
@@ -44,7 +44,7 @@ pub fn new_filtered_cluster_role_informer(
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<ClusterRole>,
     tweak: Option<::kubegen::cache::TweakListParams>,
-) -> ::kubegen::cache::SharedIndexInformer<ClusterRole> {
+) -> ::kubegen::cache::UnstartedInformer<ClusterRole> {
     let mut list_watch = ::kubegen::cache::ListWatch::new(
         ::kubegen::client::ResourceClient::scoped(client, None),
     );

@@ -28,13 +28,13 @@ impl ClusterRoleBindingInformer {
         ClusterRoleBindingLister::new(self.informer().indexer())
     }
 }
-/// A standalone informer for `ClusterRoleBinding`, not shared through a factory (prefer the factory).
+/// A standalone informer for `ClusterRoleBinding`, not shared through a factory (prefer the factory); `run` starts it.
 #[inline]
 pub fn new_cluster_role_binding_informer(
     client: ::kubegen::client::Client,
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<ClusterRoleBinding>,
-) -> ::kubegen::cache::SharedIndexInformer<ClusterRoleBinding> {
+) -> ::kubegen::cache::UnstartedInformer<ClusterRoleBinding> {
     new_filtered_cluster_role_binding_informer(client, resync, indexers, None)
 }
 /// A standalone informer for `ClusterRoleBinding` whose list and watch requests pass through `tweak`.
@@ -44,7 +44,7 @@ pub fn new_filtered_cluster_role_binding_informer(
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<ClusterRoleBinding>,
     tweak: Option<::kubegen::cache::TweakListParams>,
-) -> ::kubegen::cache::SharedIndexInformer<ClusterRoleBinding> {
+) -> ::kubegen::cache::UnstartedInformer<ClusterRoleBinding> {
     let mut list_watch = ::kubegen::cache::ListWatch::new(
         ::kubegen::client::ResourceClient::scoped(client, None),
     );

@@ -28,14 +28,14 @@ impl RoleInformer {
         RoleLister::new(self.informer().indexer())
     }
 }
-/// A standalone informer for `Role` in `namespace` (`""`: every namespace), not shared through a factory (prefer the factory).
+/// A standalone informer for `Role` in `namespace` (`""`: every namespace), not shared through a factory (prefer the factory); `run` starts it.
 #[inline]
 pub fn new_role_informer(
     client: ::kubegen::client::Client,
     namespace: &str,
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<Role>,
-) -> ::kubegen::cache::SharedIndexInformer<Role> {
+) -> ::kubegen::cache::UnstartedInformer<Role> {
     new_filtered_role_informer(client, namespace, resync, indexers, None)
 }
 /// A standalone informer for `Role` in `namespace` (`""`: every namespace) whose list and watch requests pass through `tweak`.
@@ -46,7 +46,7 @@ pub fn new_filtered_role_informer(
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<Role>,
     tweak: Option<::kubegen::cache::TweakListParams>,
-) -> ::kubegen::cache::SharedIndexInformer<Role> {
+) -> ::kubegen::cache::UnstartedInformer<Role> {
     let mut list_watch = ::kubegen::cache::ListWatch::new(
         ::kubegen::client::ResourceClient::scoped(
             client,

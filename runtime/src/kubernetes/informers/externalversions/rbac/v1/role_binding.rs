@@ -28,14 +28,14 @@ impl RoleBindingInformer {
         RoleBindingLister::new(self.informer().indexer())
     }
 }
-/// A standalone informer for `RoleBinding` in `namespace` (`""`: every namespace), not shared through a factory (prefer the factory).
+/// A standalone informer for `RoleBinding` in `namespace` (`""`: every namespace), not shared through a factory (prefer the factory); `run` starts it.
 #[inline]
 pub fn new_role_binding_informer(
     client: ::kubegen::client::Client,
     namespace: &str,
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<RoleBinding>,
-) -> ::kubegen::cache::SharedIndexInformer<RoleBinding> {
+) -> ::kubegen::cache::UnstartedInformer<RoleBinding> {
     new_filtered_role_binding_informer(client, namespace, resync, indexers, None)
 }
 /// A standalone informer for `RoleBinding` in `namespace` (`""`: every namespace) whose list and watch requests pass through `tweak`.
@@ -46,7 +46,7 @@ pub fn new_filtered_role_binding_informer(
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<RoleBinding>,
     tweak: Option<::kubegen::cache::TweakListParams>,
-) -> ::kubegen::cache::SharedIndexInformer<RoleBinding> {
+) -> ::kubegen::cache::UnstartedInformer<RoleBinding> {
     let mut list_watch = ::kubegen::cache::ListWatch::new(
         ::kubegen::client::ResourceClient::scoped(
             client,

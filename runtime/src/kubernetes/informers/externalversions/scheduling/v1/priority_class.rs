@@ -28,13 +28,13 @@ impl PriorityClassInformer {
         PriorityClassLister::new(self.informer().indexer())
     }
 }
-/// A standalone informer for `PriorityClass`, not shared through a factory (prefer the factory).
+/// A standalone informer for `PriorityClass`, not shared through a factory (prefer the factory); `run` starts it.
 #[inline]
 pub fn new_priority_class_informer(
     client: ::kubegen::client::Client,
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<PriorityClass>,
-) -> ::kubegen::cache::SharedIndexInformer<PriorityClass> {
+) -> ::kubegen::cache::UnstartedInformer<PriorityClass> {
     new_filtered_priority_class_informer(client, resync, indexers, None)
 }
 /// A standalone informer for `PriorityClass` whose list and watch requests pass through `tweak`.
@@ -44,7 +44,7 @@ pub fn new_filtered_priority_class_informer(
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<PriorityClass>,
     tweak: Option<::kubegen::cache::TweakListParams>,
-) -> ::kubegen::cache::SharedIndexInformer<PriorityClass> {
+) -> ::kubegen::cache::UnstartedInformer<PriorityClass> {
     let mut list_watch = ::kubegen::cache::ListWatch::new(
         ::kubegen::client::ResourceClient::scoped(client, None),
     );

@@ -28,13 +28,13 @@ impl CSIDriverInformer {
         CSIDriverLister::new(self.informer().indexer())
     }
 }
-/// A standalone informer for `CSIDriver`, not shared through a factory (prefer the factory).
+/// A standalone informer for `CSIDriver`, not shared through a factory (prefer the factory); `run` starts it.
 #[inline]
 pub fn new_csi_driver_informer(
     client: ::kubegen::client::Client,
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<CSIDriver>,
-) -> ::kubegen::cache::SharedIndexInformer<CSIDriver> {
+) -> ::kubegen::cache::UnstartedInformer<CSIDriver> {
     new_filtered_csi_driver_informer(client, resync, indexers, None)
 }
 /// A standalone informer for `CSIDriver` whose list and watch requests pass through `tweak`.
@@ -44,7 +44,7 @@ pub fn new_filtered_csi_driver_informer(
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<CSIDriver>,
     tweak: Option<::kubegen::cache::TweakListParams>,
-) -> ::kubegen::cache::SharedIndexInformer<CSIDriver> {
+) -> ::kubegen::cache::UnstartedInformer<CSIDriver> {
     let mut list_watch = ::kubegen::cache::ListWatch::new(
         ::kubegen::client::ResourceClient::scoped(client, None),
     );

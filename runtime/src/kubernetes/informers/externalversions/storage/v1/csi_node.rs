@@ -28,13 +28,13 @@ impl CSINodeInformer {
         CSINodeLister::new(self.informer().indexer())
     }
 }
-/// A standalone informer for `CSINode`, not shared through a factory (prefer the factory).
+/// A standalone informer for `CSINode`, not shared through a factory (prefer the factory); `run` starts it.
 #[inline]
 pub fn new_csi_node_informer(
     client: ::kubegen::client::Client,
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<CSINode>,
-) -> ::kubegen::cache::SharedIndexInformer<CSINode> {
+) -> ::kubegen::cache::UnstartedInformer<CSINode> {
     new_filtered_csi_node_informer(client, resync, indexers, None)
 }
 /// A standalone informer for `CSINode` whose list and watch requests pass through `tweak`.
@@ -44,7 +44,7 @@ pub fn new_filtered_csi_node_informer(
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<CSINode>,
     tweak: Option<::kubegen::cache::TweakListParams>,
-) -> ::kubegen::cache::SharedIndexInformer<CSINode> {
+) -> ::kubegen::cache::UnstartedInformer<CSINode> {
     let mut list_watch = ::kubegen::cache::ListWatch::new(
         ::kubegen::client::ResourceClient::scoped(client, None),
     );

@@ -28,14 +28,14 @@ impl CSIStorageCapacityInformer {
         CSIStorageCapacityLister::new(self.informer().indexer())
     }
 }
-/// A standalone informer for `CSIStorageCapacity` in `namespace` (`""`: every namespace), not shared through a factory (prefer the factory).
+/// A standalone informer for `CSIStorageCapacity` in `namespace` (`""`: every namespace), not shared through a factory (prefer the factory); `run` starts it.
 #[inline]
 pub fn new_csi_storage_capacity_informer(
     client: ::kubegen::client::Client,
     namespace: &str,
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<CSIStorageCapacity>,
-) -> ::kubegen::cache::SharedIndexInformer<CSIStorageCapacity> {
+) -> ::kubegen::cache::UnstartedInformer<CSIStorageCapacity> {
     new_filtered_csi_storage_capacity_informer(client, namespace, resync, indexers, None)
 }
 /// A standalone informer for `CSIStorageCapacity` in `namespace` (`""`: every namespace) whose list and watch requests pass through `tweak`.
@@ -46,7 +46,7 @@ pub fn new_filtered_csi_storage_capacity_informer(
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<CSIStorageCapacity>,
     tweak: Option<::kubegen::cache::TweakListParams>,
-) -> ::kubegen::cache::SharedIndexInformer<CSIStorageCapacity> {
+) -> ::kubegen::cache::UnstartedInformer<CSIStorageCapacity> {
     let mut list_watch = ::kubegen::cache::ListWatch::new(
         ::kubegen::client::ResourceClient::scoped(
             client,

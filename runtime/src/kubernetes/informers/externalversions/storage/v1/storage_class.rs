@@ -28,13 +28,13 @@ impl StorageClassInformer {
         StorageClassLister::new(self.informer().indexer())
     }
 }
-/// A standalone informer for `StorageClass`, not shared through a factory (prefer the factory).
+/// A standalone informer for `StorageClass`, not shared through a factory (prefer the factory); `run` starts it.
 #[inline]
 pub fn new_storage_class_informer(
     client: ::kubegen::client::Client,
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<StorageClass>,
-) -> ::kubegen::cache::SharedIndexInformer<StorageClass> {
+) -> ::kubegen::cache::UnstartedInformer<StorageClass> {
     new_filtered_storage_class_informer(client, resync, indexers, None)
 }
 /// A standalone informer for `StorageClass` whose list and watch requests pass through `tweak`.
@@ -44,7 +44,7 @@ pub fn new_filtered_storage_class_informer(
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<StorageClass>,
     tweak: Option<::kubegen::cache::TweakListParams>,
-) -> ::kubegen::cache::SharedIndexInformer<StorageClass> {
+) -> ::kubegen::cache::UnstartedInformer<StorageClass> {
     let mut list_watch = ::kubegen::cache::ListWatch::new(
         ::kubegen::client::ResourceClient::scoped(client, None),
     );

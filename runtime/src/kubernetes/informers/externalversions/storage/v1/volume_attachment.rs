@@ -28,13 +28,13 @@ impl VolumeAttachmentInformer {
         VolumeAttachmentLister::new(self.informer().indexer())
     }
 }
-/// A standalone informer for `VolumeAttachment`, not shared through a factory (prefer the factory).
+/// A standalone informer for `VolumeAttachment`, not shared through a factory (prefer the factory); `run` starts it.
 #[inline]
 pub fn new_volume_attachment_informer(
     client: ::kubegen::client::Client,
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<VolumeAttachment>,
-) -> ::kubegen::cache::SharedIndexInformer<VolumeAttachment> {
+) -> ::kubegen::cache::UnstartedInformer<VolumeAttachment> {
     new_filtered_volume_attachment_informer(client, resync, indexers, None)
 }
 /// A standalone informer for `VolumeAttachment` whose list and watch requests pass through `tweak`.
@@ -44,7 +44,7 @@ pub fn new_filtered_volume_attachment_informer(
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<VolumeAttachment>,
     tweak: Option<::kubegen::cache::TweakListParams>,
-) -> ::kubegen::cache::SharedIndexInformer<VolumeAttachment> {
+) -> ::kubegen::cache::UnstartedInformer<VolumeAttachment> {
     let mut list_watch = ::kubegen::cache::ListWatch::new(
         ::kubegen::client::ResourceClient::scoped(client, None),
     );

@@ -28,14 +28,14 @@ impl CertificateInformer {
         CertificateLister::new(self.informer().indexer())
     }
 }
-/// A standalone informer for `Certificate` in `namespace` (`""`: every namespace), not shared through a factory (prefer the factory).
+/// A standalone informer for `Certificate` in `namespace` (`""`: every namespace), not shared through a factory (prefer the factory); `run` starts it.
 #[inline]
 pub fn new_certificate_informer(
     client: ::kubegen::client::Client,
     namespace: &str,
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<Certificate>,
-) -> ::kubegen::cache::SharedIndexInformer<Certificate> {
+) -> ::kubegen::cache::UnstartedInformer<Certificate> {
     new_filtered_certificate_informer(client, namespace, resync, indexers, None)
 }
 /// A standalone informer for `Certificate` in `namespace` (`""`: every namespace) whose list and watch requests pass through `tweak`.
@@ -46,7 +46,7 @@ pub fn new_filtered_certificate_informer(
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<Certificate>,
     tweak: Option<::kubegen::cache::TweakListParams>,
-) -> ::kubegen::cache::SharedIndexInformer<Certificate> {
+) -> ::kubegen::cache::UnstartedInformer<Certificate> {
     let mut list_watch = ::kubegen::cache::ListWatch::new(
         ::kubegen::client::ResourceClient::scoped(
             client,

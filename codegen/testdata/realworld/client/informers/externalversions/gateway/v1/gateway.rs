@@ -28,14 +28,14 @@ impl GatewayInformer {
         GatewayLister::new(self.informer().indexer())
     }
 }
-/// A standalone informer for `Gateway` in `namespace` (`""`: every namespace), not shared through a factory (prefer the factory).
+/// A standalone informer for `Gateway` in `namespace` (`""`: every namespace), not shared through a factory (prefer the factory); `run` starts it.
 #[inline]
 pub fn new_gateway_informer(
     client: ::kubegen::client::Client,
     namespace: &str,
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<Gateway>,
-) -> ::kubegen::cache::SharedIndexInformer<Gateway> {
+) -> ::kubegen::cache::UnstartedInformer<Gateway> {
     new_filtered_gateway_informer(client, namespace, resync, indexers, None)
 }
 /// A standalone informer for `Gateway` in `namespace` (`""`: every namespace) whose list and watch requests pass through `tweak`.
@@ -46,7 +46,7 @@ pub fn new_filtered_gateway_informer(
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<Gateway>,
     tweak: Option<::kubegen::cache::TweakListParams>,
-) -> ::kubegen::cache::SharedIndexInformer<Gateway> {
+) -> ::kubegen::cache::UnstartedInformer<Gateway> {
     let mut list_watch = ::kubegen::cache::ListWatch::new(
         ::kubegen::client::ResourceClient::scoped(
             client,

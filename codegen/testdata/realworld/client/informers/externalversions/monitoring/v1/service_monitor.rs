@@ -28,14 +28,14 @@ impl ServiceMonitorInformer {
         ServiceMonitorLister::new(self.informer().indexer())
     }
 }
-/// A standalone informer for `ServiceMonitor` in `namespace` (`""`: every namespace), not shared through a factory (prefer the factory).
+/// A standalone informer for `ServiceMonitor` in `namespace` (`""`: every namespace), not shared through a factory (prefer the factory); `run` starts it.
 #[inline]
 pub fn new_service_monitor_informer(
     client: ::kubegen::client::Client,
     namespace: &str,
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<ServiceMonitor>,
-) -> ::kubegen::cache::SharedIndexInformer<ServiceMonitor> {
+) -> ::kubegen::cache::UnstartedInformer<ServiceMonitor> {
     new_filtered_service_monitor_informer(client, namespace, resync, indexers, None)
 }
 /// A standalone informer for `ServiceMonitor` in `namespace` (`""`: every namespace) whose list and watch requests pass through `tweak`.
@@ -46,7 +46,7 @@ pub fn new_filtered_service_monitor_informer(
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<ServiceMonitor>,
     tweak: Option<::kubegen::cache::TweakListParams>,
-) -> ::kubegen::cache::SharedIndexInformer<ServiceMonitor> {
+) -> ::kubegen::cache::UnstartedInformer<ServiceMonitor> {
     let mut list_watch = ::kubegen::cache::ListWatch::new(
         ::kubegen::client::ResourceClient::scoped(
             client,

@@ -28,14 +28,14 @@ impl BatchWorkloadInformer {
         BatchWorkloadLister::new(self.informer().indexer())
     }
 }
-/// A standalone informer for `BatchWorkload` in `namespace` (`""`: every namespace), not shared through a factory (prefer the factory).
+/// A standalone informer for `BatchWorkload` in `namespace` (`""`: every namespace), not shared through a factory (prefer the factory); `run` starts it.
 #[inline]
 pub fn new_batch_workload_informer(
     client: ::kubegen::client::Client,
     namespace: &str,
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<BatchWorkload>,
-) -> ::kubegen::cache::SharedIndexInformer<BatchWorkload> {
+) -> ::kubegen::cache::UnstartedInformer<BatchWorkload> {
     new_filtered_batch_workload_informer(client, namespace, resync, indexers, None)
 }
 /// A standalone informer for `BatchWorkload` in `namespace` (`""`: every namespace) whose list and watch requests pass through `tweak`.
@@ -46,7 +46,7 @@ pub fn new_filtered_batch_workload_informer(
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<BatchWorkload>,
     tweak: Option<::kubegen::cache::TweakListParams>,
-) -> ::kubegen::cache::SharedIndexInformer<BatchWorkload> {
+) -> ::kubegen::cache::UnstartedInformer<BatchWorkload> {
     let mut list_watch = ::kubegen::cache::ListWatch::new(
         ::kubegen::client::ResourceClient::scoped(
             client,

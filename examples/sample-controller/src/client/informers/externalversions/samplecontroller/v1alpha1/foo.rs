@@ -28,14 +28,14 @@ impl FooInformer {
         FooLister::new(self.informer().indexer())
     }
 }
-/// A standalone informer for `Foo` in `namespace` (`""`: every namespace), not shared through a factory (prefer the factory).
+/// A standalone informer for `Foo` in `namespace` (`""`: every namespace), not shared through a factory (prefer the factory); `run` starts it.
 #[inline]
 pub fn new_foo_informer(
     client: ::kubegen::client::Client,
     namespace: &str,
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<Foo>,
-) -> ::kubegen::cache::SharedIndexInformer<Foo> {
+) -> ::kubegen::cache::UnstartedInformer<Foo> {
     new_filtered_foo_informer(client, namespace, resync, indexers, None)
 }
 /// A standalone informer for `Foo` in `namespace` (`""`: every namespace) whose list and watch requests pass through `tweak`.
@@ -46,7 +46,7 @@ pub fn new_filtered_foo_informer(
     resync: ::std::time::Duration,
     indexers: ::kubegen::cache::Indexers<Foo>,
     tweak: Option<::kubegen::cache::TweakListParams>,
-) -> ::kubegen::cache::SharedIndexInformer<Foo> {
+) -> ::kubegen::cache::UnstartedInformer<Foo> {
     let mut list_watch = ::kubegen::cache::ListWatch::new(
         ::kubegen::client::ResourceClient::scoped(
             client,

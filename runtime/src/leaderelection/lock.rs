@@ -6,6 +6,8 @@
 //! rejects it with 409 Conflict when anyone else wrote in between: two candidates can never
 //! both believe their write made them the holder.
 
+use std::collections::BTreeMap;
+
 use futures::{FutureExt, future::BoxFuture};
 use k8s_openapi::api::coordination::v1::Lease;
 use kube_core::{ObjectMeta, params::PostParams};
@@ -56,6 +58,8 @@ pub struct LeaseLock {
     namespace: String,
     name: String,
     identity: String,
+    /// Labels the Lease is created with (a shard ring names its members' Leases this way).
+    labels: BTreeMap<String, String>,
     /// The Lease as last read or written (its resourceVersion guards the next update).
     lease: Mutex<Option<Lease>>,
 }
@@ -84,8 +88,18 @@ impl LeaseLock {
             namespace,
             name: name.into(),
             identity: identity.into(),
+            labels: BTreeMap::new(),
             lease: Mutex::new(None),
         }
+    }
+
+    /// Creates the Lease with `labels` (an existing Lease keeps the labels it has): what
+    /// lets a reader list a set of Leases by selector, as
+    /// a shard ring lists its members.
+    #[must_use]
+    pub fn with_labels(mut self, labels: BTreeMap<String, String>) -> Self {
+        self.labels = labels;
+        self
     }
 
     fn remember(&self, lease: Lease) -> Result<(LeaderElectionRecord, Vec<u8>), LockError> {
@@ -112,6 +126,7 @@ impl ResourceLock for LeaseLock {
                 metadata: ObjectMeta {
                     name: Some(self.name.clone()),
                     namespace: Some(self.namespace.clone()),
+                    labels: (!self.labels.is_empty()).then(|| self.labels.clone()),
                     ..ObjectMeta::default()
                 },
                 spec: Some(record.to_lease_spec()),

@@ -120,6 +120,7 @@ pub mod manager;
 pub mod metrics;
 pub mod projection;
 pub mod record;
+pub mod sharding;
 pub mod terminal;
 #[cfg(feature = "webhook")]
 pub mod webhook;

@@ -33,3 +33,14 @@ pub static INDEX_KEEPS_DELETED_KEYS: AtomicBool = AtomicBool::new(false);
 /// holds, older than the write (kube-controller-manager's `ConsistencyStore`, KEP-5647,
 /// waits until the informer has seen it).
 pub static CONSISTENCY_FORGETS_WRITES: AtomicBool = AtomicBool::new(false);
+
+/// The sharder counts a member alive as long as its Lease names a holder, however long
+/// ago it was renewed: a crashed member's objects are never reassigned (client-go's
+/// leader election, whose rule the ring follows, expires a Lease `leaseDurationSeconds`
+/// after it last changed).
+pub static SHARDER_IGNORES_EXPIRED_LEASES: AtomicBool = AtomicBool::new(false);
+
+/// The sharder moves an object from one live member to another without asking the holder
+/// to drain it first: both may reconcile it at once (the ring's handover protocol drains
+/// first).
+pub static HANDOVER_WITHOUT_DRAIN: AtomicBool = AtomicBool::new(false);

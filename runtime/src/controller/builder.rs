@@ -8,6 +8,7 @@ use super::{
     controller::Settings,
     handler::{map_owner, map_self},
     predicate::Always,
+    shard::Handover,
     source::{Source, source},
 };
 use crate::{
@@ -15,6 +16,7 @@ use crate::{
     informers::SharedInformerFactory,
     metrics::{ControllerMetrics, ControllerMetricsProvider},
     record::EventRecorder,
+    sharding::ShardRing,
     workqueue::{MetricsProvider, QueueConfig, RateLimiter, RateLimitingQueue},
 };
 
@@ -30,6 +32,9 @@ pub struct ControllerBuilder<K: Object> {
     metrics: Option<Arc<dyn ControllerMetricsProvider>>,
     queue_metrics: Option<Arc<dyn MetricsProvider>>,
     consistency: Option<Arc<ConsistencyStore<K>>>,
+    ring: Option<ShardRing>,
+    /// Registers each owned kind with a ring (used when the controller is sharded).
+    owned: Vec<fn(&ShardRing)>,
 }
 
 impl<K: Object> std::fmt::Debug for ControllerBuilder<K> {
@@ -57,6 +62,8 @@ impl<K: Object> Controller<K> {
             metrics: None,
             queue_metrics: None,
             consistency: None,
+            ring: None,
+            owned: Vec::new(),
         }
     }
 }
@@ -92,6 +99,7 @@ impl<K: Object> ControllerBuilder<K> {
     #[must_use]
     pub fn owns_with<O: Object>(mut self, predicate: impl Predicate<O>) -> Self {
         let namespaced = <K::Scope as ResourceScope>::NAMESPACED;
+        self.owned.push(|ring| ring.shard_owned::<O>());
         self.sources.push(source(
             self.factory.informer_for::<O>(),
             map_owner::<K, O>(namespaced),
@@ -200,6 +208,18 @@ impl<K: Object> ControllerBuilder<K> {
         self
     }
 
+    /// Reconciles only the share of `K` that `ring` assigns to this replica, and hands
+    /// objects back when the ring's sharder moves them (see [`sharding`](crate::sharding)).
+    /// `K` becomes a primary kind of the ring and every [`owns`](Self::owns) type an
+    /// owned kind. The factory's informers should watch only this replica's share
+    /// ([`ShardRing::member_tweak`]); the [`Manager`](crate::manager::Manager) of a ring
+    /// does that and shards its controllers itself. Without a ring, nothing changes.
+    #[must_use]
+    pub fn sharded(mut self, ring: &ShardRing) -> Self {
+        self.ring = Some(ring.clone());
+        self
+    }
+
     /// The controller; its informers are requested from the factory now (so a
     /// `factory.start()` before [`Controller::run`] starts them too).
     pub fn build(self) -> Controller<K> {
@@ -215,7 +235,18 @@ impl<K: Object> ControllerBuilder<K> {
             .metrics
             .map(|provider| ControllerMetrics::new(&name, provider.as_ref()));
         let informer = self.factory.informer_for::<K>();
-        let mut sources = vec![source(informer.clone(), map_self(), self.predicate)];
+        let handover = self.ring.as_ref().map(|ring| {
+            ring.shard_primary::<K>();
+            for register in &self.owned {
+                register(ring);
+            }
+            Handover::new(ring)
+        });
+        let predicate = match &handover {
+            Some(handover) => handover.predicate(self.predicate),
+            None => self.predicate,
+        };
+        let mut sources = vec![source(informer.clone(), map_self(), predicate)];
         sources.extend(self.sources);
         Controller {
             name,
@@ -227,6 +258,7 @@ impl<K: Object> ControllerBuilder<K> {
             recorder: self.recorder,
             metrics,
             consistency: self.consistency,
+            handover,
         }
     }
 }

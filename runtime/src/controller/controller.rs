@@ -46,6 +46,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::{
     Action, ConsistencyStore, ControllerError, Request, is_terminal,
+    shard::{Handover, Verdict},
     source::{Registered, Source},
 };
 use crate::{
@@ -122,6 +123,7 @@ pub struct Controller<K: Object> {
     pub(super) recorder: Option<EventRecorder>,
     pub(super) metrics: Option<ControllerMetrics>,
     pub(super) consistency: Option<Arc<ConsistencyStore<K>>>,
+    pub(super) handover: Option<Handover>,
 }
 
 impl<K: Object> std::fmt::Debug for Controller<K> {
@@ -148,6 +150,7 @@ struct Worker<K: Object, C, F> {
     consistency: Option<Arc<ConsistencyStore<K>>>,
     consistency_wait: Duration,
     in_flight: AtomicUsize,
+    handover: Option<Handover>,
 }
 
 /// How one reconcile ended.
@@ -199,6 +202,7 @@ impl<K: Object> Controller<K> {
             recorder,
             metrics,
             consistency,
+            handover,
         } = self;
         let mut registered = Vec::with_capacity(sources.len());
         for source in sources {
@@ -238,6 +242,7 @@ impl<K: Object> Controller<K> {
             consistency,
             consistency_wait: settings.consistency_wait,
             in_flight: AtomicUsize::new(0),
+            handover,
         });
         let mut workers = JoinSet::new();
         for _ in 0..settings.max_concurrent_reconciles {
@@ -312,6 +317,11 @@ where
             self.queue.forget(request);
             return;
         };
+        if let Some(handover) = &self.handover
+            && !self.owned_by_this_member(handover, request, &obj).await
+        {
+            return;
+        }
         self.in_flight.fetch_add(1, Ordering::SeqCst);
         if let Some(metrics) = &self.metrics {
             metrics.started();
@@ -362,6 +372,35 @@ where
                 record(ReconcileResult::Error, false, false);
                 tracing::warn!(controller = %self.name, %request, ?timeout, "reconcile timed out; retrying with backoff");
                 self.queue.add_rate_limited(request.clone());
+            }
+        }
+    }
+
+    /// A sharded controller: whether the object is this member's to reconcile. A drained
+    /// object is handed back instead (step 4 of the handover in
+    /// [`sharding`](crate::sharding)): this worker holds the request, so no reconcile of
+    /// it runs on this member now, and once its labels are gone none starts again.
+    async fn owned_by_this_member(&self, handover: &Handover, request: &Request, obj: &K) -> bool {
+        match handover.verdict(obj) {
+            Verdict::Reconcile => true,
+            Verdict::NotOurs => {
+                tracing::debug!(controller = %self.name, %request, "assigned to another member: not reconciled here");
+                self.queue.forget(request);
+                false
+            }
+            Verdict::HandBack => {
+                match handover.hand_back(obj).await {
+                    Ok(()) => {
+                        tracing::info!(controller = %self.name, %request, "drained: handed back to the sharder");
+                        self.queue.forget(request);
+                    }
+                    Err(error) if error.is_not_found() => self.queue.forget(request),
+                    Err(error) => {
+                        tracing::warn!(controller = %self.name, %request, %error, "handing back a drained object failed; retrying");
+                        self.queue.add_rate_limited(request.clone());
+                    }
+                }
+                false
             }
         }
     }

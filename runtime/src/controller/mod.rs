@@ -33,6 +33,7 @@ pub mod finalizer;
 mod handler;
 pub mod predicate;
 mod request;
+mod shard;
 mod source;
 
 pub use action::Action;

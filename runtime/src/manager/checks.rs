@@ -6,14 +6,24 @@ use std::{fmt::Write as _, sync::Arc};
 /// A check: `Ok` when healthy (or ready), otherwise why not.
 pub type Check = Arc<dyn Fn() -> Result<(), String> + Send + Sync>;
 
+/// A check that also says what it saw when it passes (`[+]name ok: detail`).
+pub(crate) type DetailedCheck = Arc<dyn Fn() -> Result<String, String> + Send + Sync>;
+
 /// A named set of checks.
 #[derive(Clone, Default)]
 pub(crate) struct Checks {
-    checks: Vec<(String, Check)>,
+    checks: Vec<(String, DetailedCheck)>,
 }
 
 impl Checks {
     pub(crate) fn add(&mut self, name: impl Into<String>, check: Check) {
+        self.checks.push((
+            name.into(),
+            Arc::new(move || check().map(|()| String::new())),
+        ));
+    }
+
+    pub(crate) fn add_detailed(&mut self, name: impl Into<String>, check: DetailedCheck) {
         self.checks.push((name.into(), check));
     }
 
@@ -24,8 +34,11 @@ impl Checks {
         let mut report = String::new();
         for (name, check) in &self.checks {
             match check() {
-                Ok(()) => {
+                Ok(detail) if detail.is_empty() => {
                     let _ = writeln!(report, "[+]{name} ok");
+                }
+                Ok(detail) => {
+                    let _ = writeln!(report, "[+]{name} ok: {detail}");
                 }
                 Err(reason) => {
                     ok = false;

@@ -44,6 +44,7 @@ use crate::{
     leaderelection::{ConfigError, LeaderElectionConfig, LeaderElector, LeaseLock},
     metrics::PrometheusMetrics,
     record::{ClientEventSink, EventBroadcaster, EventRecorder},
+    sharding::{RingMetrics, ShardRing},
     workqueue::PrometheusMetricsProvider,
 };
 use k8s_openapi::api::core::v1::EventSource;
@@ -70,6 +71,14 @@ pub enum ManagerError {
     /// This replica lost its lease: leader-only work was stopped; restart and stand again.
     #[error("leader election lost")]
     LeaderElectionLost,
+    /// This replica could not renew its member Lease in its shard ring: its controllers
+    /// were stopped and its objects move to the other members; restart and join again.
+    #[error("shard ring membership lost")]
+    ShardMembershipLost,
+    /// A shard ring runs controllers on every replica; leader election would run them on
+    /// one. Choose one.
+    #[error("a manager takes a shard ring or leader election, not both")]
+    ShardRingWithLeaderElection,
     /// An informer refused an event handler (it was stopped).
     #[error("informer: {0}")]
     Informer(#[from] crate::cache::InformerError),
@@ -91,6 +100,19 @@ pub struct LeaderElectionOptions {
     pub config: LeaderElectionConfig,
 }
 
+/// A shard ring's settings (see [`sharding`](crate::sharding)).
+#[derive(Debug, Clone)]
+pub struct ShardRingOptions {
+    /// The namespace of the ring's Leases (members' and the sharder's).
+    pub namespace: String,
+    /// The ring's name (a label value; one per sharded operator).
+    pub ring: String,
+    /// This replica's identity (unique: the pod name).
+    pub identity: String,
+    /// The membership and sharder election timings (its callbacks are not used).
+    pub config: LeaderElectionConfig,
+}
+
 /// Builds a [`Manager`].
 #[derive(Debug)]
 pub struct ManagerBuilder {
@@ -99,6 +121,7 @@ pub struct ManagerBuilder {
     strip: Strip,
     namespace: Option<String>,
     leader_election: Option<LeaderElectionOptions>,
+    shard_ring: Option<ShardRingOptions>,
     probe_addr: Option<SocketAddr>,
     metrics_addr: Option<SocketAddr>,
     graceful_shutdown_timeout: Duration,
@@ -152,6 +175,19 @@ impl ManagerBuilder {
         self
     }
 
+    /// Runs the manager's controllers sharded across the replicas of a ring instead of on
+    /// one leader (see [`sharding`](crate::sharding)): its informers watch only this
+    /// replica's share; controllers run while this replica holds its member Lease and
+    /// hand back what the sharder moves away; every replica stands for the ring's sharder
+    /// election; `/readyz` reports the ring (`shard-ring`: failing until this replica is a
+    /// member) and `/metrics` the `kubegen_shard_ring_*` series. Exclusive with
+    /// [`leader_election`](Self::leader_election).
+    #[must_use]
+    pub fn shard_ring(mut self, options: ShardRingOptions) -> Self {
+        self.shard_ring = Some(options);
+        self
+    }
+
     /// Serves `/healthz`, `/livez` and `/readyz` here (port 0: any free port, see
     /// [`Manager::probe_addr`]).
     #[must_use]
@@ -200,8 +236,36 @@ impl ManagerBuilder {
         if let Some(namespace) = &self.namespace {
             factory = factory.namespace(namespace.clone());
         }
+        let ring = match (self.shard_ring, &self.leader_election) {
+            (Some(_), Some(_)) => return Err(ManagerError::ShardRingWithLeaderElection),
+            (Some(options), None) => Some(
+                ShardRing::builder(
+                    self.client.clone(),
+                    options.namespace,
+                    &options.ring,
+                    options.identity,
+                )
+                .config(options.config)
+                .watch_namespace(self.namespace.clone())
+                .metrics(RingMetrics::register(&mut registry))
+                .build(),
+            ),
+            (None, _) => None,
+        };
+        if let Some(ring) = &ring {
+            factory = factory.tweak_list_params(ring.member_tweak());
+        }
         let factory = factory.build();
         let elector = match self.leader_election {
+            None => ring.as_ref().map(|ring| {
+                let name = ring.member_lease_name();
+                let config = LeaderElectionConfig {
+                    callbacks: Default::default(),
+                    ..ring.config().clone()
+                }
+                .metrics(&name, &metrics);
+                (ring.member_lock(), config)
+            }),
             Some(options) => {
                 let lock = LeaseLock::new(
                     self.client.clone(),
@@ -212,7 +276,6 @@ impl ManagerBuilder {
                 let config = options.config.metrics(&options.name, &metrics);
                 Some((lock, config))
             }
-            None => None,
         };
         let bind = |addr: SocketAddr| {
             std::net::TcpListener::bind(addr)
@@ -269,7 +332,11 @@ impl ManagerBuilder {
             shared_metrics,
             graceful_shutdown_timeout: self.graceful_shutdown_timeout,
             broadcaster: None,
+            ring,
         };
+        if let Some(ring) = manager.ring.clone() {
+            manager.add_runnable("sharder", false, move |stop| ring.sharder().run(stop));
+        }
         #[cfg(feature = "webhook")]
         if let Some(server) = webhook {
             if let Some(injector) = self.ca_injector {
@@ -313,6 +380,8 @@ pub struct Manager {
     graceful_shutdown_timeout: Duration,
     /// Created by the first `event_recorder` call; shut down at the end of `run`.
     broadcaster: Option<EventBroadcaster>,
+    /// The shard ring, when the controllers are sharded.
+    ring: Option<ShardRing>,
 }
 
 impl std::fmt::Debug for Manager {
@@ -336,6 +405,7 @@ impl Manager {
             strip: Strip::MANAGED_FIELDS,
             namespace: None,
             leader_election: None,
+            shard_ring: None,
             probe_addr: None,
             metrics_addr: None,
             graceful_shutdown_timeout: Duration::from_secs(30),
@@ -384,9 +454,18 @@ impl Manager {
     /// A controller builder over the manager's factory, recording controller-runtime's and
     /// the queue's metrics in the manager's registry.
     pub fn controller<K: Object>(&self) -> ControllerBuilder<K> {
-        Controller::<K>::builder(&self.factory)
+        let builder = Controller::<K>::builder(&self.factory)
             .metrics(Arc::new(self.metrics.clone()))
-            .queue_metrics(self.queue_metrics.clone())
+            .queue_metrics(self.queue_metrics.clone());
+        match &self.ring {
+            Some(ring) => builder.sharded(ring),
+            None => builder,
+        }
+    }
+
+    /// The shard ring, when the manager was built with one.
+    pub fn shard_ring(&self) -> Option<&ShardRing> {
+        self.ring.as_ref()
     }
 
     /// Runs `controller` with `reconcile` and `ctx` while this replica leads (always, without
@@ -509,6 +588,10 @@ impl Manager {
                 Some(LeaderElector::new(lock, config)?)
             }
         };
+        if let (Some(ring), Some(elector)) = (self.ring.clone(), elector.clone()) {
+            self.readyz
+                .add_detailed("shard-ring", Arc::new(move || ring_report(&ring, &elector)));
+        }
         if let Some(elector) = elector.clone() {
             self.healthz.add(
                 "leaderElection",
@@ -576,10 +659,10 @@ impl Manager {
             broadcaster.shutdown().await;
         }
         http_stop.cancel();
-        if lost {
-            Err(ManagerError::LeaderElectionLost)
-        } else {
-            Ok(())
+        match (lost, self.ring.is_some()) {
+            (false, _) => Ok(()),
+            (true, false) => Err(ManagerError::LeaderElectionLost),
+            (true, true) => Err(ManagerError::ShardMembershipLost),
         }
     }
 
@@ -616,6 +699,42 @@ impl Manager {
             tokio::spawn(serve(listener, endpoints, stop.clone()));
         }
         Ok(())
+    }
+}
+
+/// The `shard-ring` readiness check: ready while this replica holds its member Lease;
+/// the ring as this replica's sharder counts it (when it is the sharder).
+fn ring_report(ring: &ShardRing, member: &LeaderElector) -> Result<String, String> {
+    let status = ring.status();
+    let ring_text = if status.sharding {
+        let objects: Vec<String> = status
+            .objects
+            .iter()
+            .map(|(member, n)| format!("{member}={n}"))
+            .collect();
+        format!(
+            "sharder here; members [{}]; objects {}; unassigned {}; drains in flight {}; moves {}",
+            status.members.join(", "),
+            objects.join(" "),
+            status.unassigned,
+            status.drains_in_flight,
+            status.moves,
+        )
+    } else {
+        "another replica shards".to_owned()
+    };
+    if member.is_leader() {
+        Ok(format!(
+            "member {} of ring {}; {ring_text}",
+            ring.identity(),
+            ring.labels().ring()
+        ))
+    } else {
+        Err(format!(
+            "not (yet) a member of ring {}: its Lease {} is not held",
+            ring.labels().ring(),
+            ring.member_lease_name()
+        ))
     }
 }
 

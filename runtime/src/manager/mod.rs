@@ -39,4 +39,5 @@ mod server;
 pub use checks::Check;
 pub use manager::{
     LEADER_ELECTION_HEALTH_TOLERANCE, LeaderElectionOptions, Manager, ManagerBuilder, ManagerError,
+    ShardRingOptions,
 };

@@ -44,7 +44,7 @@ use crate::{
     leaderelection::{ConfigError, LeaderElectionConfig, LeaderElector, LeaseLock},
     metrics::PrometheusMetrics,
     record::{ClientEventSink, EventBroadcaster, EventRecorder},
-    sharding::{RingMetrics, ShardRing},
+    sharding::{RingMetrics, ShardRing, Sharder},
     workqueue::PrometheusMetricsProvider,
 };
 use k8s_openapi::api::core::v1::EventSource;
@@ -335,7 +335,7 @@ impl ManagerBuilder {
             ring,
         };
         if let Some(ring) = manager.ring.clone() {
-            manager.add_runnable("sharder", false, move |stop| ring.sharder().run(stop));
+            manager.add_runnable("sharder", false, move |stop| Sharder::new(ring).run(stop));
         }
         #[cfg(feature = "webhook")]
         if let Some(server) = webhook {

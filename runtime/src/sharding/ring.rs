@@ -12,7 +12,6 @@ use super::{
     RingLabels, RingMetrics, RingStatus,
     kinds::{Kind, Role, ShardedKind},
     labels::member_lease_name,
-    sharder::Sharder,
 };
 use crate::{
     Object,
@@ -24,7 +23,7 @@ use crate::{
 ///
 /// ```no_run
 /// # async fn demo(client: kubegen::client::Client) -> Result<(), Box<dyn std::error::Error>> {
-/// use kubegen::sharding::ShardRing;
+/// use kubegen::sharding::{ShardRing, Sharder};
 /// use tokio_util::sync::CancellationToken;
 ///
 /// let ring = ShardRing::new(client, "operators", "foo-operator", "pod-a");
@@ -37,7 +36,7 @@ use crate::{
 /// let member = ring.member()?;
 /// let stop = CancellationToken::new();
 /// tokio::spawn({ let stop = stop.clone(); async move { member.run(stop).await } });
-/// tokio::spawn(ring.sharder().run(stop.clone()));
+/// tokio::spawn(Sharder::new(ring.clone()).run(stop.clone()));
 /// # Ok(()) }
 /// ```
 ///
@@ -254,12 +253,6 @@ impl ShardRing {
     /// [`member_with`](Self::member_with) without callbacks.
     pub fn member(&self) -> Result<LeaderElector, ConfigError> {
         self.member_with(Default::default())
-    }
-
-    /// The ring's sharder (it stands for election on
-    /// [`sharder_lease_name`](Self::sharder_lease_name) and shards while it leads).
-    pub fn sharder(&self) -> Sharder {
-        Sharder::new(self.clone())
     }
 
     /// The ring as last seen by this replica's sharder (empty while another replica

@@ -58,14 +58,16 @@ enum Item {
     Object(usize, String),
 }
 
-/// The ring's sharder; see the module docs. Built by [`ShardRing::sharder`].
+/// The ring's sharder; see the module docs. It stands for election on the ring's
+/// [`sharder_lease_name`](ShardRing::sharder_lease_name) and shards while it leads.
 #[derive(Debug, Clone)]
 pub struct Sharder {
     ring: ShardRing,
 }
 
 impl Sharder {
-    pub(crate) fn new(ring: ShardRing) -> Self {
+    /// The sharder of `ring`.
+    pub fn new(ring: ShardRing) -> Self {
         Self { ring }
     }
 

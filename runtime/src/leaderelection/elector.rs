@@ -71,11 +71,9 @@ enum Round {
     Yield,
 }
 
-/// How a leader's renewals ended.
+/// Why a leader stops renewing (other than `stop`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Renewals {
-    /// `stop` fired.
-    Stopped,
+enum StepDown {
     /// No renewal succeeded within the renew deadline.
     Failed,
     /// Coordinated mode: the controller named another preferred holder.
@@ -223,44 +221,45 @@ impl LeaderElector {
 
     /// Renews every retry period until a renewal misses its deadline, the lock names
     /// another preferred holder (coordinated mode) or `stop` fires.
-    async fn renew(&self, stop: &CancellationToken) -> Renewals {
+    async fn renew(&self, stop: &CancellationToken) {
         let config = &self.inner.config;
         loop {
             let deadline = Instant::now() + config.renew_deadline;
             let renewed = loop {
                 if stop.is_cancelled() {
-                    return Renewals::Stopped;
+                    return;
                 }
                 match tokio::time::timeout_at(deadline, self.round()).await {
                     Ok(Round::Held) => break Ok(()),
-                    Ok(Round::Yield) => break Err(Renewals::Yielded),
+                    Ok(Round::Yield) => break Err(StepDown::Yielded),
                     Ok(Round::NotHeld) | Err(_) => {}
                 }
                 let next = (Instant::now() + config.retry_period).min(deadline);
                 tokio::select! {
                     biased;
-                    () = stop.cancelled() => return Renewals::Stopped,
+                    () = stop.cancelled() => return,
                     () = tokio::time::sleep_until(next) => {}
                 }
                 if Instant::now() >= deadline {
-                    break Err(Renewals::Failed);
+                    break Err(StepDown::Failed);
                 }
             };
             self.maybe_report_transition();
             match renewed {
                 Ok(()) => {}
-                Err(Renewals::Yielded) => {
-                    tracing::info!(lease = %self.inner.name, preferred_holder = %self.inner.observed.lock().record.preferred_holder, "the lease names another preferred holder: stopping leading");
-                    return Renewals::Yielded;
+                Err(StepDown::Yielded) => {
+                    let preferred = self.inner.observed.lock().record.preferred_holder.clone();
+                    tracing::info!(lease = %self.inner.name, preferred_holder = %preferred, "the lease names another preferred holder: stopping leading");
+                    return;
                 }
-                Err(ended) => {
+                Err(StepDown::Failed) => {
                     tracing::warn!(lease = %self.inner.name, "failed to renew lease: stopping leading");
-                    return ended;
+                    return;
                 }
             }
             tokio::select! {
                 biased;
-                () = stop.cancelled() => return Renewals::Stopped,
+                () = stop.cancelled() => return,
                 () = tokio::time::sleep(config.retry_period) => {}
             }
         }

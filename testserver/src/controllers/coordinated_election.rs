@@ -10,8 +10,9 @@
 //!
 //! The sync loop, one Lease (`namespace/name`) at a time: a LeaseCandidate's change queues
 //! the Lease its `spec.leaseName` names (unless the change is a ping still waiting for its
-//! answer), a Lease's change queues that Lease, and every step but the last two queues it
-//! again 5 s later (`defaultRequeueInterval`), so an expiring Lease is noticed.
+//! answer), a Lease's change queues that Lease, and a step queues it again 5 s later
+//! (`defaultRequeueInterval`), so an expiring Lease is noticed — except a step that found
+//! no candidate or waits for an answer (a candidate's change brings it back).
 //!
 //! 1. **Candidates** (`listAdmissableCandidates`): the LeaseCandidates of the namespace
 //!    whose `spec.leaseName` is the Lease's name, without those that have not renewed for

@@ -100,6 +100,15 @@ pub struct LeaderElectionConfig {
     /// another candidate takes over at once (the leader must have stopped all leader-only
     /// work by then).
     pub release_on_cancel: bool,
+    /// Coordinated leader election (KEP-4355, client-go's `Coordinated`): the candidate
+    /// never takes the lock itself — not when it is missing, not when it is empty or
+    /// expired; it leads once the coordinated leader election controller (kube-apiserver's,
+    /// or the test server's) names it holder, renews as usual, and steps down when the
+    /// Lease names another `preferredHolder` (releasing the lock with
+    /// `release_on_cancel`). The controller elects among LeaseCandidates, so run a
+    /// [`LeaseCandidateKeeper`](super::LeaseCandidateKeeper) named after the lock's
+    /// identity beside the elector. Off by default: plain election.
+    pub coordinated: bool,
     /// The election's name in logs and metrics (default: the lock's description).
     pub name: String,
     /// What the elector tells its owner.
@@ -115,6 +124,7 @@ impl fmt::Debug for LeaderElectionConfig {
             .field("renew_deadline", &self.renew_deadline)
             .field("retry_period", &self.retry_period)
             .field("release_on_cancel", &self.release_on_cancel)
+            .field("coordinated", &self.coordinated)
             .field("name", &self.name)
             .field("callbacks", &self.callbacks)
             .field("metrics", &self.metrics.is_some())
@@ -129,6 +139,7 @@ impl Default for LeaderElectionConfig {
             renew_deadline: Duration::from_secs(10),
             retry_period: Duration::from_secs(2),
             release_on_cancel: false,
+            coordinated: false,
             name: String::new(),
             callbacks: Callbacks::default(),
             metrics: None,

@@ -26,17 +26,59 @@
 //! is cancelled — even though nobody else may hold the lease yet, because past the deadline
 //! another candidate may already act as leader. With `release_on_cancel`, a leader that
 //! stops writes a holder-less record that expires at once. `on_stopped_leading` ends `run`.
+//!
+//! # Coordinated mode, `try_coordinated_renew`
+//!
+//! With [`LeaderElectionConfig::coordinated`] (KEP-4355, client-go's `tryCoordinatedRenew`)
+//! a coordinated leader election controller picks the holder among the Lease's
+//! LeaseCandidates ([`LeaseCandidateKeeper`](super::LeaseCandidateKeeper)); the elector
+//! only follows. `run` is the same; each round is:
+//!
+//! 1. Read the lock; if it does not exist, this round fails: the controller creates it.
+//!    There is no fast path.
+//! 2. If the record changed since last observed, note it and the time (as step 3 above).
+//! 3. An expired lease — the controller's 5-second term as much as a holder's — fails the
+//!    round: the controller elects again, and this candidate never takes it itself.
+//! 4. A lease held by someone else fails the round.
+//! 5. Held by this candidate with a `preferredHolder` naming another candidate: the
+//!    controller found a better leader. The round **yields**: a leader stops leading at
+//!    once (not after the renew deadline), releases the lock with `release_on_cancel`
+//!    (otherwise the lock expires and the controller hands it over then), and `run`
+//!    returns; a candidate not yet leading keeps waiting.
+//! 6. Otherwise renew: this candidate's record with its own lease duration, keeping the
+//!    acquire time (now, if the controller left none), the transition count and the
+//!    strategy, guarded by the read resourceVersion.
 
 use std::{sync::Arc, time::Duration};
 
-use k8s_openapi::jiff::Timestamp;
 use parking_lot::Mutex;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::{
-    ConfigError, LeaderElectionConfig, LeaderElectionRecord, ResourceLock, config::JITTER_FACTOR,
+    ConfigError, LeaderElectionConfig, LeaderElectionRecord, ResourceLock, clock,
+    config::JITTER_FACTOR,
 };
+
+/// What one round found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Round {
+    /// This candidate holds the lock: it acquired or renewed it.
+    Held,
+    /// It does not: held by another, not elected yet, or the round failed.
+    NotHeld,
+    /// Coordinated mode: it holds the lock, but the controller prefers another holder.
+    Yield,
+}
+
+/// Why a leader stops renewing (other than `stop`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum StepDown {
+    /// No renewal succeeded within the renew deadline.
+    Failed,
+    /// Coordinated mode: the controller named another preferred holder.
+    Yielded,
+}
 
 /// The `/healthz` watchdog's verdict on a leader that stopped renewing.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -161,7 +203,7 @@ impl LeaderElector {
             if stop.is_cancelled() {
                 return false;
             }
-            let acquired = self.try_acquire_or_renew().await;
+            let acquired = self.round().await == Round::Held;
             self.maybe_report_transition();
             if acquired {
                 tracing::info!(lease = %name, identity = self.identity(), "successfully acquired lease");
@@ -177,7 +219,8 @@ impl LeaderElector {
         }
     }
 
-    /// Renews every retry period until a renewal misses its deadline or `stop` fires.
+    /// Renews every retry period until a renewal misses its deadline, the lock names
+    /// another preferred holder (coordinated mode) or `stop` fires.
     async fn renew(&self, stop: &CancellationToken) {
         let config = &self.inner.config;
         loop {
@@ -186,9 +229,10 @@ impl LeaderElector {
                 if stop.is_cancelled() {
                     return;
                 }
-                let round = tokio::time::timeout_at(deadline, self.try_acquire_or_renew()).await;
-                if round == Ok(true) {
-                    break true;
+                match tokio::time::timeout_at(deadline, self.round()).await {
+                    Ok(Round::Held) => break Ok(()),
+                    Ok(Round::Yield) => break Err(StepDown::Yielded),
+                    Ok(Round::NotHeld) | Err(_) => {}
                 }
                 let next = (Instant::now() + config.retry_period).min(deadline);
                 tokio::select! {
@@ -197,13 +241,21 @@ impl LeaderElector {
                     () = tokio::time::sleep_until(next) => {}
                 }
                 if Instant::now() >= deadline {
-                    break false;
+                    break Err(StepDown::Failed);
                 }
             };
             self.maybe_report_transition();
-            if !renewed {
-                tracing::warn!(lease = %self.inner.name, "failed to renew lease: stopping leading");
-                return;
+            match renewed {
+                Ok(()) => {}
+                Err(StepDown::Yielded) => {
+                    let preferred = self.inner.observed.lock().record.preferred_holder.clone();
+                    tracing::info!(lease = %self.inner.name, preferred_holder = %preferred, "the lease names another preferred holder: stopping leading");
+                    return;
+                }
+                Err(StepDown::Failed) => {
+                    tracing::warn!(lease = %self.inner.name, "failed to renew lease: stopping leading");
+                    return;
+                }
             }
             tokio::select! {
                 biased;
@@ -213,17 +265,85 @@ impl LeaderElector {
         }
     }
 
+    /// One round, plain or coordinated.
+    async fn round(&self) -> Round {
+        if self.inner.config.coordinated {
+            self.try_coordinated_renew().await
+        } else if self.try_acquire_or_renew().await {
+            Round::Held
+        } else {
+            Round::NotHeld
+        }
+    }
+
+    /// One coordinated round (see the module docs).
+    async fn try_coordinated_renew(&self) -> Round {
+        let inner = &self.inner;
+        // 1. Read; the controller creates the lock.
+        let (old, raw) = match inner.lock.get().await {
+            Ok(got) => got,
+            Err(error) if error.is_not_found() => {
+                tracing::trace!(lease = %inner.name, "no lease yet: waiting for the coordinated leader election controller");
+                return Round::NotHeld;
+            }
+            Err(error) => {
+                tracing::warn!(lease = %inner.name, %error, "error retrieving resource lock");
+                return Round::NotHeld;
+            }
+        };
+        // 2. Observe a change.
+        if inner.observed.lock().raw != raw {
+            self.set_observed(old.clone(), Some(raw));
+        }
+        // 3. Expired: the controller elects again.
+        if !self.lease_valid() {
+            tracing::trace!(lease = %inner.name, "lease expired: waiting for the coordinated leader election controller");
+            return Round::NotHeld;
+        }
+        // 4. Held by someone else.
+        if !self.is_leader() {
+            tracing::trace!(lease = %inner.name, holder = %old.holder_identity, "lock is held and has not yet expired");
+            return Round::NotHeld;
+        }
+        // 5. Another holder is preferred.
+        if !old.preferred_holder.is_empty() && old.preferred_holder != self.identity() {
+            return Round::Yield;
+        }
+        // 6. Renew.
+        let now = clock::now();
+        let record = LeaderElectionRecord {
+            holder_identity: self.identity().to_owned(),
+            lease_duration_seconds: i32::try_from(inner.config.lease_duration.as_secs())
+                .unwrap_or(i32::MAX),
+            acquire_time: old.acquire_time.or(Some(now)),
+            renew_time: Some(now),
+            leader_transitions: old.leader_transitions,
+            strategy: old.strategy,
+            preferred_holder: String::new(),
+        };
+        match inner.lock.update(record.clone()).await {
+            Ok(()) => {
+                self.set_observed(record, None);
+                Round::Held
+            }
+            Err(error) => {
+                tracing::debug!(lease = %inner.name, %error, "failed to update lock");
+                Round::NotHeld
+            }
+        }
+    }
+
     /// One round (see the module docs); whether this candidate holds the lock after it.
     async fn try_acquire_or_renew(&self) -> bool {
         let inner = &self.inner;
-        let now = Timestamp::now();
+        let now = clock::now();
         let mut record = LeaderElectionRecord {
             holder_identity: self.identity().to_owned(),
             lease_duration_seconds: i32::try_from(inner.config.lease_duration.as_secs())
                 .unwrap_or(i32::MAX),
             acquire_time: Some(now),
             renew_time: Some(now),
-            leader_transitions: 0,
+            ..LeaderElectionRecord::default()
         };
         // 1. Fast path.
         if self.is_leader() && self.lease_valid() {
@@ -334,7 +454,7 @@ impl LeaderElector {
         if !self.is_leader() {
             return;
         }
-        let now = Timestamp::now();
+        let now = clock::now();
         let transitions = self.inner.observed.lock().record.leader_transitions;
         let record = LeaderElectionRecord {
             holder_identity: String::new(),
@@ -342,6 +462,7 @@ impl LeaderElector {
             acquire_time: Some(now),
             renew_time: Some(now),
             leader_transitions: transitions,
+            ..LeaderElectionRecord::default()
         };
         match self.inner.lock.update(record.clone()).await {
             Ok(()) => {

@@ -19,6 +19,12 @@ pub struct LeaderElectionRecord {
     pub renew_time: Option<Timestamp>,
     /// How many times the lock changed hands.
     pub leader_transitions: i32,
+    /// The strategy of a coordinated election (`OldestEmulationVersion`), as the
+    /// coordinated leader election controller set it; empty for a plain election.
+    pub strategy: String,
+    /// The candidate the coordinated leader election controller would rather have lead
+    /// (empty: none): a coordinated holder that is not it steps down.
+    pub preferred_holder: String,
 }
 
 impl LeaderElectionRecord {
@@ -30,10 +36,13 @@ impl LeaderElectionRecord {
             acquire_time: spec.acquire_time.as_ref().map(|t| t.0),
             renew_time: spec.renew_time.as_ref().map(|t| t.0),
             leader_transitions: spec.lease_transitions.unwrap_or(0),
+            strategy: spec.strategy.clone().unwrap_or_default(),
+            preferred_holder: spec.preferred_holder.clone().unwrap_or_default(),
         }
     }
 
-    /// The Lease spec holding this record (client-go's `LeaderElectionRecordToLeaseSpec`).
+    /// The Lease spec holding this record (client-go's `LeaderElectionRecordToLeaseSpec`:
+    /// an empty strategy or preferred holder is left out).
     pub fn to_lease_spec(&self) -> LeaseSpec {
         LeaseSpec {
             holder_identity: Some(self.holder_identity.clone()),
@@ -41,7 +50,9 @@ impl LeaderElectionRecord {
             acquire_time: self.acquire_time.map(MicroTime),
             renew_time: self.renew_time.map(MicroTime),
             lease_transitions: Some(self.leader_transitions),
-            ..LeaseSpec::default()
+            strategy: (!self.strategy.is_empty()).then(|| self.strategy.clone()),
+            preferred_holder: (!self.preferred_holder.is_empty())
+                .then(|| self.preferred_holder.clone()),
         }
     }
 }
@@ -58,6 +69,8 @@ mod tests {
             acquire_time: Some(Timestamp::UNIX_EPOCH),
             renew_time: Some(Timestamp::UNIX_EPOCH),
             leader_transitions: 3,
+            strategy: "OldestEmulationVersion".into(),
+            preferred_holder: "b".into(),
         };
         assert_eq!(
             LeaderElectionRecord::from_lease_spec(&record.to_lease_spec()),

@@ -161,13 +161,19 @@ macro_rules! schemas {
     };
 }
 
-/// The built-ins served beyond the catalogue: resources newer than k8s-openapi's earliest
-/// Kubernetes version, served when the version the binary picked has them (the runtime's
-/// catalogue holds only what every supported version has), with their schemas.
+/// The built-ins served beyond the catalogue, with their schemas: resources newer than
+/// k8s-openapi's earliest Kubernetes version, served when the version the binary picked
+/// has them (the runtime's catalogue holds only what every supported version has), and
+/// resources the runtime has no marked alias for that a controller of the server needs
+/// (`coordination.k8s.io/v1beta1` LeaseCandidate, for coordinated leader election).
 fn newer() -> &'static [(ResourceInfo, TypeSchemas)] {
     static NEWER: std::sync::OnceLock<Vec<(ResourceInfo, TypeSchemas)>> =
         std::sync::OnceLock::new();
-    NEWER.get_or_init(admissionregistration::newer)
+    NEWER.get_or_init(|| {
+        let mut all = admissionregistration::newer();
+        all.extend(coordination::newer());
+        all
+    })
 }
 
 /// The schema functions of a served built-in, from the catalogue's types or [`newer`].
@@ -270,9 +276,10 @@ pub(crate) fn served() -> Vec<ResourceInfo> {
 }
 
 impl Registry {
-    /// A registry serving every built-in resource of kubegen's catalogue, and the newer
+    /// A registry serving every built-in resource of kubegen's catalogue, the newer
     /// resources the k8s-openapi version the binary picked has
-    /// (`admissionregistration.k8s.io/v1` MutatingAdmissionPolicy from Kubernetes 1.36).
+    /// (`admissionregistration.k8s.io/v1` MutatingAdmissionPolicy from Kubernetes 1.36),
+    /// and `coordination.k8s.io/v1beta1` LeaseCandidate.
     pub fn with_builtins() -> Self {
         let registry = Registry::default();
         for rt in resource_types(&served()) {
@@ -383,6 +390,26 @@ mod tests {
             assert_eq!(rt.kind, kind);
             assert!(!rt.namespaced && rt.generation && rt.schema.is_some());
         }
+    }
+
+    /// Kubernetes 1.33 serves LeaseCandidate in `coordination.k8s.io/v1beta1`
+    /// (`pkg/registry/coordination/rest/storage_coordination.go`), namespaced, every verb;
+    /// the group's preferred version stays `v1`.
+    #[test]
+    fn lease_candidates_are_served_in_v1beta1() {
+        let registry = Registry::with_builtins();
+        let rt = registry
+            .get(coordination::GROUP, "v1beta1", "leasecandidates")
+            .expect("leasecandidates served");
+        assert_eq!(rt.kind, "LeaseCandidate");
+        assert!(rt.namespaced && rt.schema.is_some() && !rt.status_subresource);
+        assert!(Verb::ALL.iter().all(|v| rt.verbs.contains(v)));
+        assert_eq!(
+            registry
+                .get(coordination::GROUP, "v1", "leases")
+                .map(|l| l.storage_version.clone()),
+            Some("v1".to_string())
+        );
     }
 
     /// Every built-in is admitted against k8s-openapi's schema of its own type.

@@ -107,6 +107,9 @@ async fn run(workload: Workload, cluster: Arc<Cluster>, stop: CancellationToken)
         Workload::ClusterRoleAggregation => {
             super::clusterrole_aggregation::run(cluster, stop).await
         }
+        Workload::CoordinatedLeaderElection => {
+            super::coordinated_election::run(cluster, stop).await
+        }
     };
     if let Err(err) = result {
         tracing::error!(controller = workload.name(), %err, "controller stopped");

@@ -44,11 +44,17 @@ pub enum Workload {
     /// kube-controller-manager's ClusterRole aggregation controller: a ClusterRole with an
     /// aggregation rule gets the rules of the ClusterRoles its selectors match.
     ClusterRoleAggregation,
+    /// kube-apiserver's coordinated leader election controller (KEP-4355, the
+    /// `CoordinatedLeaderElection` feature, beta in Kubernetes 1.33): elects the holder of
+    /// every Lease that `coordination.k8s.io/v1beta1` LeaseCandidates name, the oldest
+    /// compatible candidate first. It touches no Lease without candidates, so plain
+    /// Lease elections beside it are unaffected.
+    CoordinatedLeaderElection,
 }
 
 impl Workload {
     /// Every workload controller, in start order.
-    pub const ALL: [Workload; 13] = [
+    pub const ALL: [Workload; 14] = [
         Workload::Scheduler,
         Workload::Kubelet,
         Workload::ReplicaSet,
@@ -62,10 +68,12 @@ impl Workload {
         Workload::PersistentVolume,
         Workload::StatefulSet,
         Workload::ClusterRoleAggregation,
+        Workload::CoordinatedLeaderElection,
     ];
 
     /// The controller's name, as kube-controller-manager's `--controllers` flag spells it
-    /// (`scheduler` and `kubelet` for the two that are not controllers there).
+    /// (`scheduler` and `kubelet` for the two that are not controllers there, and
+    /// kube-apiserver's `leader-election-controller`).
     pub fn name(self) -> &'static str {
         match self {
             Workload::Scheduler => "scheduler",
@@ -81,6 +89,7 @@ impl Workload {
             Workload::PersistentVolume => "persistentvolume-binder",
             Workload::StatefulSet => "statefulset",
             Workload::ClusterRoleAggregation => "clusterrole-aggregation",
+            Workload::CoordinatedLeaderElection => "leader-election-controller",
         }
     }
 }

@@ -5,14 +5,16 @@
 //!   (`crd.rs`, `namespace.rs`, `gc.rs`), registered by [`crate::apiserver`], never called
 //!   by name from the engine;
 //! * the cluster's workload controllers (`cluster.rs` starts them): the nodes, the
-//!   scheduler, the kubelets and kube-controller-manager's workload controllers, each its
-//!   own file, running as tasks on kubegen's informers and work queues over an in-process
-//!   front.
+//!   scheduler, the kubelets, kube-controller-manager's workload controllers and
+//!   kube-apiserver's coordinated leader election controller (`coordinated_election.rs`),
+//!   each its own file, running as tasks on kubegen's informers and work queues over an
+//!   in-process front.
 
 mod cluster;
 mod clusterrole_aggregation;
 mod compat;
 mod config;
+mod coordinated_election;
 mod crd;
 mod cronjob;
 mod daemonset;

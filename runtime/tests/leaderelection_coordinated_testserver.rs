@@ -511,3 +511,91 @@ async fn plain_election_works_beside_the_controller() {
     }
     coordinated.stop().await;
 }
+
+/// The manager with a coordinated election and its `LeaseCandidate` (KEP-4355): of two
+/// operator replicas at 1.34 and 1.33, the controller runs on the 1.33 one only
+/// (kubernetes `pkg/controlplane/controller/leaderelection/election.go`,
+/// `pickBestLeaderOldestEmulationVersion`).
+#[tokio::test]
+async fn a_managers_coordinated_election_runs_controllers_on_the_oldest_version() {
+    use kubegen::{
+        controller::Action,
+        manager::{LeaderElectionOptions, Manager},
+    };
+    let (_server, client) = server(true).await;
+    let reconciled_by: Arc<Mutex<Vec<String>>> = Arc::default();
+    let replica = |identity: &str, version: &str| {
+        let config = LeaderElectionConfig {
+            coordinated: true,
+            release_on_cancel: true,
+            ..LeaderElectionConfig::default()
+        };
+        let mut manager = Manager::builder(client.clone())
+            .leader_election(LeaderElectionOptions {
+                namespace: NAMESPACE.into(),
+                name: LEASE.into(),
+                identity: identity.into(),
+                config,
+            })
+            .lease_candidate(LeaseCandidateKeeper::new(
+                client.clone(),
+                NAMESPACE,
+                identity,
+                LEASE,
+                version,
+                version,
+            ))
+            .build()
+            .expect("manager");
+        let controller = manager
+            .controller::<k8s_openapi::api::core::v1::ConfigMap>()
+            .build();
+        let (who, log) = (identity.to_owned(), reconciled_by.clone());
+        manager.add_controller(
+            controller,
+            move |_obj, _ctx: Arc<()>| {
+                let (who, log) = (who.clone(), log.clone());
+                async move {
+                    log.lock().push(who);
+                    Ok::<_, std::io::Error>(Action::done())
+                }
+            },
+            Arc::new(()),
+        );
+        let stop = CancellationToken::new();
+        (stop.clone(), tokio::spawn(manager.run(stop)))
+    };
+    let (stop_new, new) = replica("new", "1.34.0");
+    let (stop_old, old) = replica("old", "1.33.0");
+    let configmaps = ResourceClient::<k8s_openapi::api::core::v1::ConfigMap>::namespaced(
+        client.clone(),
+        NAMESPACE,
+    );
+    let cm = k8s_openapi::api::core::v1::ConfigMap {
+        metadata: ObjectMeta {
+            name: Some("x".into()),
+            ..ObjectMeta::default()
+        },
+        ..Default::default()
+    };
+    configmaps
+        .create(&PostParams::default(), &cm)
+        .await
+        .expect("create");
+    eventually("a reconcile", || {
+        let seen = !reconciled_by.lock().is_empty();
+        async move { seen.then_some(()) }
+    })
+    .await;
+    tokio::time::sleep(Duration::from_secs(30)).await;
+    let who: std::collections::BTreeSet<String> = reconciled_by.lock().iter().cloned().collect();
+    assert_eq!(
+        who,
+        ["old".to_owned()].into(),
+        "only the oldest version reconciles"
+    );
+    for (stop, task) in [(stop_new, new), (stop_old, old)] {
+        stop.cancel();
+        task.await.expect("joined").expect("clean stop");
+    }
+}

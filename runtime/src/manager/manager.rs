@@ -41,7 +41,9 @@ use crate::{
     client::{Client, Strip},
     controller::{Action, Controller, ControllerBuilder},
     informers::SharedInformerFactory,
-    leaderelection::{ConfigError, LeaderElectionConfig, LeaderElector, LeaseLock},
+    leaderelection::{
+        ConfigError, LeaderElectionConfig, LeaderElector, LeaseCandidateKeeper, LeaseLock,
+    },
     metrics::PrometheusMetrics,
     record::{ClientEventSink, EventBroadcaster, EventRecorder},
     sharding::{RingMetrics, ShardRing, Sharder},
@@ -121,6 +123,7 @@ pub struct ManagerBuilder {
     strip: Strip,
     namespace: Option<String>,
     leader_election: Option<LeaderElectionOptions>,
+    lease_candidate: Option<LeaseCandidateKeeper>,
     shard_ring: Option<ShardRingOptions>,
     probe_addr: Option<SocketAddr>,
     metrics_addr: Option<SocketAddr>,
@@ -172,6 +175,18 @@ impl ManagerBuilder {
     #[must_use]
     pub fn leader_election(mut self, options: LeaderElectionOptions) -> Self {
         self.leader_election = Some(options);
+        self
+    }
+
+    /// Keeps this replica's `LeaseCandidate` while the manager runs (deleted on a clean
+    /// stop), for a coordinated [`leader_election`](Self::leader_election)
+    /// (`config.coordinated`, KEP-4355): the coordinated leader election controller picks
+    /// the holder among the candidates (the oldest emulation version), so a mixed-version
+    /// rollout keeps the oldest compatible leader. The keeper's Lease name should be the
+    /// election's.
+    #[must_use]
+    pub fn lease_candidate(mut self, keeper: LeaseCandidateKeeper) -> Self {
+        self.lease_candidate = Some(keeper);
         self
     }
 
@@ -334,6 +349,13 @@ impl ManagerBuilder {
             broadcaster: None,
             ring,
         };
+        if let Some(keeper) = self.lease_candidate {
+            manager.add_runnable("lease-candidate", false, move |stop| async move {
+                if let Err(error) = keeper.run(stop).await {
+                    tracing::error!(%error, "the lease candidate failed");
+                }
+            });
+        }
         if let Some(ring) = manager.ring.clone() {
             manager.add_runnable("sharder", false, move |stop| Sharder::new(ring).run(stop));
         }
@@ -405,6 +427,7 @@ impl Manager {
             strip: Strip::MANAGED_FIELDS,
             namespace: None,
             leader_election: None,
+            lease_candidate: None,
             shard_ring: None,
             probe_addr: None,
             metrics_addr: None,

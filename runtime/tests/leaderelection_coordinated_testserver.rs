@@ -32,6 +32,10 @@ use parking_lot::Mutex;
 use tokio::{task::JoinHandle, time::Instant};
 use tokio_util::sync::CancellationToken;
 
+mod election_support;
+
+use election_support::Terms;
+
 const NAMESPACE: &str = "kube-system";
 const LEASE: &str = "my-operator";
 
@@ -71,50 +75,6 @@ where
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     panic!("timed out waiting for {what}");
-}
-
-/// One term as leader: (identity, started, stopped).
-type Term = (String, Instant, Option<Instant>);
-
-/// When each replica led.
-#[derive(Default, Clone)]
-struct Terms(Arc<Mutex<Vec<Term>>>);
-
-impl Terms {
-    fn leaders(&self) -> Vec<String> {
-        self.0.lock().iter().map(|t| t.0.clone()).collect()
-    }
-    fn leading(&self) -> Option<String> {
-        self.0
-            .lock()
-            .iter()
-            .find(|t| t.2.is_none())
-            .map(|t| t.0.clone())
-    }
-    fn end(&self, who: &str, at: Instant) {
-        if let Some(term) = self
-            .0
-            .lock()
-            .iter_mut()
-            .find(|t| t.0 == who && t.2.is_none())
-        {
-            term.2 = Some(at);
-        }
-    }
-    /// No two terms overlap.
-    fn assert_disjoint(&self) {
-        let terms = self.0.lock().clone();
-        for (i, a) in terms.iter().enumerate() {
-            for b in &terms[i + 1..] {
-                let a_end = a.2.unwrap_or_else(Instant::now);
-                let b_end = b.2.unwrap_or_else(Instant::now);
-                assert!(
-                    a_end <= b.1 || b_end <= a.1,
-                    "overlapping terms: {a:?} and {b:?}"
-                );
-            }
-        }
-    }
 }
 
 /// A replica of a coordinated component: its LeaseCandidate keeper and (once started) its

@@ -3,7 +3,7 @@
 //! leader at a time, takeover after a crash within the lease, at once after a release,
 //! stepping down by the renew deadline when renewals fail — and the Lease as kubectl shows it.
 
-use std::{process::Command, sync::Arc, time::Duration};
+use std::{process::Command, time::Duration};
 
 use k8s_openapi::api::coordination::v1::Lease;
 use kubegen::{
@@ -12,11 +12,13 @@ use kubegen::{
     metrics::PrometheusMetrics,
 };
 use kubegen_testserver::{FailRule, Verb};
-use parking_lot::Mutex;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+mod election_support;
 mod informer_support;
+
+use election_support::Terms;
 
 use informer_support::server_and_client;
 
@@ -25,46 +27,6 @@ const RENEW_DEADLINE: Duration = Duration::from_millis(1500);
 const RETRY: Duration = Duration::from_millis(200);
 /// Scheduling slack on a loaded 2-core machine.
 const SLACK: Duration = Duration::from_millis(500);
-
-/// One term as leader: (identity, started, stopped).
-type Term = (String, Instant, Option<Instant>);
-
-/// When each candidate led.
-#[derive(Default, Clone)]
-struct Terms(Arc<Mutex<Vec<Term>>>);
-
-impl Terms {
-    fn leaders(&self) -> Vec<String> {
-        self.0.lock().iter().map(|t| t.0.clone()).collect()
-    }
-    fn started(&self, who: &str) -> Option<Instant> {
-        self.0.lock().iter().find(|t| t.0 == who).map(|t| t.1)
-    }
-    fn end(&self, who: &str, at: Instant) {
-        if let Some(term) = self
-            .0
-            .lock()
-            .iter_mut()
-            .find(|t| t.0 == who && t.2.is_none())
-        {
-            term.2 = Some(at);
-        }
-    }
-    /// No two terms overlap.
-    fn assert_disjoint(&self) {
-        let terms = self.0.lock().clone();
-        for (i, a) in terms.iter().enumerate() {
-            for b in &terms[i + 1..] {
-                let a_end = a.2.unwrap_or_else(Instant::now);
-                let b_end = b.2.unwrap_or_else(Instant::now);
-                assert!(
-                    a_end <= b.1 || b_end <= a.1,
-                    "overlapping terms: {a:?} and {b:?}"
-                );
-            }
-        }
-    }
-}
 
 fn config(terms: &Terms, identity: &str, release: bool) -> LeaderElectionConfig {
     let (started, stopped) = (terms.clone(), terms.clone());

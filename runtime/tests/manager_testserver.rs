@@ -24,7 +24,7 @@ use tokio_util::sync::CancellationToken;
 
 mod informer_support;
 
-use informer_support::{eventually, server_and_client};
+use informer_support::{eventually, http_get as get, server_and_client};
 
 const WAIT: Duration = Duration::from_secs(10);
 
@@ -93,25 +93,6 @@ fn replica(client: &Client, identity: &str, log: &Arc<Log>) -> Manager {
     };
     manager.add_controller(controller, reconcile, log.clone());
     manager
-}
-
-/// A plain HTTP/1.1 GET (`http://host:port/path`), as a probe sends it.
-async fn get(url: String) -> (u16, String) {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let rest = url.strip_prefix("http://").expect("http URL");
-    let (host, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
-    let mut stream = tokio::net::TcpStream::connect(host).await.expect("connect");
-    let request = format!("GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n");
-    stream.write_all(request.as_bytes()).await.expect("send");
-    let mut response = String::new();
-    stream.read_to_string(&mut response).await.expect("read");
-    let status = response
-        .split(' ')
-        .nth(1)
-        .and_then(|code| code.parse().ok())
-        .expect("status line");
-    let body = response.split_once("\r\n\r\n").map_or("", |(_, body)| body);
-    (status, body.to_owned())
 }
 
 /// `/healthz` 200; `/readyz` 503 while the caches sync (the server answers slowly), then

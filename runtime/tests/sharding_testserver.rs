@@ -38,7 +38,7 @@ use tokio_util::sync::CancellationToken;
 
 mod informer_support;
 
-use informer_support::{eventually, server_and_client};
+use informer_support::{eventually, http_get, server_and_client};
 
 const WAIT: Duration = Duration::from_secs(20);
 const RING: &str = "cms";
@@ -233,20 +233,7 @@ async fn settled(client: &Client, members: &[&str], n: usize) -> BTreeMap<String
 }
 
 async fn readyz(probes: &str) -> (u16, String) {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let host = probes.strip_prefix("http://").expect("http");
-    let mut stream = tokio::net::TcpStream::connect(host).await.expect("connect");
-    let request = format!("GET /readyz HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n");
-    stream.write_all(request.as_bytes()).await.expect("send");
-    let mut response = String::new();
-    stream.read_to_string(&mut response).await.expect("read");
-    let status = response
-        .split(' ')
-        .nth(1)
-        .and_then(|code| code.parse().ok())
-        .expect("status line");
-    let body = response.split_once("\r\n\r\n").map_or("", |(_, b)| b);
-    (status, body.to_owned())
+    http_get(format!("{probes}/readyz")).await
 }
 
 /// Three replicas share 60 ConfigMaps; a clean stop and a crash move a member's share to

@@ -2,7 +2,7 @@
 //! the elected replica, takeover on shutdown, and a lost lease ending `run`.
 
 use std::{
-    collections::{BTreeMap, HashMap},
+    collections::HashMap,
     sync::{
         Arc,
         atomic::{AtomicUsize, Ordering},
@@ -11,7 +11,7 @@ use std::{
 };
 
 use k8s_openapi::api::core::v1::ConfigMap;
-use kube_core::{ObjectMeta, params::PostParams};
+use kube_core::params::PostParams;
 use kubegen::{
     client::{Client, ResourceClient},
     controller::Action,
@@ -24,21 +24,9 @@ use tokio_util::sync::CancellationToken;
 
 mod informer_support;
 
-use informer_support::{eventually, http_get as get, server_and_client};
+use informer_support::{cm, eventually, http_get as get, server_and_client};
 
 const WAIT: Duration = Duration::from_secs(10);
-
-fn cm(name: &str) -> ConfigMap {
-    ConfigMap {
-        metadata: ObjectMeta {
-            name: Some(name.into()),
-            namespace: Some("default".into()),
-            ..ObjectMeta::default()
-        },
-        data: Some(BTreeMap::from([("k".to_owned(), "v".to_owned())])),
-        ..ConfigMap::default()
-    }
-}
 
 fn election(identity: &str) -> LeaderElectionOptions {
     LeaderElectionOptions {

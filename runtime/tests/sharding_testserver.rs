@@ -38,24 +38,12 @@ use tokio_util::sync::CancellationToken;
 
 mod informer_support;
 
-use informer_support::{eventually, http_get, server_and_client};
+use informer_support::{cm, eventually, http_get, server_and_client};
 
 const WAIT: Duration = Duration::from_secs(20);
 const RING: &str = "cms";
 const SHARD: &str = "shard.kubegen.io/cms";
 const DRAIN: &str = "drain.shard.kubegen.io/cms";
-
-fn cm(name: &str) -> ConfigMap {
-    ConfigMap {
-        metadata: ObjectMeta {
-            name: Some(name.into()),
-            namespace: Some("default".into()),
-            ..ObjectMeta::default()
-        },
-        data: Some(BTreeMap::from([("k".to_owned(), "v".to_owned())])),
-        ..ConfigMap::default()
-    }
-}
 
 fn ring_options(identity: &str) -> ShardRingOptions {
     ShardRingOptions {

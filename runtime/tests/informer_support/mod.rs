@@ -62,3 +62,19 @@ pub async fn http_get(url: String) -> (u16, String) {
     let body = response.split_once("\r\n\r\n").map_or("", |(_, body)| body);
     (status, body.to_owned())
 }
+
+/// The ConfigMap `default/name` holding `k: v`.
+pub fn cm(name: &str) -> k8s_openapi::api::core::v1::ConfigMap {
+    k8s_openapi::api::core::v1::ConfigMap {
+        metadata: kube_core::ObjectMeta {
+            name: Some(name.into()),
+            namespace: Some("default".into()),
+            ..kube_core::ObjectMeta::default()
+        },
+        data: Some(std::collections::BTreeMap::from([(
+            "k".to_owned(),
+            "v".to_owned(),
+        )])),
+        ..Default::default()
+    }
+}

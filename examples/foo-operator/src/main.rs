@@ -8,14 +8,24 @@
 //! (both printed at start). `--demo` plays a scripted walk-through and exits 0 when every
 //! step happened; otherwise it runs until Ctrl-C or SIGTERM, lets reconciles in flight
 //! finish, releases the Lease and exits 0.
+//!
+//! `--shards [RING]` (ring `foo-operator` by default) runs every replica instead of one
+//! leader: each holds its own Lease `<RING>-<identity>` and reconciles only the Foos the
+//! ring's sharder assigns to it (label `shard.kubegen.io/<RING>: <identity>`), and creates
+//! each Foo's Deployment with the same label, so it lands in the same replica's cache.
+//! A replica that loses its Lease exits 1 (restart it: it joins again); `/readyz` reports
+//! the ring and `/metrics` its `kubegen_shard_ring_*` series. `--lease-duration`,
+//! `--renew-deadline` and `--retry-period` set the Lease timings of either mode.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use clap::Parser;
 use foo_operator::{CRD_YAML, demo, operator};
 use kubegen::client::{Client, Config, KubeConfigOptions};
+use kubegen::leaderelection::LeaderElectionConfig;
 use kubegen_testserver::TestServer;
 use tokio_util::sync::CancellationToken;
 
@@ -47,12 +57,49 @@ struct Args {
     /// Address of /metrics (the probe address shares the probes' server).
     #[arg(long, default_value = "127.0.0.1:0")]
     metrics_addr: SocketAddr,
-    /// This replica's identity in the leader election (default: hostname and process id).
+    /// This replica's identity in the leader election or the shard ring (default: hostname
+    /// and process id).
     #[arg(long)]
     identity: Option<String>,
-    /// Namespace of the Lease.
+    /// Namespace of the Lease (or of the shard ring's Leases).
     #[arg(long, default_value = "default")]
     lease_namespace: String,
+    /// Shard the Foos over every replica in the ring RING instead of electing a leader.
+    #[arg(
+        long,
+        value_name = "RING",
+        num_args = 0..=1,
+        default_missing_value = operator::NAME
+    )]
+    shards: Option<String>,
+    /// How long a Lease stays valid after its last renewal (`15s`, `1500ms`; default 15s).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    lease_duration: Option<Duration>,
+    /// How long the holder keeps trying to renew before it stops (default 10s).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    renew_deadline: Option<Duration>,
+    /// The pause between two attempts to acquire or renew (default 2s).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    retry_period: Option<Duration>,
+}
+
+/// `1500ms`, `2s`, `1m` or a number of seconds.
+fn parse_duration(text: &str) -> Result<Duration, String> {
+    let text = text.trim();
+    let split = text
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let number: f64 = number
+        .parse()
+        .map_err(|_| format!("{text:?} is no duration (as 1500ms, 2s or 1m)"))?;
+    let seconds = match unit {
+        "ms" => number / 1000.0,
+        "" | "s" => number,
+        "m" => number * 60.0,
+        _ => return Err(format!("{text:?}: the unit is ms, s or m")),
+    };
+    Duration::try_from_secs_f64(seconds).map_err(|e| format!("{text:?}: {e}"))
 }
 
 /// Subcommands.
@@ -114,11 +161,25 @@ async fn run(args: Args) -> Result<(), MainError> {
         metrics_addr: args.metrics_addr,
         identity: args.identity.unwrap_or_else(identity),
         lease_namespace: args.lease_namespace,
+        shards: args.shards,
+        election: {
+            let defaults = LeaderElectionConfig::default();
+            LeaderElectionConfig {
+                lease_duration: args.lease_duration.unwrap_or(defaults.lease_duration),
+                renew_deadline: args.renew_deadline.unwrap_or(defaults.renew_deadline),
+                retry_period: args.retry_period.unwrap_or(defaults.retry_period),
+                ..defaults
+            }
+        },
     };
     let manager = operator::manager(client.clone(), &options)?;
     if let (Some(probes), Some(metrics)) = (manager.probe_addr(), manager.metrics_addr()) {
+        let ring = match &options.shards {
+            Some(ring) => format!(" in shard ring {ring}"),
+            None => String::new(),
+        };
         println!(
-            "probes at http://{probes}/readyz, metrics at http://{metrics}/metrics, identity {}",
+            "probes at http://{probes}/readyz, metrics at http://{metrics}/metrics, identity {}{ring}",
             options.identity
         );
     }

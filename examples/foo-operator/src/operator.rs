@@ -28,8 +28,9 @@ use kubegen::controllerutil::{
     create_or_update, is_controlled_by, set_condition, set_controller_reference,
 };
 use kubegen::leaderelection::LeaderElectionConfig;
-use kubegen::manager::{LeaderElectionOptions, Manager, ManagerError};
+use kubegen::manager::{LeaderElectionOptions, Manager, ManagerError, ShardRingOptions};
 use kubegen::record::{EventRecorder, EventType};
+use kubegen::sharding::ShardRing;
 use serde_json::json;
 
 use crate::Foo;
@@ -67,6 +68,8 @@ pub struct Context {
     foos: CachedClient<Foo>,
     deployments: CachedClient<Deployment>,
     recorder: EventRecorder,
+    /// The shard ring (`--shards`): the Deployment carries its Foo's assignment.
+    ring: Option<ShardRing>,
 }
 
 /// Reconciles one Foo: its finalizer first, then `apply` or `cleanup`.
@@ -100,8 +103,10 @@ async fn apply(foo: &Foo, ctx: &Context) -> Result<Action, Error> {
     let mut skeleton = Deployment::default();
     skeleton.metadata.name = Some(name.clone());
     skeleton.metadata.namespace = Some(namespace.to_owned());
-    let (deployment, result) =
-        create_or_update(&deployments, skeleton, |d| desired_spec(foo, d)).await?;
+    let (deployment, result) = create_or_update(&deployments, skeleton, |d| {
+        desired_spec(foo, d, ctx.ring.as_ref())
+    })
+    .await?;
     ctx.deployments.record_write(&deployment);
     if result != OperationResult::Unchanged {
         let message = format!("Deployment {name:?} {}", result.as_str());
@@ -120,8 +125,25 @@ async fn apply(foo: &Foo, ctx: &Context) -> Result<Action, Error> {
     Ok(Action::done())
 }
 
-/// The Deployment's spec (`replicas` nginx pods labelled for the Foo), and its owner.
-fn desired_spec(foo: &Foo, deployment: &mut Deployment) -> Result<(), OwnerError> {
+/// The Deployment's spec (`replicas` nginx pods labelled for the Foo), and its owner. In a
+/// shard ring the Deployment also carries its Foo's shard label, so that it lands in the
+/// cache of the replica that reconciles the Foo (the ring's sharder would move it there
+/// too, a moment later).
+fn desired_spec(
+    foo: &Foo,
+    deployment: &mut Deployment,
+    ring: Option<&ShardRing>,
+) -> Result<(), OwnerError> {
+    if let Some(ring) = ring {
+        let shard = ring.owner_labels(&foo.metadata);
+        if !shard.is_empty() {
+            deployment
+                .metadata
+                .labels
+                .get_or_insert_default()
+                .extend(shard);
+        }
+    }
     let name = foo.metadata.name.clone().unwrap_or_default();
     let labels = BTreeMap::from([("app".into(), "nginx".into()), ("controller".into(), name)]);
     let image = Some("nginx:latest".into());
@@ -201,26 +223,42 @@ pub struct Options {
     pub probe_addr: SocketAddr,
     /// `/metrics` (the probe address shares the probes' server).
     pub metrics_addr: SocketAddr,
-    /// This replica's identity in the leader election.
+    /// This replica's identity in the leader election (or in the shard ring).
     pub identity: String,
-    /// Where the Lease `foo-operator` lives.
+    /// Where the Lease `foo-operator` lives (or the shard ring's Leases).
     pub lease_namespace: String,
+    /// `Some(ring)`: shard the Foos over every replica of the ring `ring` instead of
+    /// electing one leader (see [`kubegen::sharding`]).
+    pub shards: Option<String>,
+    /// The Lease timings: lease duration, renew deadline and retry period (the
+    /// callbacks are the manager's; the Lease is always released on a clean stop).
+    pub election: LeaderElectionConfig,
 }
 
-/// The operator: a manager running the Foo controller while this replica holds the Lease.
+/// The operator: a manager running the Foo controller while this replica holds the Lease
+/// `foo-operator`, or, with [`Options::shards`], on every replica of the ring, each on
+/// the Foos the ring assigns to it.
 pub fn manager(client: Client, options: &Options) -> Result<Manager, ManagerError> {
-    let election = LeaderElectionOptions {
-        namespace: options.lease_namespace.clone(),
-        name: NAME.into(),
-        identity: options.identity.clone(),
-        config: LeaderElectionConfig {
-            release_on_cancel: true,
-            ..LeaderElectionConfig::default()
-        },
+    let config = LeaderElectionConfig {
+        release_on_cancel: true,
+        ..options.election.clone()
     };
-    let mut manager = Manager::builder(client.clone())
-        .default_resync(Duration::from_secs(30))
-        .leader_election(election)
+    let builder = Manager::builder(client.clone()).default_resync(Duration::from_secs(30));
+    let builder = match &options.shards {
+        Some(ring) => builder.shard_ring(ShardRingOptions {
+            namespace: options.lease_namespace.clone(),
+            ring: ring.clone(),
+            identity: options.identity.clone(),
+            config,
+        }),
+        None => builder.leader_election(LeaderElectionOptions {
+            namespace: options.lease_namespace.clone(),
+            name: NAME.into(),
+            identity: options.identity.clone(),
+            config,
+        }),
+    };
+    let mut manager = builder
         .probe_address(options.probe_addr)
         .metrics_address(options.metrics_addr)
         .build()?;
@@ -240,6 +278,7 @@ pub fn manager(client: Client, options: &Options) -> Result<Manager, ManagerErro
         foos,
         deployments,
         recorder,
+        ring: manager.shard_ring().cloned(),
     };
     manager.add_controller(controller, reconcile, Arc::new(ctx));
     Ok(manager)

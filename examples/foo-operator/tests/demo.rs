@@ -17,6 +17,8 @@ async fn the_demo_walks_through_every_step() {
         metrics_addr: ([127, 0, 0, 1], 0).into(),
         identity: "test".into(),
         lease_namespace: "default".into(),
+        shards: None,
+        election: kubegen::leaderelection::LeaderElectionConfig::default(),
     };
     let manager = operator::manager(client.clone(), &options).expect("manager");
     let stop = tokio_util::sync::CancellationToken::new();

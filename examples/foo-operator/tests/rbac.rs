@@ -55,6 +55,8 @@ async fn life_of_a_foo(role: &str) -> Result<(), String> {
         metrics_addr: ([127, 0, 0, 1], 0).into(),
         identity: "rbac-test".into(),
         lease_namespace: "default".into(),
+        shards: None,
+        election: kubegen::leaderelection::LeaderElectionConfig::default(),
     };
     let manager = operator::manager(operator_client, &options).map_err(|e| e.to_string())?;
     let stop = tokio_util::sync::CancellationToken::new();

@@ -11,19 +11,36 @@ pub fn shrink(
     budget: usize,
     mut fails: impl FnMut(&Schedule) -> bool,
 ) -> (Schedule, usize) {
-    let mut current = schedule.clone();
+    let seed = schedule.seed;
+    let (steps, runs) = shrink_steps(&schedule.steps, budget, |steps| {
+        fails(&Schedule {
+            seed,
+            steps: steps.to_vec(),
+        })
+    });
+    (Schedule { seed, steps }, runs)
+}
+
+/// [`shrink`] over any list of steps (the sharding scenario's schedules shrink the same
+/// way): the smallest list found that still fails `fails`, and how many runs that took.
+pub fn shrink_steps<T: Clone>(
+    steps: &[T],
+    budget: usize,
+    mut fails: impl FnMut(&[T]) -> bool,
+) -> (Vec<T>, usize) {
+    let mut current = steps.to_vec();
     let mut runs = 0;
-    let mut chunk = current.steps.len().div_ceil(2).max(1);
+    let mut chunk = current.len().div_ceil(2).max(1);
     loop {
         let mut removed_any = false;
         let mut start = 0;
-        while start < current.steps.len() {
+        while start < current.len() {
             if runs >= budget {
                 return (current, runs);
             }
-            let end = (start + chunk).min(current.steps.len());
+            let end = (start + chunk).min(current.len());
             let mut candidate = current.clone();
-            candidate.steps.drain(start..end);
+            candidate.drain(start..end);
             runs += 1;
             if fails(&candidate) {
                 current = candidate;
@@ -38,7 +55,7 @@ pub fn shrink(
         if !removed_any {
             chunk = chunk.div_ceil(2);
         } else {
-            chunk = chunk.min(current.steps.len().div_ceil(2)).max(1);
+            chunk = chunk.min(current.len().div_ceil(2)).max(1);
         }
     }
 }

@@ -120,13 +120,20 @@ impl<K: Object> KindCache for Watched<K> {
     }
 
     fn keys(&self) -> Vec<String> {
-        self.indexer.list_keys()
+        // Sorted: the store's order is its hash map's, which differs from run to run (the
+        // simulation replays a seed only if the sharder queues objects in a fixed order).
+        let mut keys = self.indexer.list_keys();
+        keys.sort_unstable();
+        keys
     }
 
     fn owned_by(&self, uid: &str) -> Vec<String> {
-        self.indexer
+        let mut keys = self
+            .indexer
             .index_keys(BY_CONTROLLER_UID, uid)
-            .unwrap_or_default()
+            .unwrap_or_default();
+        keys.sort_unstable();
+        keys
     }
 
     fn synced(&self) -> &dyn CacheSynced {

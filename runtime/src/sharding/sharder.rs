@@ -38,7 +38,8 @@ use super::{
 };
 use crate::{
     cache::{
-        CacheSynced, ListWatch, ResourceEventHandlerFuncs, SharedIndexInformer, wait_for_cache_sync,
+        CacheSynced, Dispatch, HandlerOptions, ListWatch, ResourceEventHandlerFuncs,
+        SharedIndexInformer, wait_for_cache_sync,
     },
     client::ResourceClient,
     informers::SharedInformerFactory,
@@ -180,7 +181,11 @@ async fn lead(ring: ShardRing, leading: CancellationToken) {
             .add_func(move |_, _| on_add.add(Item::Members))
             .update_func(move |_, _| on_update.add(Item::Members))
             .delete_func(move |_| on_delete.add(Item::Members));
-        if let Err(error) = leases.add_event_handler(handler) {
+        // On a task, as the kinds' handlers: it only queues (no thread per term, and under a
+        // paused clock the sharder sees a Lease change at the virtual time it happened).
+        if let Err(error) = leases
+            .add_event_handler_with_options(handler, HandlerOptions::new().dispatch(Dispatch::Task))
+        {
             tracing::error!(%error, "the sharder's Lease informer refused its handler");
         }
     }

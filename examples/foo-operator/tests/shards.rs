@@ -157,8 +157,8 @@ impl Observer {
             .map(|d| (d.metadata.name.clone().unwrap_or_default(), d))
             .collect();
         let mut spread = BTreeSet::new();
-        for foo in &foos {
-            let meta = &foo.metadata;
+        for item in &foos {
+            let meta = &item.metadata;
             let name = meta.name.clone().unwrap_or_default();
             let Some(member) = label(meta, SHARD) else {
                 return false;
@@ -167,7 +167,7 @@ impl Observer {
                 return false;
             }
             spread.insert(member);
-            if foo.status.as_ref().is_none_or(|s| s.conditions.is_empty()) {
+            if item.status.as_ref().is_none_or(|s| s.conditions.is_empty()) {
                 return false;
             }
             let Some(deployment) = deployments.get(&name) else {
@@ -268,8 +268,8 @@ async fn three_sharded_replicas_share_1000_foos_survive_a_kill_and_take_in_a_fou
         tasks.spawn(async move {
             let foos = ResourceClient::<Foo>::namespaced(client, "default");
             for i in chunk {
-                let foo = Foo::for_deployment(&name(i), &name(i), 1);
-                foos.create(&PostParams::default(), &foo)
+                let object = Foo::for_deployment(&name(i), &name(i), 1);
+                foos.create(&PostParams::default(), &object)
                     .await
                     .expect("create a Foo");
             }

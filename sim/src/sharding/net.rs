@@ -79,6 +79,71 @@ impl Link {
     }
 }
 
+/// When an incarnation's member elector gives its Lease up if no renewal succeeds before:
+/// leader election's rule (`kubegen::leaderelection`'s `run`): the first round starts as
+/// the Lease is acquired, each later one a retry period after the last renewal, and a round
+/// ends the leadership at its renew deadline. The transport sees every renewal succeed, so
+/// it knows that instant without a hook in the elector.
+#[derive(Debug)]
+pub struct Membership {
+    retry: Duration,
+    renew_deadline: Duration,
+    deadline: Mutex<Option<Instant>>,
+    changed: Notify,
+}
+
+impl Membership {
+    /// A membership with the ring's retry period and renew deadline.
+    pub fn new(retry: Duration, renew_deadline: Duration) -> Arc<Membership> {
+        Arc::new(Membership {
+            retry,
+            renew_deadline,
+            deadline: Mutex::new(None),
+            changed: Notify::new(),
+        })
+    }
+
+    /// A write of the member Lease succeeded now.
+    fn renewed(&self) {
+        let now = Instant::now();
+        {
+            let mut deadline = self.deadline.lock();
+            *deadline = Some(match *deadline {
+                None => now + self.renew_deadline,
+                Some(_) => now + self.retry + self.renew_deadline,
+            });
+        }
+        self.changed.notify_waiters();
+    }
+
+    /// Fires `leaving` when a renew deadline passes with no renewal, or returns when `stop`
+    /// fires.
+    pub async fn watch(self: Arc<Self>, leaving: CancellationToken, stop: CancellationToken) {
+        loop {
+            let changed = self.changed.notified();
+            tokio::pin!(changed);
+            changed.as_mut().enable();
+            let deadline = *self.deadline.lock();
+            tokio::select! {
+                biased;
+                () = stop.cancelled() => return,
+                () = &mut changed => {}
+                () = async {
+                    match deadline {
+                        Some(at) => tokio::time::sleep_until(at).await,
+                        None => std::future::pending().await,
+                    }
+                } => {
+                    if *self.deadline.lock() == deadline {
+                        leaving.cancel();
+                        return;
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// The wire of one incarnation: its replica's link, and whether it is dead (crashed) or
 /// stopping.
 #[derive(Debug, Clone)]
@@ -89,9 +154,12 @@ pub struct Wire {
     pub dead: CancellationToken,
     /// The incarnation's stop token (fired for a clean stop, or to reap a crashed one).
     pub stop: CancellationToken,
-    /// Fired when the incarnation gives its membership up (it releases its member Lease:
-    /// a clean stop, or a renew deadline missed); its manager then stops.
+    /// Fired when the incarnation gives its membership up (it releases its member Lease
+    /// on a clean stop, or misses a renew deadline: see [`Membership`]); its manager then
+    /// stops.
     pub leaving: CancellationToken,
+    /// The incarnation's member Lease renewals.
+    pub membership: Arc<Membership>,
     /// When the grid last failed a request of this incarnation (see [`LeaseGrid`]).
     pub grid_failed_at: Arc<Mutex<Option<Instant>>>,
 }
@@ -287,7 +355,11 @@ impl ReplicaTransport {
         } else if !self.wire.passes() {
             return Err(TransportError::Connect("partitioned".into()));
         }
+        let member_write = is_member_write(&request, &self.member_path);
         let response = self.server.serve(request).await;
+        if member_write && response.status().is_success() && self.wire.passes() {
+            self.wire.membership.renewed();
+        }
         if list_or_watch {
             self.wire.wait_passes().await;
         } else if !self.wire.passes() {
@@ -330,4 +402,27 @@ fn is_release(body: &[u8]) -> bool {
             .and_then(serde_json::Value::as_str)
             .is_none_or(str::is_empty)
     })
+}
+
+/// Whether `request` writes the member Lease at `member_path` with a holder: creates it
+/// (a POST to its collection naming it) or renews it (a PUT that is no release).
+fn is_member_write(request: &http::Request<Vec<u8>>, member_path: &str) -> bool {
+    let path = request.uri().path();
+    if request.method() == http::Method::PUT && path == member_path {
+        return !is_release(request.body());
+    }
+    request.method() == http::Method::POST
+        && member_path
+            .rsplit_once('/')
+            .is_some_and(|(collection, name)| {
+                path == collection
+                    && serde_json::from_slice::<serde_json::Value>(request.body()).is_ok_and(
+                        |lease| {
+                            lease
+                                .pointer("/metadata/name")
+                                .and_then(serde_json::Value::as_str)
+                                == Some(name)
+                        },
+                    )
+            })
 }

@@ -129,6 +129,11 @@ pub fn start(
     });
     manager.add_controller(controller, reconcile, ctx);
     let stop = wire.stop.clone();
+    tokio::spawn(
+        wire.membership
+            .clone()
+            .watch(wire.leaving.clone(), stop.clone()),
+    );
     let task = tokio::spawn(manager.run(stop.clone()));
     Ok(Incarnation {
         number,

@@ -36,7 +36,7 @@ use super::{
     LEASE_NAMESPACE, NAMESPACE, RING,
     invariants::{self, LiveCache, ServerConfigMap, ServerSecret, ServerState},
     journal::{Journal, Reconcile},
-    net::{LeaseGrid, Link, ReplicaTransport, Wire},
+    net::{LeaseGrid, Link, Membership, ReplicaTransport, Wire},
     replica::{self, Incarnation, OWNED_SUFFIX},
     schedule::{LabelEdit, MAX_REPLICAS, MAX_RUNNING, ShardSchedule, ShardStep},
 };
@@ -191,6 +191,10 @@ impl World {
             dead: CancellationToken::new(),
             stop: CancellationToken::new(),
             leaving: CancellationToken::new(),
+            membership: Membership::new(
+                replica::election().retry_period,
+                replica::election().renew_deadline,
+            ),
             grid_failed_at: Arc::default(),
         };
         let transport = ReplicaTransport {

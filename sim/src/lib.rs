@@ -20,18 +20,30 @@
 //! harness waits for; so a seed replays exactly ([`Report::trace`]). A failing seed prints
 //! itself and its schedule, is shrunk ([`shrink()`]) to a minimal schedule that still fails,
 //! and replays with `KUBEGEN_SIM_SEED=N`.
+//!
+//! A second scenario, [`sharding`], runs a ring of sharded managers
+//! (`ManagerBuilder::shard_ring`, issue 44) under a seed: replicas join, leave cleanly,
+//! crash, restart, and are cut off from the server (the sharder's replica too), a member
+//! Lease is never renewed, shard and drain labels are edited by hand, while ConfigMaps are
+//! written. Every reconcile's start and end is recorded per replica incarnation in virtual
+//! time; no two incarnations may reconcile one object at once, a reconcile only gets an
+//! object its replica's cache had assigned to it, and at quiescence every ConfigMap is
+//! assigned to exactly one live member (and cached by it alone) and was reconciled at its
+//! last value. Its seeds replay as well ([`sharding::ShardReport::trace`]); `tests/sharding.rs`
+//! holds its CI budget and soak, `tests/planted_bugs_sharding.rs` its planted bugs.
 
 pub mod mirror;
 pub mod recorder;
 pub mod run;
 pub mod schedule;
+pub mod sharding;
 pub mod shrink;
 
 use std::ops::Range;
 
 pub use run::{Divergence, Report, run};
 pub use schedule::{Schedule, Step};
-pub use shrink::shrink;
+pub use shrink::{shrink, shrink_steps};
 
 /// Runs allowed when shrinking a failing schedule.
 pub const SHRINK_BUDGET: usize = 300;

@@ -84,7 +84,7 @@ fn stat_fields() -> Vec<u64> {
 
 /// User and system CPU time (all threads) this process has used, in milliseconds: fields 14
 /// and 15 of /proc/self/stat, in clock ticks (100 per second on Linux).
-fn user_sys_ms() -> (u64, u64) {
+pub fn user_sys_ms() -> (u64, u64) {
     let fields = stat_fields();
     let ms = |i: usize| fields.get(i).map_or(0, |ticks| ticks * 10);
     (ms(11), ms(12))
@@ -181,6 +181,23 @@ where
     true
 }
 
+/// The figures of a report line (see [`report`]) after its phase word (a line with no
+/// figures, as `ready`, parses as zeros).
+pub fn parse_figures(figures: &str) -> Line {
+    let mut parts = figures.split_whitespace();
+    let secs = parts.next().map_or(0.0, |v| v.parse().unwrap());
+    let mut next = || parts.next().map_or(0, |v| v.parse().unwrap());
+    Line {
+        secs,
+        hwm: next(),
+        rss: next(),
+        cpu: next(),
+        user: next(),
+        sys: next(),
+        faults: next(),
+    }
+}
+
 /// One report line of a child (see [`report`]).
 #[derive(Clone, Copy, Default, Debug)]
 pub struct Line {
@@ -196,7 +213,8 @@ pub struct Line {
 /// The parent's side of a child process: its report lines and its go-aheads.
 pub struct ChildProcess {
     child: std::process::Child,
-    lines: Lines<BufReader<ChildStdout>>,
+    /// `None` once [`forward_lines`](ChildProcess::forward_lines) took them.
+    lines: Option<Lines<BufReader<ChildStdout>>>,
 }
 
 impl ChildProcess {
@@ -231,36 +249,53 @@ impl ChildProcess {
             .stdout(Stdio::piped())
             .spawn()
             .unwrap();
-        let lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        let lines = Some(BufReader::new(child.stdout.take().unwrap()).lines());
         ChildProcess { child, lines }
     }
 
     /// Reads lines until the one for `phase`, and parses it (a line with no figures, as
     /// `ready`, parses as zeros). Panics if the child ends first.
     pub fn expect(&mut self, phase: &str) -> Line {
+        let lines = self.lines.as_mut().expect("the lines were forwarded");
         loop {
-            let line = match self.lines.next() {
+            let line = match lines.next() {
                 Some(line) => line.unwrap(),
                 None => panic!(
                     "the child ended before reporting `{phase}`: {:?}",
                     self.child.wait()
                 ),
             };
-            let mut parts = line.split_whitespace();
-            if parts.next() == Some(phase) {
-                let secs = parts.next().map_or(0.0, |v| v.parse().unwrap());
-                let mut next = || parts.next().map_or(0, |v| v.parse().unwrap());
-                return Line {
-                    secs,
-                    hwm: next(),
-                    rss: next(),
-                    cpu: next(),
-                    user: next(),
-                    sys: next(),
-                    faults: next(),
-                };
+            let (first, figures) = line.split_once(' ').unwrap_or((&line, ""));
+            if first == phase {
+                return parse_figures(figures);
             }
         }
+    }
+
+    /// From now on a thread sends each line of the child's, with `tag`, to `to` (for a
+    /// parent that reads several children at once; [`expect`](Self::expect) is over).
+    pub fn forward_lines(&mut self, tag: usize, to: std::sync::mpsc::Sender<(usize, String)>) {
+        let lines = self.lines.take().expect("the lines were forwarded");
+        std::thread::spawn(move || {
+            for line in lines.map_while(Result::ok) {
+                if to.send((tag, line)).is_err() {
+                    return;
+                }
+            }
+        });
+    }
+
+    /// Waits (at most `within`) for the child to exit on its own, as after a last `go`
+    /// (a profiler wrapping it then writes its data); whether it did.
+    pub fn wait_for_exit(&mut self, within: Duration) -> bool {
+        let deadline = Instant::now() + within;
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        false
     }
 
     /// Sends `go <arg>` (see [`wait_for_parent`]).

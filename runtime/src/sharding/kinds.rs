@@ -1,24 +1,28 @@
 //! The kinds a ring shards, type-erased for the sharder: each lists and watches its
-//! objects' metadata only (the sharder reads names, labels, owners and versions, never
-//! specs), indexes them by controller owner, and patches their labels.
+//! objects' metadata only, kept as a [`ShardView`] (the sharder reads names, versions, its
+//! labels and owners, never specs), indexes them by controller owner, and patches their
+//! labels.
 
 use std::{marker::PhantomData, sync::Arc};
 
 use futures::{FutureExt, future::BoxFuture};
 use kube_core::{
     ObjectMeta,
-    metadata::PartialObjectMeta,
     params::{Patch, PatchParams},
 };
+use parking_lot::Mutex;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
 
+use super::view::ShardView;
 use crate::{
     Object,
     cache::{
-        CacheSynced, IndexFunc, Indexers, ReadOnlyIndexer, ResourceEventHandlerFuncs,
-        SharedIndexInformer, split_meta_namespace_key,
+        CacheSynced, IndexFunc, Indexers, ListWatch, MetadataListWatch, ReadOnlyIndexer,
+        ResourceEventHandlerFuncs, SharedIndexInformer, UnstartedInformer,
+        split_meta_namespace_key,
     },
     client::{Client, Error as ClientError, ResourceClient},
-    informers::SharedInformerFactory,
 };
 
 /// The index of a kind's objects by the uid of their controller owner.
@@ -37,8 +41,8 @@ pub(crate) trait ShardedKind: Send + Sync + 'static {
     fn name(&self) -> String;
     /// The group and kind an owner reference names.
     fn group_kind(&self) -> (String, String);
-    /// Starts watching the kind's metadata through `factory` (not started).
-    fn watch(&self, factory: &SharedInformerFactory, client: &Client) -> Arc<dyn KindCache>;
+    /// A cache of the kind's objects in `namespace` (all when `None`), not started.
+    fn watch(&self, client: &Client, namespace: Option<&str>) -> Arc<dyn KindCache>;
 }
 
 /// A watched kind: its metadata cache and its label writes.
@@ -47,6 +51,8 @@ pub(crate) trait KindCache: Send + Sync + 'static {
     fn keys(&self) -> Vec<String>;
     fn owned_by(&self, uid: &str) -> Vec<String>;
     fn synced(&self) -> &dyn CacheSynced;
+    /// Starts the cache (once; `None` if it was started before).
+    fn spawn(&self, stop: CancellationToken) -> Option<JoinHandle<()>>;
     /// Calls `f` with the metadata of every cached object.
     fn for_each(&self, f: &mut dyn FnMut(&ObjectMeta));
     /// Calls `changed` with the key of every object added, changed or deleted.
@@ -82,11 +88,10 @@ impl<K: Object> ShardedKind for Kind<K> {
         (K::group(&()).into_owned(), K::kind(&()).into_owned())
     }
 
-    fn watch(&self, factory: &SharedInformerFactory, client: &Client) -> Arc<dyn KindCache> {
-        let informer = factory.metadata_informer_for::<K>();
-        let by_owner: IndexFunc<PartialObjectMeta<K>> = Arc::new(|obj| {
+    fn watch(&self, client: &Client, namespace: Option<&str>) -> Arc<dyn KindCache> {
+        let by_owner: IndexFunc<ShardView<K>> = Arc::new(|obj| {
             Ok(obj
-                .metadata
+                .metadata()
                 .owner_references
                 .iter()
                 .flatten()
@@ -94,29 +99,32 @@ impl<K: Object> ShardedKind for Kind<K> {
                 .map(|r| r.uid.clone())
                 .collect())
         });
-        // Indexers added before start; a second ring over the same factory adds the same.
-        if let Err(error) =
-            informer.add_indexers(Indexers::from([(BY_CONTROLLER_UID.to_owned(), by_owner)]))
-        {
-            tracing::debug!(%error, "owner index already present");
-        }
+        let unstarted =
+            SharedIndexInformer::builder(MetadataListWatch::<K, ShardView<K>>::decoding(
+                ListWatch::new(ResourceClient::<K>::scoped(client.clone(), namespace)),
+            ))
+            .indexers(Indexers::from([(BY_CONTROLLER_UID.to_owned(), by_owner)]))
+            .build();
+        let informer = unstarted.handle();
         Arc::new(Watched {
             indexer: informer.indexer(),
             informer,
+            unstarted: Mutex::new(Some(unstarted)),
             client: client.clone(),
         })
     }
 }
 
 struct Watched<K: Object> {
-    informer: SharedIndexInformer<PartialObjectMeta<K>>,
-    indexer: ReadOnlyIndexer<PartialObjectMeta<K>>,
+    informer: SharedIndexInformer<ShardView<K>>,
+    unstarted: Mutex<Option<UnstartedInformer<ShardView<K>>>>,
+    indexer: ReadOnlyIndexer<ShardView<K>>,
     client: Client,
 }
 
 impl<K: Object> KindCache for Watched<K> {
     fn get(&self, key: &str) -> Option<ObjectMeta> {
-        self.indexer.get_by_key(key).map(|o| o.metadata.clone())
+        self.indexer.get_by_key(key).map(|o| o.metadata().clone())
     }
 
     fn keys(&self) -> Vec<String> {
@@ -140,9 +148,14 @@ impl<K: Object> KindCache for Watched<K> {
         &self.informer
     }
 
+    fn spawn(&self, stop: CancellationToken) -> Option<JoinHandle<()>> {
+        let unstarted = self.unstarted.lock().take()?;
+        Some(unstarted.spawn(stop).1)
+    }
+
     fn for_each(&self, f: &mut dyn FnMut(&ObjectMeta)) {
         for obj in self.indexer.list() {
-            f(&obj.metadata);
+            f(obj.metadata());
         }
     }
 
@@ -152,12 +165,12 @@ impl<K: Object> KindCache for Watched<K> {
             None => meta.name.clone().unwrap_or_default(),
         };
         let (on_add, on_update, on_delete) = (changed.clone(), changed.clone(), changed);
-        let handler = ResourceEventHandlerFuncs::<PartialObjectMeta<K>>::new()
-            .add_func(move |obj, _| on_add(key(&obj.metadata)))
-            .update_func(move |_, new| on_update(key(&new.metadata)))
+        let handler = ResourceEventHandlerFuncs::<ShardView<K>>::new()
+            .add_func(move |obj, _| on_add(key(obj.metadata())))
+            .update_func(move |_, new| on_update(key(new.metadata())))
             .delete_func(move |obj| {
                 if let Some(obj) = obj.object() {
-                    on_delete(key(&obj.metadata));
+                    on_delete(key(obj.metadata()));
                 }
             });
         if let Err(error) = self.informer.add_event_handler_with_options(

@@ -53,6 +53,7 @@ pub mod rendezvous;
 mod ring;
 mod sharder;
 mod status;
+mod view;
 
 pub use labels::{
     DRAIN_LABEL_PREFIX, RING_LABEL, RingLabels, SHARD_LABEL_PREFIX, member_lease_name,

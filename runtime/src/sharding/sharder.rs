@@ -42,7 +42,6 @@ use crate::{
         SharedIndexInformer, wait_for_cache_sync,
     },
     client::ResourceClient,
-    informers::SharedInformerFactory,
     leaderelection::{Callbacks, LeaderElectionConfig, LeaderElector, LeaseLock},
     workqueue::{QueueConfig, RateLimitingQueue},
 };
@@ -140,19 +139,15 @@ struct TermState {
 
 /// One leadership term; see the module docs.
 async fn lead(ring: ShardRing, leading: CancellationToken) {
-    // 1. Caches of every object of the ring's kinds, and of the member Leases.
-    let mut factory = SharedInformerFactory::builder(ring.client().clone());
-    if let Some(namespace) = ring.watch_namespace() {
-        factory = factory.namespace(namespace.to_owned());
-    }
-    let factory = factory.build();
+    // 1. Caches of every object of the ring's kinds (only what the sharder reads of each:
+    //    `view.rs`), and of the member Leases.
     let caches: Vec<_> = ring
         .kinds()
         .into_iter()
         .map(|(role, kind)| WatchedKind {
             role,
             group_kind: kind.group_kind(),
-            cache: kind.watch(&factory, ring.client()),
+            cache: kind.watch(ring.client(), ring.watch_namespace()),
         })
         .collect();
     let selector = ring.labels().lease_selector();
@@ -190,7 +185,10 @@ async fn lead(ring: ShardRing, leading: CancellationToken) {
         }
     }
     let (leases, leases_run) = leases.spawn(leading.child_token());
-    factory.start();
+    let caches_run: Vec<_> = caches
+        .iter()
+        .filter_map(|w| w.cache.spawn(leading.child_token()))
+        .collect();
     let term = Arc::new(Term {
         ring: ring.clone(),
         caches,
@@ -245,7 +243,9 @@ async fn lead(ring: ShardRing, leading: CancellationToken) {
     leading.cancelled().await;
     queue.shut_down();
     while tasks.join_next().await.is_some() {}
-    factory.shutdown().await;
+    for run in caches_run {
+        let _ = run.await;
+    }
     let _ = leases_run.await;
     term.ring.status_cell().lock().sharding = false;
     if let Some(metrics) = term.ring.metrics() {

@@ -189,22 +189,40 @@ impl<K: Cacheable> ListerWatcher<K> for ListWatch<K> {
 /// controller-runtime's `WatchesMetadata`): the server answers with
 /// `PartialObjectMetadataList` and `PartialObjectMetadata` watch events
 /// (`as=PartialObjectMetadata`), so neither the wire nor the cache carries specs and
-/// statuses. An informer over it is a `SharedIndexInformer<PartialObjectMeta<K>>`.
-#[derive(Clone, Debug)]
-pub struct MetadataListWatch<K>(ListWatch<K>);
+/// statuses. An informer over it is a `SharedIndexInformer<PartialObjectMeta<K>>`, or,
+/// with [`decoding`](Self::decoding), a `SharedIndexInformer<T>` of any type `T` decoded
+/// from a `PartialObjectMetadata` item (a narrower view of the metadata: the sharder's
+/// `kubegen::sharding` caches keep only names, versions, their ring's labels and owners).
+pub struct MetadataListWatch<K, T = PartialObjectMeta<K>>(ListWatch<K>, PhantomData<fn() -> T>);
+
+impl<K, T> Clone for MetadataListWatch<K, T> {
+    fn clone(&self) -> Self {
+        Self(self.0.clone(), PhantomData)
+    }
+}
+
+impl<K, T> fmt::Debug for MetadataListWatch<K, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("MetadataListWatch").field(&self.0).finish()
+    }
+}
 
 impl<K> MetadataListWatch<K> {
     /// Metadata of what `list_watch` would list and watch (its selectors and tweak).
     pub fn new(list_watch: ListWatch<K>) -> Self {
-        Self(list_watch)
+        Self(list_watch, PhantomData)
     }
 }
 
-impl<K: Cacheable> ListerWatcher<PartialObjectMeta<K>> for MetadataListWatch<K> {
-    fn list(
-        &self,
-        params: ListParams,
-    ) -> BoxFuture<'static, Result<ObjectList<PartialObjectMeta<K>>, ClientError>> {
+impl<K, T> MetadataListWatch<K, T> {
+    /// Metadata of what `list_watch` would list and watch, each item decoded as `T`.
+    pub fn decoding(list_watch: ListWatch<K>) -> Self {
+        Self(list_watch, PhantomData)
+    }
+}
+
+impl<K: Cacheable, T: Cacheable> ListerWatcher<T> for MetadataListWatch<K, T> {
+    fn list(&self, params: ListParams) -> BoxFuture<'static, Result<ObjectList<T>, ClientError>> {
         let (client, params, strip) = (
             self.0.client.clone(),
             self.0.list_params(params),
@@ -217,7 +235,7 @@ impl<K: Cacheable> ListerWatcher<PartialObjectMeta<K>> for MetadataListWatch<K> 
         &self,
         params: WatchParams,
         resource_version: String,
-    ) -> BoxFuture<'static, Result<WatchStream<PartialObjectMeta<K>>, ClientError>> {
+    ) -> BoxFuture<'static, Result<WatchStream<T>, ClientError>> {
         let (client, params, strip) = (
             self.0.client.clone(),
             self.0.watch_params(params),

@@ -863,7 +863,14 @@ fn rustls_config_with(
                 .map_err(|_| ConfigError::Tls("client certificate and key do not match".into()))?
         }
         (None, None) => match exec_cert {
-            Some(slot) => builder.with_client_cert_resolver(Arc::new(slot.clone())),
+            Some(slot) => {
+                let mut cfg = builder.with_client_cert_resolver(Arc::new(slot.clone()));
+                // a resumed session keeps the identity of the handshake it resumes, so a
+                // new connection would still be the old certificate's (Go's client, which
+                // client-go leaves without a session cache, never resumes either)
+                cfg.resumption = rustls::client::Resumption::disabled();
+                cfg
+            }
             None => builder.with_no_client_auth(),
         },
         _ => {

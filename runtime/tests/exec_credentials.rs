@@ -49,7 +49,9 @@ impl Ca {
         use rcgen::{CertificateParams, DnType, KeyPair};
         let mut params = CertificateParams::new(Vec::<String>::new()).expect("params");
         params.distinguished_name.push(DnType::CommonName, cn);
-        params.distinguished_name.push(DnType::OrganizationName, org);
+        params
+            .distinguished_name
+            .push(DnType::OrganizationName, org);
         params.extended_key_usages = vec![rcgen::ExtendedKeyUsagePurpose::ClientAuth];
         let key = KeyPair::generate().expect("key");
         let cert = params.signed_by(&key, &self.issuer).expect("signed");
@@ -286,7 +288,11 @@ async fn half_a_certificate_is_refused() {
         serde_json::json!({"clientCertificateData": cert, "clientKeyData": other_key}),
     );
     let client = Client::try_from_config(plugin.config(&server, "Never").await).expect("client");
-    for want in ["only certificate or key", "only certificate or key", "does not match"] {
+    for want in [
+        "only certificate or key",
+        "only certificate or key",
+        "does not match",
+    ] {
         let err = whoami(&client).await.expect_err("refused").to_string();
         assert!(err.contains(want), "{err}");
         assert!(!err.contains("PRIVATE KEY"), "no key material in {err}");
@@ -324,7 +330,9 @@ async fn interactive_mode_decides_spec_interactive() {
     let (outcome, calls) = run_in_mode("Always").await;
     let err = outcome.expect_err("Always without a terminal");
     assert!(
-        err.contains("exec plugin cannot support interactive mode: standard input is not a terminal"),
+        err.contains(
+            "exec plugin cannot support interactive mode: standard input is not a terminal"
+        ),
         "{err}"
     );
     assert_eq!(calls, 0, "the plugin does not run");

@@ -390,7 +390,8 @@ async fn dynamic_informers_cache_resources_known_at_run_time() {
 }
 
 /// A CRD no Rust type stands for: `gadgets.example.com/v1`, namespaced.
-fn gadget_crd() -> k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition {
+fn gadget_crd()
+-> k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition {
     serde_json::from_value(serde_json::json!({
         "apiVersion": "apiextensions.k8s.io/v1",
         "kind": "CustomResourceDefinition",
@@ -426,7 +427,10 @@ async fn informers_for_a_resource_known_only_by_its_group_version_resource() {
         .dynamic_informer_for_gvr(&gvr)
         .await
         .expect_err("no CRD yet");
-    assert!(not_served.to_string().contains("not served"), "{not_served}");
+    assert!(
+        not_served.to_string().contains("not served"),
+        "{not_served}"
+    );
 
     let pp = PostParams::default();
     ResourceClient::<CustomResourceDefinition>::cluster(client.clone())
@@ -435,7 +439,10 @@ async fn informers_for_a_resource_known_only_by_its_group_version_resource() {
         .expect("CRD");
     let discovery = Discovery::new(client.clone());
     let (gadgets, scope) = discovery.resolve_gvr(&gvr).await.expect("discovered");
-    assert_eq!((gadgets.kind.as_str(), scope.clone()), ("Gadget", Scope::Namespaced));
+    assert_eq!(
+        (gadgets.kind.as_str(), scope.clone()),
+        ("Gadget", Scope::Namespaced)
+    );
     let gadget = |namespace: &str, name: &str, team: &str| {
         dynamic(serde_json::json!({
             "apiVersion": "example.com/v1",
@@ -458,8 +465,14 @@ async fn informers_for_a_resource_known_only_by_its_group_version_resource() {
         .await
         .expect("create");
 
-    let informer = factory.dynamic_informer_for_gvr(&gvr).await.expect("dynamic");
-    let metadata = factory.metadata_informer_for_gvr(&gvr).await.expect("metadata");
+    let informer = factory
+        .dynamic_informer_for_gvr(&gvr)
+        .await
+        .expect("dynamic");
+    let metadata = factory
+        .metadata_informer_for_gvr(&gvr)
+        .await
+        .expect("metadata");
     let added = Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
     let seen = added.clone();
     metadata
@@ -477,14 +490,19 @@ async fn informers_for_a_resource_known_only_by_its_group_version_resource() {
     let same = factory.metadata_informer_for_resource(&gadgets, scope.clone());
     start_and_sync(&factory).await;
     let synced = factory.wait_for_cache_sync(&Default::default()).await;
-    assert_eq!(synced.len(), 2, "one dynamic, one metadata informer: {synced:?}");
+    assert_eq!(
+        synced.len(),
+        2,
+        "one dynamic, one metadata informer: {synced:?}"
+    );
 
     in_ns("default")
         .create(&pp, &gadget("default", "b", "web"))
         .await
         .expect("create");
     eventually("the watched gadget", WAIT, || {
-        again.namespaced("default").get("b").is_ok() && same.indexer().get_by_key("default/b").is_some()
+        again.namespaced("default").get("b").is_ok()
+            && same.indexer().get_by_key("default/b").is_some()
     })
     .await;
 
@@ -498,7 +516,11 @@ async fn informers_for_a_resource_known_only_by_its_group_version_resource() {
         .iter()
         .filter_map(|g| g.metadata.name.clone())
         .collect();
-    assert_eq!(names(cached), ["a", "b"], "the namespace and the tweak apply");
+    assert_eq!(
+        names(cached),
+        ["a", "b"],
+        "the namespace and the tweak apply"
+    );
     let a = again.namespaced("default").get("a").expect("a");
     assert_eq!(a.data["spec"]["size"], 3);
     let meta = metadata_lister.namespaced("default").get("a").expect("a");
@@ -508,13 +530,19 @@ async fn informers_for_a_resource_known_only_by_its_group_version_resource() {
         "metadata only came over the wire"
     );
     assert_eq!(
-        metadata_lister.namespaced("default").get("db").expect_err("filtered"),
+        metadata_lister
+            .namespaced("default")
+            .get("db")
+            .expect_err("filtered"),
         ListerError::NotFound {
             resource: "gadgets.example.com".into(),
             name: "db".into()
         }
     );
-    eventually("the handler's adds", WAIT, || added.lock().expect("lock").len() == 2).await;
+    eventually("the handler's adds", WAIT, || {
+        added.lock().expect("lock").len() == 2
+    })
+    .await;
     assert_eq!(names(added.lock().expect("lock").clone()), ["a", "b"]);
 
     // ForResource finds the dynamic informer, never the metadata one

@@ -454,7 +454,10 @@ impl Authenticator {
     /// The plugin's token (none for a certificate-only plugin), running it when nothing
     /// is cached or the cached credential has expired; a returned certificate goes to the
     /// transport's slot before the request that needed it is sent.
-    async fn token_from_exec(&self, plugin: &ExecPlugin) -> Result<Option<SecretString>, AuthError> {
+    async fn token_from_exec(
+        &self,
+        plugin: &ExecPlugin,
+    ) -> Result<Option<SecretString>, AuthError> {
         let mut cache = self.exec_cache.lock().await;
         if let Some(c) = &*cache
             && c.expires.is_none_or(|e| SystemTime::now() < e)
@@ -647,12 +650,18 @@ mod tests {
         let message = |r: Result<bool, AuthError>| r.map_err(|e| e.to_string());
         for terminal in [false, true] {
             assert_eq!(message(plugin(Never).interactive(terminal)), Ok(false));
-            assert_eq!(message(plugin(IfAvailable).interactive(terminal)), Ok(terminal));
+            assert_eq!(
+                message(plugin(IfAvailable).interactive(terminal)),
+                Ok(terminal)
+            );
         }
         assert_eq!(message(plugin(Always).interactive(true)), Ok(true));
         assert_eq!(
             message(plugin(Always).interactive(false)),
-            Err("exec plugin cannot support interactive mode: standard input is not a terminal".into())
+            Err(
+                "exec plugin cannot support interactive mode: standard input is not a terminal"
+                    .into()
+            )
         );
 
         let mut taken = plugin(IfAvailable);
@@ -662,7 +671,9 @@ mod tests {
         taken.stdin_unavailable = true;
         assert_eq!(
             message(taken.interactive(true)),
-            Err("exec plugin cannot support interactive mode: standard input is unavailable".into())
+            Err(
+                "exec plugin cannot support interactive mode: standard input is unavailable".into()
+            )
         );
         taken.stdin_unavailable_message = Some("used by -f -".into());
         assert_eq!(
@@ -671,7 +682,10 @@ mod tests {
         );
         assert_eq!(
             message(taken.interactive(false)),
-            Err("exec plugin cannot support interactive mode: standard input is not a terminal".into()),
+            Err(
+                "exec plugin cannot support interactive mode: standard input is not a terminal"
+                    .into()
+            ),
             "the terminal is checked first"
         );
     }

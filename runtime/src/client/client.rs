@@ -11,10 +11,10 @@ use serde::de::DeserializeOwned;
 
 use super::{
     auth::{Authenticator, Credentials},
-    exec_cert::ExecClientCert,
     config::{Config, ConfigError, DEFAULT_MAX_RETRIES},
     decode::{decode_events, decode_lines},
     error::Error,
+    exec_cert::ExecClientCert,
     http_transport::{HttpTransport, RequestTimeout},
     strip::Strip,
     throttle::TokenBucket,

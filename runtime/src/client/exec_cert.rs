@@ -183,7 +183,11 @@ mod tests {
         assert_eq!(slot.generation(), 1);
         assert!(!first.is_cancelled(), "the first certificate replaces none");
         assert_eq!(slot.set(cert.as_bytes(), key.as_bytes()), Ok(false));
-        assert_eq!(slot.generation(), 1, "the same certificate again changes nothing");
+        assert_eq!(
+            slot.generation(),
+            1,
+            "the same certificate again changes nothing"
+        );
         let held = slot.connections();
         let (cert2, key2) = pair("dave");
         assert_eq!(slot.set(cert2.as_bytes(), key2.as_bytes()), Ok(true));
@@ -201,10 +205,7 @@ mod tests {
             slot.set(b"not pem", key.as_bytes()),
             Err(ExecCertError::Certificate)
         );
-        assert_eq!(
-            slot.set(cert.as_bytes(), b"nope"),
-            Err(ExecCertError::Key)
-        );
+        assert_eq!(slot.set(cert.as_bytes(), b"nope"), Err(ExecCertError::Key));
         assert_eq!(
             slot.set(cert.as_bytes(), other_key.as_bytes()),
             Err(ExecCertError::Mismatch)

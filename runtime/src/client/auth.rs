@@ -377,9 +377,9 @@ impl Authenticator {
     }
 
     /// Installs the client certificates an exec plugin returns in `slot`, which the
-    /// transport presents in its TLS handshakes ([`HttpTransport::with_exec_client_cert`]
-    /// (super::HttpTransport::with_exec_client_cert)). Without a slot, a plugin that returns
-    /// only a certificate is an error.
+    /// transport presents in its TLS handshakes
+    /// ([`HttpTransport::with_exec_client_cert`](super::HttpTransport::with_exec_client_cert)).
+    /// Without a slot, a plugin that returns only a certificate is an error.
     pub fn with_exec_client_cert(mut self, slot: ExecClientCert) -> Self {
         self.client_cert = Some(slot);
         self

@@ -239,9 +239,9 @@ impl ExecPlugin {
 
     /// Takes the plugin settings from a kubeconfig `exec` block; `cluster` (the context's)
     /// is passed to the plugin when the block sets `provideClusterInfo`. Environment
-    /// entries without a name are skipped. A block of any version but `v1beta1` must say
-    /// its `interactiveMode` (client-go's kubeconfig validation); a `v1beta1` one defaults
-    /// to `IfAvailable`.
+    /// entries without a name are skipped. A `v1` block must say its `interactiveMode`
+    /// (client-go's kubeconfig validation); a `v1beta1` (or `v1alpha1`) one defaults to
+    /// `IfAvailable`.
     pub fn from_kubeconfig(
         exec: &ExecConfig,
         cluster: &kubeconfig::Cluster,

@@ -388,3 +388,169 @@ async fn dynamic_informers_cache_resources_known_at_run_time() {
     assert_eq!(got.data["spec"]["secretName"], "api-tls");
     factory.shutdown().await;
 }
+
+/// A CRD no Rust type stands for: `gadgets.example.com/v1`, namespaced.
+fn gadget_crd()
+-> k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition {
+    serde_json::from_value(serde_json::json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "gadgets.example.com"},
+        "spec": {
+            "group": "example.com",
+            "names": {"kind": "Gadget", "listKind": "GadgetList", "plural": "gadgets", "singular": "gadget"},
+            "scope": "Namespaced",
+            "versions": [{
+                "name": "v1", "served": true, "storage": true,
+                "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}
+            }]
+        }
+    }))
+    .expect("a CRD")
+}
+
+/// client-go `dynamicinformer.NewFilteredDynamicSharedInformerFactory(...).ForResource(gvr)`
+/// and `metadatainformer.NewFilteredSharedInformerFactory(...).ForResource(gvr)`, from the
+/// one factory: a CRD installed while the program runs, named only by its
+/// group-version-resource; both informers list and watch it in the factory's namespace
+/// with its list tweak, keep listers, call handlers, and are shared with later requests.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn informers_for_a_resource_known_only_by_its_group_version_resource() {
+    use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+    let (_server, client) = server_and_client().await;
+    let gvr = GroupVersionResource::gvr("example.com", "v1", "gadgets");
+    let factory = SharedInformerFactory::builder(client.clone())
+        .namespace("default")
+        .tweak_list_params(|lp| lp.label_selector = Some("team=web".into()))
+        .build();
+    let not_served = factory
+        .dynamic_informer_for_gvr(&gvr)
+        .await
+        .expect_err("no CRD yet");
+    assert!(
+        not_served.to_string().contains("not served"),
+        "{not_served}"
+    );
+
+    let pp = PostParams::default();
+    ResourceClient::<CustomResourceDefinition>::cluster(client.clone())
+        .create(&pp, &gadget_crd())
+        .await
+        .expect("CRD");
+    let discovery = Discovery::new(client.clone());
+    let (gadgets, scope) = discovery.resolve_gvr(&gvr).await.expect("discovered");
+    assert_eq!(
+        (gadgets.kind.as_str(), scope.clone()),
+        ("Gadget", Scope::Namespaced)
+    );
+    let gadget = |namespace: &str, name: &str, team: &str| {
+        dynamic(serde_json::json!({
+            "apiVersion": "example.com/v1",
+            "kind": "Gadget",
+            "metadata": {"name": name, "namespace": namespace, "labels": {"team": team}},
+            "spec": {"size": 3}
+        }))
+    };
+    let in_ns = |ns: &str| DynamicClient::namespaced(client.clone(), &gadgets, ns);
+    in_ns("default")
+        .create(&pp, &gadget("default", "a", "web"))
+        .await
+        .expect("create");
+    in_ns("default")
+        .create(&pp, &gadget("default", "db", "db"))
+        .await
+        .expect("create");
+    in_ns("kube-system")
+        .create(&pp, &gadget("kube-system", "elsewhere", "web"))
+        .await
+        .expect("create");
+
+    let informer = factory
+        .dynamic_informer_for_gvr(&gvr)
+        .await
+        .expect("dynamic");
+    let metadata = factory
+        .metadata_informer_for_gvr(&gvr)
+        .await
+        .expect("metadata");
+    let added = Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let seen = added.clone();
+    metadata
+        .add_event_handler(ResourceEventHandlerFuncs::new().add_func(
+            move |m: &Arc<kube_core::PartialObjectMeta<DynamicObject>>, _| {
+                seen.lock()
+                    .expect("lock")
+                    .push(m.metadata.name.clone().unwrap_or_default());
+            },
+        ))
+        .expect("handler");
+    // later requests share the informers
+    let again = factory.dynamic_lister_for_gvr(&gvr).await.expect("lister");
+    let metadata_lister = factory.metadata_lister_for_gvr(&gvr).await.expect("lister");
+    let same = factory.metadata_informer_for_resource(&gadgets, scope.clone());
+    start_and_sync(&factory).await;
+    let synced = factory.wait_for_cache_sync(&Default::default()).await;
+    assert_eq!(
+        synced.len(),
+        2,
+        "one dynamic, one metadata informer: {synced:?}"
+    );
+
+    in_ns("default")
+        .create(&pp, &gadget("default", "b", "web"))
+        .await
+        .expect("create");
+    eventually("the watched gadget", WAIT, || {
+        again.namespaced("default").get("b").is_ok()
+            && same.indexer().get_by_key("default/b").is_some()
+    })
+    .await;
+
+    let names = |mut n: Vec<String>| {
+        n.sort();
+        n
+    };
+    let cached: Vec<String> = informer
+        .indexer()
+        .list()
+        .iter()
+        .filter_map(|g| g.metadata.name.clone())
+        .collect();
+    assert_eq!(
+        names(cached),
+        ["a", "b"],
+        "the namespace and the tweak apply"
+    );
+    let a = again.namespaced("default").get("a").expect("a");
+    assert_eq!(a.data["spec"]["size"], 3);
+    let meta = metadata_lister.namespaced("default").get("a").expect("a");
+    assert_eq!(
+        meta.types.as_ref().map(|t| t.kind.as_str()),
+        Some("PartialObjectMetadata"),
+        "metadata only came over the wire"
+    );
+    assert_eq!(
+        metadata_lister
+            .namespaced("default")
+            .get("db")
+            .expect_err("filtered"),
+        ListerError::NotFound {
+            resource: "gadgets.example.com".into(),
+            name: "db".into()
+        }
+    );
+    eventually("the handler's adds", WAIT, || {
+        added.lock().expect("lock").len() == 2
+    })
+    .await;
+    assert_eq!(names(added.lock().expect("lock").clone()), ["a", "b"]);
+
+    // ForResource finds the dynamic informer, never the metadata one
+    let generic = factory.for_resource(&gvr).expect("found by resource");
+    assert!(generic.downcast::<DynamicObject>().is_some());
+    assert_eq!(
+        generic.lister().get("default", "b").expect("b").data["spec"]["size"],
+        3
+    );
+    factory.shutdown().await;
+}

@@ -522,7 +522,7 @@ users:
   - name: exec
     user:
       token: loses-to-exec
-      exec: {{command: my-plugin, apiVersion: client.authentication.k8s.io/v1}}
+      exec: {{command: my-plugin, apiVersion: client.authentication.k8s.io/v1, interactiveMode: Never}}
   - name: file-and-token
     user: {{tokenFile: tok, token: loses-to-the-file}}
   - name: impersonating

@@ -1,7 +1,10 @@
 //! Credentials and the `Authorization` header: static bearer tokens, token files re-read when
 //! they change (bound service-account tokens rotate), basic auth, and exec credential plugins
 //! (client-go's `plugin/pkg/client/auth/exec`), cached until their `expirationTimestamp` and run
-//! again when the server answers 401.
+//! again when the server answers 401. A plugin may return a bearer token, a TLS client
+//! certificate and key (`clientCertificateData` / `clientKeyData`, handed to the transport
+//! through an [`ExecClientCert`]), or both; its `interactiveMode` decides whether it gets
+//! the terminal (client-go's rules: `Never`, `IfAvailable`, `Always`).
 //!
 //! Nothing secret is ever formatted: the `Debug` impls here print `<redacted>`, header values
 //! are marked sensitive, and exec plugin output and errors are never logged or copied into an
@@ -9,6 +12,7 @@
 
 use std::{
     fmt,
+    io::IsTerminal as _,
     path::{Path, PathBuf},
     process::Stdio,
     time::SystemTime,
@@ -19,7 +23,10 @@ use http::HeaderValue;
 use secrecy::{ExposeSecret, SecretString};
 use serde::{Deserialize, Serialize};
 
-use super::kubeconfig::{self, EXEC_CLUSTER_EXTENSION, ExecConfig, KubeconfigError};
+use super::{
+    exec_cert::ExecClientCert,
+    kubeconfig::{self, EXEC_CLUSTER_EXTENSION, ExecConfig, ExecInteractiveMode, KubeconfigError},
+};
 
 /// The default ExecCredential API version when the kubeconfig names none.
 pub const EXEC_API_VERSION: &str = "client.authentication.k8s.io/v1beta1";
@@ -44,6 +51,10 @@ pub enum AuthError {
         /// What went wrong (never the plugin's output).
         message: String,
     },
+    /// The plugin's `interactiveMode` cannot be honoured (client-go's wording: `Always`
+    /// without a terminal on standard input, or with standard input taken).
+    #[error("exec plugin cannot support interactive mode: {0}")]
+    Interactive(String),
     /// The credential cannot be put in an HTTP header.
     #[error("credential is not a valid header value")]
     InvalidHeader,
@@ -103,6 +114,15 @@ pub struct ExecPlugin {
     pub cluster: Option<ExecCluster>,
     /// Shown with the error when the command cannot be found (kubeconfig's `installHint`).
     pub install_hint: Option<String>,
+    /// Whether the plugin may read standard input (kubeconfig's `interactiveMode`;
+    /// `IfAvailable` when a `v1beta1` block leaves it out, as client-go defaults it).
+    pub interactive_mode: ExecInteractiveMode,
+    /// Standard input is used for something else (kubectl sets this for `-f -`): an
+    /// `IfAvailable` plugin then runs without it and an `Always` plugin fails, with
+    /// `stdin_unavailable_message` as the reason when set (client-go's `StdinUnavailable`).
+    pub stdin_unavailable: bool,
+    /// Why standard input is unavailable, added to the `Always` error.
+    pub stdin_unavailable_message: Option<String>,
 }
 
 /// The cluster as an exec plugin sees it in `KUBERNETES_EXEC_INFO`'s `spec.cluster` when
@@ -171,6 +191,43 @@ impl ExecPlugin {
             api_version: EXEC_API_VERSION.to_string(),
             cluster: None,
             install_hint: None,
+            interactive_mode: ExecInteractiveMode::IfAvailable,
+            stdin_unavailable: false,
+            stdin_unavailable_message: None,
+        }
+    }
+
+    /// Sets `interactiveMode`.
+    pub fn with_interactive_mode(mut self, mode: ExecInteractiveMode) -> Self {
+        self.interactive_mode = mode;
+        self
+    }
+
+    /// Whether the plugin runs interactively (gets this process's standard input and
+    /// `spec.interactive: true`) when standard input `is_terminal` or not: client-go's
+    /// `isInteractive`. `Never` never does; `IfAvailable` does when standard input is a
+    /// terminal and not otherwise taken; `Always` must, and fails when it cannot.
+    pub fn interactive(&self, stdin_is_terminal: bool) -> Result<bool, AuthError> {
+        match self.interactive_mode {
+            ExecInteractiveMode::Never => Ok(false),
+            ExecInteractiveMode::IfAvailable => Ok(stdin_is_terminal && !self.stdin_unavailable),
+            ExecInteractiveMode::Always => {
+                if !stdin_is_terminal {
+                    return Err(AuthError::Interactive(
+                        "standard input is not a terminal".into(),
+                    ));
+                }
+                if self.stdin_unavailable {
+                    let reason = match self.stdin_unavailable_message.as_deref() {
+                        Some(m) if !m.is_empty() => format!(": {m}"),
+                        _ => String::new(),
+                    };
+                    return Err(AuthError::Interactive(format!(
+                        "standard input is unavailable{reason}"
+                    )));
+                }
+                Ok(true)
+            }
         }
     }
 
@@ -182,7 +239,9 @@ impl ExecPlugin {
 
     /// Takes the plugin settings from a kubeconfig `exec` block; `cluster` (the context's)
     /// is passed to the plugin when the block sets `provideClusterInfo`. Environment
-    /// entries without a name are skipped.
+    /// entries without a name are skipped. A `v1` block must say its `interactiveMode`
+    /// (client-go's kubeconfig validation); a `v1beta1` (or `v1alpha1`) one defaults to
+    /// `IfAvailable`.
     pub fn from_kubeconfig(
         exec: &ExecConfig,
         cluster: &kubeconfig::Cluster,
@@ -203,6 +262,25 @@ impl ExecPlugin {
         } else {
             None
         };
+        let api_version = exec
+            .api_version
+            .clone()
+            .filter(|v| !v.is_empty())
+            .unwrap_or_else(|| EXEC_API_VERSION.to_string());
+        let interactive_mode = match exec.interactive_mode {
+            Some(mode) => mode,
+            None if api_version.ends_with("/v1beta1") || api_version.ends_with("/v1alpha1") => {
+                ExecInteractiveMode::IfAvailable
+            }
+            None => {
+                return Err(AuthError::Exec {
+                    command: exec.command.clone(),
+                    message: format!(
+                        "interactiveMode must be specified to use exec authentication plugin with {api_version}"
+                    ),
+                });
+            }
+        };
         Ok(Self {
             command: exec.command.clone(),
             args: exec.args.clone(),
@@ -212,13 +290,12 @@ impl ExecPlugin {
                 .filter(|e| !e.name.is_empty())
                 .map(|e| (e.name.clone(), e.value.clone()))
                 .collect(),
-            api_version: exec
-                .api_version
-                .clone()
-                .filter(|v| !v.is_empty())
-                .unwrap_or_else(|| EXEC_API_VERSION.to_string()),
+            api_version,
             cluster,
             install_hint: exec.install_hint.clone().filter(|h| !h.is_empty()),
+            interactive_mode,
+            stdin_unavailable: false,
+            stdin_unavailable_message: None,
         })
     }
 }
@@ -233,6 +310,7 @@ impl fmt::Debug for ExecPlugin {
                 &self.env.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>(),
             )
             .field("api_version", &self.api_version)
+            .field("interactive_mode", &self.interactive_mode)
             .finish()
     }
 }
@@ -254,10 +332,14 @@ struct ExecCredentialStatus {
     expiration_timestamp: Option<String>,
     #[serde(default)]
     client_certificate_data: Option<String>,
+    #[serde(default)]
+    client_key_data: Option<String>,
 }
 
-struct CachedToken {
-    token: SecretString,
+/// What a plugin run gave: a token, a client certificate (installed in the
+/// [`ExecClientCert`] at once), or both, and until when.
+struct CachedCredential {
+    token: Option<SecretString>,
     expires: Option<SystemTime>,
 }
 
@@ -271,7 +353,8 @@ struct FileStamp {
 pub struct Authenticator {
     credentials: Credentials,
     file_cache: parking_lot::Mutex<Option<(SecretString, FileStamp)>>,
-    exec_cache: tokio::sync::Mutex<Option<CachedToken>>,
+    exec_cache: tokio::sync::Mutex<Option<CachedCredential>>,
+    client_cert: Option<ExecClientCert>,
 }
 
 impl fmt::Debug for Authenticator {
@@ -289,7 +372,17 @@ impl Authenticator {
             credentials,
             file_cache: parking_lot::Mutex::new(None),
             exec_cache: tokio::sync::Mutex::new(None),
+            client_cert: None,
         }
+    }
+
+    /// Installs the client certificates an exec plugin returns in `slot`, which the
+    /// transport presents in its TLS handshakes
+    /// ([`HttpTransport::with_exec_client_cert`](super::HttpTransport::with_exec_client_cert)).
+    /// Without a slot, a plugin that returns only a certificate is an error.
+    pub fn with_exec_client_cert(mut self, slot: ExecClientCert) -> Self {
+        self.client_cert = Some(slot);
+        self
     }
 
     /// The configured credentials.
@@ -311,10 +404,11 @@ impl Authenticator {
                 let enc = base64::engine::general_purpose::STANDARD.encode(raw);
                 sensitive(&format!("Basic {enc}"))?
             }
-            Credentials::Exec(plugin) => {
-                let token = self.token_from_exec(plugin).await?;
-                bearer(token.expose_secret())?
-            }
+            Credentials::Exec(plugin) => match self.token_from_exec(plugin).await? {
+                Some(token) => bearer(token.expose_secret())?,
+                // a certificate-only plugin: its certificate is in the transport's slot
+                None => return Ok(None),
+            },
         };
         Ok(Some(value))
     }
@@ -357,16 +451,43 @@ impl Authenticator {
         Ok(token)
     }
 
-    async fn token_from_exec(&self, plugin: &ExecPlugin) -> Result<SecretString, AuthError> {
+    /// The plugin's token (none for a certificate-only plugin), running it when nothing
+    /// is cached or the cached credential has expired; a returned certificate goes to the
+    /// transport's slot before the request that needed it is sent.
+    async fn token_from_exec(
+        &self,
+        plugin: &ExecPlugin,
+    ) -> Result<Option<SecretString>, AuthError> {
         let mut cache = self.exec_cache.lock().await;
         if let Some(c) = &*cache
             && c.expires.is_none_or(|e| SystemTime::now() < e)
         {
             return Ok(c.token.clone());
         }
-        let fresh = run_exec(plugin).await?;
-        let token = fresh.token.clone();
-        *cache = Some(fresh);
+        let output = run_exec(plugin).await?;
+        let fail = |message: String| AuthError::Exec {
+            command: plugin.command.clone(),
+            message,
+        };
+        if let Some((cert, key)) = &output.certificate {
+            match &self.client_cert {
+                Some(slot) => {
+                    let changed = slot
+                        .set(cert, key.expose_secret().as_bytes())
+                        .map_err(|e| fail(e.to_string()))?;
+                    tracing::debug!(command = %plugin.command, changed, "exec plugin returned a client certificate");
+                }
+                None if output.credential.token.is_none() => {
+                    return Err(fail(
+                        "the plugin returned a client certificate, which this client's transport cannot present"
+                            .into(),
+                    ));
+                }
+                None => {}
+            }
+        }
+        let token = output.credential.token.clone();
+        *cache = Some(output.credential);
         Ok(token)
     }
 }
@@ -381,27 +502,41 @@ fn sensitive(v: &str) -> Result<HeaderValue, AuthError> {
     Ok(h)
 }
 
-async fn run_exec(plugin: &ExecPlugin) -> Result<CachedToken, AuthError> {
+/// What one run of a plugin printed, checked.
+struct ExecOutput {
+    credential: CachedCredential,
+    /// The certificate chain (PEM) and its key.
+    certificate: Option<(Vec<u8>, SecretString)>,
+}
+
+async fn run_exec(plugin: &ExecPlugin) -> Result<ExecOutput, AuthError> {
     let fail = |message: String| AuthError::Exec {
         command: plugin.command.clone(),
         message,
     };
+    let interactive = plugin.interactive(std::io::stdin().is_terminal())?;
     let mut info = serde_json::json!({
         "apiVersion": plugin.api_version,
         "kind": "ExecCredential",
-        "spec": { "interactive": false },
+        "spec": { "interactive": interactive },
     });
     if let Some(cluster) = &plugin.cluster {
         info["spec"]["cluster"] = serde_json::to_value(cluster).unwrap_or_default();
     }
-    tracing::debug!(command = %plugin.command, "running exec credential plugin");
+    tracing::debug!(command = %plugin.command, interactive, "running exec credential plugin");
+    // an interactive plugin talks to the user: it gets the terminal and its stderr shows
+    let (stdin, stderr) = if interactive {
+        (Stdio::inherit(), Stdio::inherit())
+    } else {
+        (Stdio::null(), Stdio::piped())
+    };
     let output = tokio::process::Command::new(&plugin.command)
         .args(&plugin.args)
         .envs(plugin.env.iter().map(|(k, v)| (k, v)))
         .env("KUBERNETES_EXEC_INFO", info.to_string())
-        .stdin(Stdio::null())
+        .stdin(stdin)
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
+        .stderr(stderr)
         .kill_on_drop(true)
         .output()
         .await
@@ -425,15 +560,27 @@ async fn run_exec(plugin: &ExecPlugin) -> Result<CachedToken, AuthError> {
     let status = cred
         .status
         .ok_or_else(|| fail("ExecCredential has no status".into()))?;
-    let token = match status.token {
-        Some(t) if !t.is_empty() => SecretString::from(t),
-        _ if status.client_certificate_data.is_some() => {
+    let token = status
+        .token
+        .filter(|t| !t.is_empty())
+        .map(SecretString::from);
+    let cert = status.client_certificate_data.filter(|c| !c.is_empty());
+    let key = status
+        .client_key_data
+        .filter(|k| !k.is_empty())
+        .map(SecretString::from);
+    // client-go's checks of the status, in its words
+    let certificate = match (cert, key) {
+        (Some(cert), Some(key)) => Some((cert.into_bytes(), key)),
+        (None, None) if token.is_none() => {
+            return Err(fail("plugin didn't return a token or cert/key pair".into()));
+        }
+        (None, None) => None,
+        _ => {
             return Err(fail(
-                "client certificates from exec plugins are not supported; a token is required"
-                    .into(),
+                "plugin returned only certificate or key, not both".into(),
             ));
         }
-        _ => return Err(fail("ExecCredential status has no token".into())),
     };
     let expires = match status.expiration_timestamp {
         None => None,
@@ -444,7 +591,10 @@ async fn run_exec(plugin: &ExecPlugin) -> Result<CachedToken, AuthError> {
             Some(SystemTime::from(parsed))
         }
     };
-    Ok(CachedToken { token, expires })
+    Ok(ExecOutput {
+        credential: CachedCredential { token, expires },
+        certificate,
+    })
 }
 
 #[cfg(test)]
@@ -488,5 +638,77 @@ mod tests {
     async fn missing_token_file_is_an_error() {
         let a = Authenticator::new(Credentials::TokenFile("/nonexistent/token".into()));
         assert!(matches!(a.header().await, Err(AuthError::TokenFile { .. })));
+    }
+
+    // client-go plugin/pkg/client/auth/exec/exec_test.go (TestRefreshCreds' interactive
+    // cases) and exec.go's isInteractive: each mode, with standard input a terminal or not,
+    // and taken by something else.
+    #[test]
+    fn interactive_mode_rules() {
+        use ExecInteractiveMode::{Always, IfAvailable, Never};
+        let plugin = |mode| ExecPlugin::new("p").with_interactive_mode(mode);
+        let message = |r: Result<bool, AuthError>| r.map_err(|e| e.to_string());
+        for terminal in [false, true] {
+            assert_eq!(message(plugin(Never).interactive(terminal)), Ok(false));
+            assert_eq!(
+                message(plugin(IfAvailable).interactive(terminal)),
+                Ok(terminal)
+            );
+        }
+        assert_eq!(message(plugin(Always).interactive(true)), Ok(true));
+        assert_eq!(
+            message(plugin(Always).interactive(false)),
+            Err(
+                "exec plugin cannot support interactive mode: standard input is not a terminal"
+                    .into()
+            )
+        );
+
+        let mut taken = plugin(IfAvailable);
+        taken.stdin_unavailable = true;
+        assert_eq!(message(taken.interactive(true)), Ok(false));
+        let mut taken = plugin(Always);
+        taken.stdin_unavailable = true;
+        assert_eq!(
+            message(taken.interactive(true)),
+            Err(
+                "exec plugin cannot support interactive mode: standard input is unavailable".into()
+            )
+        );
+        taken.stdin_unavailable_message = Some("used by -f -".into());
+        assert_eq!(
+            message(taken.interactive(true)),
+            Err("exec plugin cannot support interactive mode: standard input is unavailable: used by -f -".into())
+        );
+        assert_eq!(
+            message(taken.interactive(false)),
+            Err(
+                "exec plugin cannot support interactive mode: standard input is not a terminal"
+                    .into()
+            ),
+            "the terminal is checked first"
+        );
+    }
+
+    // client-go clientcmd: a v1beta1 exec block without interactiveMode is IfAvailable;
+    // a v1 block must name one.
+    #[test]
+    fn interactive_mode_defaults_by_api_version() {
+        let cluster = kubeconfig::Cluster::default();
+        let exec = |api_version: &str| ExecConfig {
+            command: "p".into(),
+            api_version: Some(api_version.into()),
+            ..ExecConfig::default()
+        };
+        let beta = ExecPlugin::from_kubeconfig(&exec(EXEC_API_VERSION), &cluster).unwrap();
+        assert_eq!(beta.interactive_mode, ExecInteractiveMode::IfAvailable);
+        let err = ExecPlugin::from_kubeconfig(&exec("client.authentication.k8s.io/v1"), &cluster)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("interactiveMode must be specified"), "{err}");
+        let mut v1 = exec("client.authentication.k8s.io/v1");
+        v1.interactive_mode = Some(ExecInteractiveMode::Always);
+        let plugin = ExecPlugin::from_kubeconfig(&v1, &cluster).unwrap();
+        assert_eq!(plugin.interactive_mode, ExecInteractiveMode::Always);
     }
 }

@@ -14,6 +14,7 @@ use super::{
     config::{Config, ConfigError, DEFAULT_MAX_RETRIES},
     decode::{decode_events, decode_lines},
     error::Error,
+    exec_cert::ExecClientCert,
     http_transport::{HttpTransport, RequestTimeout},
     strip::Strip,
     throttle::TokenBucket,
@@ -71,6 +72,7 @@ pub struct ClientBuilder {
     headers: HeaderMap,
     metrics: Option<Arc<dyn RestClientMetrics>>,
     host: String,
+    exec_cert: Option<ExecClientCert>,
 }
 
 impl fmt::Debug for ClientBuilder {
@@ -136,12 +138,25 @@ impl ClientBuilder {
         self
     }
 
+    /// Where an exec plugin's client certificates go: the slot the transport presents in
+    /// its TLS handshakes ([`HttpTransport::with_exec_client_cert`]).
+    /// [`Client::builder_from_config`] sets it up for exec credentials.
+    pub fn exec_client_cert(mut self, slot: ExecClientCert) -> Self {
+        self.exec_cert = Some(slot);
+        self
+    }
+
     /// The client.
     pub fn build(self) -> Client {
+        let auth = Authenticator::new(self.credentials);
+        let auth = match self.exec_cert {
+            Some(slot) => auth.with_exec_client_cert(slot),
+            None => auth,
+        };
         Client {
             inner: Arc::new(Inner {
                 transport: self.transport,
-                auth: Authenticator::new(self.credentials),
+                auth,
                 throttle: TokenBucket::new(self.qps, self.burst),
                 default_namespace: self.default_namespace,
                 max_retries: self.max_retries,
@@ -179,6 +194,7 @@ impl Client {
             headers: HeaderMap::new(),
             metrics: None,
             host: String::new(),
+            exec_cert: None,
         }
     }
 
@@ -190,8 +206,20 @@ impl Client {
 
     /// The builder [`Client::try_from_config`] uses, to add what a `Config` does not carry
     /// (metrics, more headers) before building.
+    /// With exec credentials, the transport and the authenticator share an
+    /// [`ExecClientCert`], so a certificate the plugin returns is the TLS client
+    /// certificate of the next connection.
     pub fn builder_from_config(config: Config) -> Result<ClientBuilder, ConfigError> {
-        let transport = HttpTransport::new(&config)?;
+        let (transport, exec_cert) = match &config.credentials {
+            Credentials::Exec(_) => {
+                let slot = ExecClientCert::new();
+                (
+                    HttpTransport::with_exec_client_cert(&config, slot.clone())?,
+                    Some(slot),
+                )
+            }
+            _ => (HttpTransport::new(&config)?, None),
+        };
         let mut b = Self::builder(transport)
             .credentials(config.credentials)
             .rate_limit(config.qps, config.burst)
@@ -217,6 +245,9 @@ impl Client {
         }
         for (k, v) in config.headers {
             b = b.header(k, v);
+        }
+        if let Some(slot) = exec_cert {
+            b = b.exec_client_cert(slot);
         }
         Ok(b)
     }

@@ -1,6 +1,7 @@
 //! API discovery (client-go's `discovery.DiscoveryClient`): server version, API groups and
 //! their preferred versions, the resources of a group-version, and the mapping from a
-//! GroupVersionKind to its resource (plural) and scope.
+//! GroupVersionKind to its resource (plural) and scope, and from a GroupVersionResource to its
+//! kind and scope.
 
 use k8s_openapi::apimachinery::pkg::{
     apis::meta::v1::{
@@ -10,7 +11,7 @@ use k8s_openapi::apimachinery::pkg::{
 };
 use kube_core::{
     discovery::{ApiResource, Scope},
-    gvk::GroupVersionKind,
+    gvk::{GroupVersionKind, GroupVersionResource},
 };
 
 use super::{client::Client, error::Error};
@@ -119,6 +120,43 @@ impl Discovery {
         } else {
             Scope::Cluster
         };
+        Ok((ApiResource::from_gvk_with_plural(&gvk, &r.name), scope))
+    }
+
+    /// The resource `gvr` names (its kind from discovery) and whether it is namespaced:
+    /// what a group-version-resource known only at run time needs for a dynamic client or
+    /// informer (client-go's RESTMapper `KindFor`).
+    pub async fn resolve_gvr(
+        &self,
+        gvr: &GroupVersionResource,
+    ) -> Result<(ApiResource, Scope), Error> {
+        let api_version = if gvr.group.is_empty() {
+            gvr.version.clone()
+        } else {
+            format!("{}/{}", gvr.group, gvr.version)
+        };
+        let list = match self.resources(&api_version).await {
+            Err(e) if e.is_not_found() => {
+                return Err(Error::Discovery(format!("{api_version} is not served")));
+            }
+            other => other?,
+        };
+        let r = list
+            .resources
+            .iter()
+            .find(|r| r.name == gvr.resource)
+            .ok_or_else(|| {
+                Error::Discovery(format!(
+                    "resource {} not found in {api_version}",
+                    gvr.resource
+                ))
+            })?;
+        let scope = if r.namespaced {
+            Scope::Namespaced
+        } else {
+            Scope::Cluster
+        };
+        let gvk = GroupVersionKind::gvk(&gvr.group, &gvr.version, &r.kind);
         Ok((ApiResource::from_gvk_with_plural(&gvk, &r.name), scope))
     }
 }

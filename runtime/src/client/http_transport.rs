@@ -6,9 +6,16 @@
 //! client certificates, `insecure-skip-tls-verify` and `tls-server-name` behave as in kubectl.
 //! ALPN offers `h2` and `http/1.1`: a server that speaks HTTP/2 gets one multiplexed
 //! connection, any other gets a pool of HTTP/1.1 connections. Redirects are not followed.
+//!
+//! With an exec plugin that returns client certificates ([`ExecClientCert`]) the handshake
+//! presents the plugin's current certificate; when the plugin returns a new one the
+//! transport starts a new connection pool and closes the connections of the old one, as
+//! client-go's exec authenticator does with its connection-tracking dialer.
 
 use std::{
-    fmt, io,
+    fmt,
+    future::Future as _,
+    io,
     io::Write as _,
     pin::Pin,
     sync::Arc,
@@ -50,10 +57,12 @@ use tokio::{
     net::TcpStream,
     time::{Instant, Sleep},
 };
+use tokio_util::sync::WaitForCancellationFutureOwned;
 use tower_service::Service;
 
 use super::{
     config::{Config, ConfigError, TlsConfig},
+    exec_cert::ExecClientCert,
     transport::{Body, BoxFuture, Transport, TransportError},
 };
 
@@ -75,8 +84,52 @@ type BoxError = Box<dyn std::error::Error + Send + Sync>;
 /// the whole exchange, response head and body. Connections are pooled and shared by clones.
 #[derive(Clone)]
 pub struct HttpTransport {
-    client: Client<Connector, Full<Bytes>>,
+    pool: Arc<Pool>,
     settings: Arc<Settings>,
+}
+
+type HyperClient = Client<Connector, Full<Bytes>>;
+
+/// The connection pool, renewed when an exec plugin's client certificate changes.
+struct Pool {
+    connector: Connector,
+    exec_cert: Option<ExecClientCert>,
+    /// The pool and the certificate generation it was made for.
+    current: parking_lot::Mutex<(u64, HyperClient)>,
+}
+
+impl Pool {
+    fn new(connector: Connector, exec_cert: Option<ExecClientCert>) -> Self {
+        let generation = exec_cert.as_ref().map_or(0, ExecClientCert::generation);
+        let client = Self::client(connector.clone());
+        Self {
+            connector,
+            exec_cert,
+            current: parking_lot::Mutex::new((generation, client)),
+        }
+    }
+
+    fn client(connector: Connector) -> HyperClient {
+        Client::builder(TokioExecutor::new())
+            .timer(TokioTimer::new())
+            .pool_timer(TokioTimer::new())
+            .pool_idle_timeout(POOL_IDLE_TIMEOUT)
+            .build(connector)
+    }
+
+    /// The client for the next request: a fresh pool when the exec certificate changed
+    /// since the current one was made (no pooled connection holds the old certificate).
+    fn get(&self) -> HyperClient {
+        let mut current = self.current.lock();
+        if let Some(cert) = &self.exec_cert {
+            let generation = cert.generation();
+            if generation != current.0 {
+                tracing::debug!(generation, "new client certificate: new connection pool");
+                *current = (generation, Self::client(self.connector.clone()));
+            }
+        }
+        current.1.clone()
+    }
 }
 
 /// What every request needs besides the connection pool.
@@ -108,6 +161,22 @@ impl HttpTransport {
     /// Fails on unusable TLS material, an invalid `User-Agent`, or a proxy that is not
     /// `http://` (SOCKS and HTTPS proxies are not supported).
     pub fn new(config: &Config) -> Result<Self, ConfigError> {
+        Self::build(config, None)
+    }
+
+    /// A transport for `config` whose TLS handshakes present the client certificate an exec
+    /// credential plugin last put in `exec_cert` (see [`ExecClientCert`]; give the same slot
+    /// to the [`Authenticator`](super::Authenticator), as
+    /// [`Client::builder_from_config`](super::Client::builder_from_config) does). A client
+    /// certificate configured in `config.tls` takes precedence over the plugin's.
+    pub fn with_exec_client_cert(
+        config: &Config,
+        exec_cert: ExecClientCert,
+    ) -> Result<Self, ConfigError> {
+        Self::build(config, Some(exec_cert))
+    }
+
+    fn build(config: &Config, exec_cert: Option<ExecClientCert>) -> Result<Self, ConfigError> {
         let user_agent = HeaderValue::from_str(&config.user_agent)
             .map_err(|_| ConfigError::Http("invalid user agent".into()))?;
         let proxy = config.proxy_url.as_ref().map(Proxy::parse).transpose()?;
@@ -130,6 +199,7 @@ impl HttpTransport {
             }),
             proxy: proxy.as_ref().map(|p| p.uri.clone()),
             http,
+            exec_cert: exec_cert.clone(),
         };
         // kubectl sends `tls-server-name` as SNI too, not only for verification
         let server_name: Arc<dyn ResolveServerName + Send + Sync> = match &config.tls.server_name {
@@ -141,18 +211,14 @@ impl HttpTransport {
         };
         // `new`, not the builder: the builder insists on setting ALPN itself, and
         // `rustls_config` already offers h2 and http/1.1
-        let https = HttpsConnector::new(route, rustls_config(&config.tls)?, false, server_name);
+        let tls = rustls_config_with(&config.tls, exec_cert.as_ref())?;
+        let https = HttpsConnector::new(route, tls, false, server_name);
         let connector = Connector {
             https,
             timeout: config.connect_timeout,
         };
-        let client = Client::builder(TokioExecutor::new())
-            .timer(TokioTimer::new())
-            .pool_timer(TokioTimer::new())
-            .pool_idle_timeout(POOL_IDLE_TIMEOUT)
-            .build(connector);
         Ok(Self {
-            client,
+            pool: Arc::new(Pool::new(connector, exec_cert)),
             settings: Arc::new(Settings {
                 base: config.cluster_url.clone(),
                 user_agent,
@@ -170,7 +236,7 @@ impl Transport for HttpTransport {
         &self,
         request: http::Request<Vec<u8>>,
     ) -> BoxFuture<'static, Result<http::Response<Body>, TransportError>> {
-        let client = self.client.clone();
+        let client = self.pool.get();
         let settings = self.settings.clone();
         Box::pin(async move {
             let started = Instant::now();
@@ -567,6 +633,9 @@ struct Route {
     http: HttpConnector,
     proxy: Option<Uri>,
     tunnel: Option<Tunnel<HttpConnector>>,
+    /// The exec plugin's certificate slot: a connection closes when its certificate is
+    /// replaced.
+    exec_cert: Option<ExecClientCert>,
 }
 
 impl Service<Uri> for Route {
@@ -584,38 +653,71 @@ impl Service<Uri> for Route {
 
     fn call(&mut self, dst: Uri) -> Self::Future {
         let https = dst.scheme() == Some(&Scheme::HTTPS);
-        match (&mut self.tunnel, &self.proxy) {
+        // taken before the handshake: a certificate replaced meanwhile closes it too
+        let retired = self
+            .exec_cert
+            .as_ref()
+            .filter(|_| https)
+            .map(|c| Box::pin(c.connections().cancelled_owned()));
+        type Connecting = BoxFuture<'static, Result<TokioIo<TcpStream>, BoxError>>;
+        let (connecting, proxied): (Connecting, bool) = match (&mut self.tunnel, &self.proxy) {
             (Some(tunnel), _) if https => {
-                let connecting = tunnel.call(dst);
-                Box::pin(async move {
-                    let io = connecting.await?;
-                    Ok(RouteStream { io, proxied: false })
-                })
+                let f = tunnel.call(dst);
+                (Box::pin(async move { Ok(f.await?) }), false)
             }
             (_, Some(proxy)) => {
-                let connecting = self.http.call(proxy.clone());
-                Box::pin(async move {
-                    let io = connecting.await?;
-                    Ok(RouteStream { io, proxied: true })
-                })
+                let f = self.http.call(proxy.clone());
+                (Box::pin(async move { Ok(f.await?) }), true)
             }
             _ => {
-                let connecting = self.http.call(dst);
-                Box::pin(async move {
-                    let io = connecting.await?;
-                    Ok(RouteStream { io, proxied: false })
-                })
+                let f = self.http.call(dst);
+                (Box::pin(async move { Ok(f.await?) }), false)
             }
-        }
+        };
+        Box::pin(async move {
+            let io = connecting.await?;
+            Ok(RouteStream {
+                io,
+                proxied,
+                retired,
+            })
+        })
     }
 }
 
 /// A TCP connection that knows whether requests on it go to a proxy (then hyper writes
-/// them in absolute form, `GET http://host/path`).
-#[derive(Debug)]
+/// them in absolute form, `GET http://host/path`), and that fails once the exec client
+/// certificate it was made with is replaced (client-go's `connrotation` closing it).
 struct RouteStream {
     io: TokioIo<TcpStream>,
     proxied: bool,
+    retired: Option<Pin<Box<WaitForCancellationFutureOwned>>>,
+}
+
+impl fmt::Debug for RouteStream {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RouteStream")
+            .field("io", &self.io)
+            .field("proxied", &self.proxied)
+            .finish_non_exhaustive()
+    }
+}
+
+impl RouteStream {
+    /// An error once the connection's client certificate has been replaced; also
+    /// registers the task to be woken then, so an idle connection closes at once.
+    fn check_retired(&mut self, cx: &mut Context<'_>) -> io::Result<()> {
+        let Some(retired) = &mut self.retired else {
+            return Ok(());
+        };
+        if retired.as_mut().poll(cx).is_pending() {
+            return Ok(());
+        }
+        Err(io::Error::new(
+            io::ErrorKind::ConnectionAborted,
+            "the exec plugin's client certificate was replaced",
+        ))
+    }
 }
 
 impl Connection for RouteStream {
@@ -630,6 +732,7 @@ impl hyper::rt::Read for RouteStream {
         cx: &mut Context<'_>,
         buf: hyper::rt::ReadBufCursor<'_>,
     ) -> Poll<io::Result<()>> {
+        self.check_retired(cx)?;
         Pin::new(&mut self.io).poll_read(cx, buf)
     }
 }
@@ -640,6 +743,7 @@ impl hyper::rt::Write for RouteStream {
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
+        self.check_retired(cx)?;
         Pin::new(&mut self.io).poll_write(cx, buf)
     }
 
@@ -701,6 +805,14 @@ fn provider() -> Arc<CryptoProvider> {
 
 /// The rustls client configuration for `tls`.
 pub fn rustls_config(tls: &TlsConfig) -> Result<ClientConfig, ConfigError> {
+    rustls_config_with(tls, None)
+}
+
+/// [`rustls_config`], presenting `exec_cert`'s certificate when `tls` configures none.
+fn rustls_config_with(
+    tls: &TlsConfig,
+    exec_cert: Option<&ExecClientCert>,
+) -> Result<ClientConfig, ConfigError> {
     let provider = provider();
     let builder = ClientConfig::builder_with_provider(provider.clone())
         .with_safe_default_protocol_versions()
@@ -750,7 +862,17 @@ pub fn rustls_config(tls: &TlsConfig) -> Result<ClientConfig, ConfigError> {
                 .with_client_auth_cert(chain, key)
                 .map_err(|_| ConfigError::Tls("client certificate and key do not match".into()))?
         }
-        (None, None) => builder.with_no_client_auth(),
+        (None, None) => match exec_cert {
+            Some(slot) => {
+                let mut cfg = builder.with_client_cert_resolver(Arc::new(slot.clone()));
+                // a resumed session keeps the identity of the handshake it resumes, so a
+                // new connection would still be the old certificate's (Go's client, which
+                // client-go leaves without a session cache, never resumes either)
+                cfg.resumption = rustls::client::Resumption::disabled();
+                cfg
+            }
+            None => builder.with_no_client_auth(),
+        },
         _ => {
             return Err(ConfigError::Tls(
                 "client certificate and key must be given together".into(),

@@ -15,6 +15,7 @@ mod decode;
 mod discovery;
 mod dynamic;
 mod error;
+mod exec_cert;
 mod extension;
 mod http_transport;
 pub mod kubeconfig;
@@ -35,6 +36,7 @@ pub use decode::{LineDecoder, decode_lines};
 pub use discovery::Discovery;
 pub use dynamic::DynamicClient;
 pub use error::{Error, reason};
+pub use exec_cert::{ExecCertError, ExecClientCert};
 pub use http_transport::{HttpTransport, RequestTimeout, rustls_config};
 /// kube-core's request parameters and list / watch types, as the client's methods take them.
 pub use kube_core::{ObjectList, WatchEvent, params};

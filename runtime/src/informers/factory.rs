@@ -23,7 +23,7 @@ use crate::{
         CacheSynced, ListWatch, Lister, MetadataListWatch, SharedIndexInformer,
         SharedIndexInformerBuilder, TransformFunc, TweakListParams, namespace_indexers,
     },
-    client::{Client, DynamicClient, ResourceClient, Strip},
+    client::{Client, Discovery, DynamicClient, ResourceClient, Strip},
     metrics::CacheMetricsProvider,
 };
 
@@ -47,6 +47,9 @@ enum Flavor {
     Metadata,
     /// `DynamicObject`s of a resource described at run time.
     Dynamic,
+    /// `PartialObjectMeta<DynamicObject>`s of a resource described at run time (never
+    /// what `for_resource` returns).
+    DynamicMetadata,
 }
 
 impl Flavor {
@@ -54,7 +57,7 @@ impl Flavor {
     fn metrics_prefix(self) -> &'static str {
         match self {
             Self::Typed => "",
-            Self::Metadata => "metadata/",
+            Self::Metadata | Self::DynamicMetadata => "metadata/",
             Self::Dynamic => "dynamic/",
         }
     }
@@ -243,6 +246,10 @@ fn informer_name(gvr: &GroupVersionResource) -> String {
     }
 }
 
+fn gvr_of_resource(resource: &ApiResource) -> GroupVersionResource {
+    GroupVersionResource::gvr(&resource.group, &resource.version, &resource.plural)
+}
+
 fn gvr_of<K: Object>() -> GroupVersionResource {
     GroupVersionResource::gvr(&K::group(&()), &K::version(&()), &K::plural(&()))
 }
@@ -317,17 +324,121 @@ impl SharedInformerFactory {
             SharedIndexInformerBuilder<DynamicObject>,
         ) -> SharedIndexInformerBuilder<DynamicObject>,
     ) -> SharedIndexInformer<DynamicObject> {
-        let gvr = GroupVersionResource::gvr(&resource.group, &resource.version, &resource.plural);
-        self.shared::<DynamicObject>(Flavor::Dynamic, gvr, resource, customize, || {
-            let client = self.inner.client.clone();
-            let client = match (scope, self.inner.namespace.as_deref()) {
-                (Scope::Namespaced, Some(namespace)) => {
-                    DynamicClient::namespaced(client, resource, namespace)
-                }
-                _ => DynamicClient::all(client, resource),
-            };
-            SharedIndexInformer::builder_with(self.list_watch(ListWatch::dynamic(client)), resource)
-        })
+        self.shared::<DynamicObject>(
+            Flavor::Dynamic,
+            gvr_of_resource(resource),
+            resource,
+            customize,
+            || {
+                let list_watch = ListWatch::dynamic(self.dynamic_client(resource, scope));
+                SharedIndexInformer::builder_with(self.list_watch(list_watch), resource)
+            },
+        )
+    }
+
+    /// The dynamic client an informer of `resource` lists and watches with: in the
+    /// factory's namespace when there is one and the resource is namespaced.
+    fn dynamic_client(&self, resource: &ApiResource, scope: Scope) -> DynamicClient {
+        let client = self.inner.client.clone();
+        match (scope, self.inner.namespace.as_deref()) {
+            (Scope::Namespaced, Some(namespace)) => {
+                DynamicClient::namespaced(client, resource, namespace)
+            }
+            _ => DynamicClient::all(client, resource),
+        }
+    }
+
+    /// The shared dynamic informer of the resource `gvr` names, which need not be a Rust
+    /// type (client-go's `dynamicinformer.NewFilteredDynamicSharedInformerFactory(...)
+    /// .ForResource(gvr)`): discovery tells its kind and scope, then it is
+    /// [`dynamic_informer_for`](Self::dynamic_informer_for)'s informer, shared with every
+    /// other request for the resource. Fails when the server does not serve `gvr` (a CRD
+    /// not installed yet) or discovery cannot be read.
+    pub async fn dynamic_informer_for_gvr(
+        &self,
+        gvr: &GroupVersionResource,
+    ) -> Result<SharedIndexInformer<DynamicObject>, crate::client::Error> {
+        let (resource, scope) = self.discover(gvr).await?;
+        Ok(self.dynamic_informer_for(&resource, scope))
+    }
+
+    /// A lister over [`dynamic_informer_for_gvr`](Self::dynamic_informer_for_gvr)'s
+    /// informer.
+    pub async fn dynamic_lister_for_gvr(
+        &self,
+        gvr: &GroupVersionResource,
+    ) -> Result<Lister<DynamicObject>, crate::client::Error> {
+        Ok(self.dynamic_informer_for_gvr(gvr).await?.lister())
+    }
+
+    /// The shared metadata-only informer of the resource `resource` describes, known only
+    /// at run time (client-go's `metadatainformer.NewFilteredSharedInformerFactory(...)
+    /// .ForResource(gvr)`): it lists and watches with `as=PartialObjectMetadata` and caches
+    /// `PartialObjectMeta<DynamicObject>`s (names, labels, annotations, owners, versions;
+    /// no spec or status). One per group-version-resource, separate from the resource's
+    /// dynamic informer and never returned by [`for_resource`](Self::for_resource); `scope`
+    /// says whether the factory's namespace applies. The factory's namespace, list tweak,
+    /// metrics and its resync and transform for `PartialObjectMeta<DynamicObject>` apply.
+    pub fn metadata_informer_for_resource(
+        &self,
+        resource: &ApiResource,
+        scope: Scope,
+    ) -> SharedIndexInformer<PartialObjectMeta<DynamicObject>> {
+        self.shared::<PartialObjectMeta<DynamicObject>>(
+            Flavor::DynamicMetadata,
+            gvr_of_resource(resource),
+            resource,
+            |b| b,
+            || {
+                let list_watch = ListWatch::dynamic(self.dynamic_client(resource, scope));
+                SharedIndexInformer::builder_with(
+                    MetadataListWatch::new(self.list_watch(list_watch)),
+                    resource,
+                )
+            },
+        )
+    }
+
+    /// A lister over [`metadata_informer_for_resource`](Self::metadata_informer_for_resource)'s
+    /// informer.
+    pub fn metadata_lister_for_resource(
+        &self,
+        resource: &ApiResource,
+        scope: Scope,
+    ) -> Lister<PartialObjectMeta<DynamicObject>> {
+        self.metadata_informer_for_resource(resource, scope)
+            .lister()
+    }
+
+    /// [`metadata_informer_for_resource`](Self::metadata_informer_for_resource) for the
+    /// resource `gvr` names, its kind and scope found by discovery (see
+    /// [`dynamic_informer_for_gvr`](Self::dynamic_informer_for_gvr)).
+    pub async fn metadata_informer_for_gvr(
+        &self,
+        gvr: &GroupVersionResource,
+    ) -> Result<SharedIndexInformer<PartialObjectMeta<DynamicObject>>, crate::client::Error> {
+        let (resource, scope) = self.discover(gvr).await?;
+        Ok(self.metadata_informer_for_resource(&resource, scope))
+    }
+
+    /// A lister over [`metadata_informer_for_gvr`](Self::metadata_informer_for_gvr)'s
+    /// informer.
+    pub async fn metadata_lister_for_gvr(
+        &self,
+        gvr: &GroupVersionResource,
+    ) -> Result<Lister<PartialObjectMeta<DynamicObject>>, crate::client::Error> {
+        Ok(self.metadata_informer_for_gvr(gvr).await?.lister())
+    }
+
+    /// `gvr`'s kind and scope, from discovery (not cached: informers are requested a few
+    /// times at start, not per event).
+    async fn discover(
+        &self,
+        gvr: &GroupVersionResource,
+    ) -> Result<(ApiResource, Scope), crate::client::Error> {
+        Discovery::new(self.inner.client.clone())
+            .resolve_gvr(gvr)
+            .await
     }
 
     /// A lister over the shared dynamic informer of `resource`.
@@ -397,7 +508,7 @@ impl SharedInformerFactory {
         // their type, so they are told apart by resource.
         if let Some(existing) = informers
             .iter()
-            .filter(|e| e.flavor == flavor && (flavor != Flavor::Dynamic || e.gvr == gvr))
+            .filter(|e| e.flavor == flavor && e.gvr == gvr)
             .find_map(|e| e.informer.downcast_ref::<SharedIndexInformer<T>>())
         {
             return existing.clone();
@@ -424,7 +535,9 @@ impl SharedInformerFactory {
         let unstarted = customize(builder).build();
         let informer = unstarted.handle();
         let name = match flavor {
-            Flavor::Dynamic => format!("{} {}", type_name::<T>(), informer_name(&gvr)),
+            Flavor::Dynamic | Flavor::DynamicMetadata => {
+                format!("{} {}", type_name::<T>(), informer_name(&gvr))
+            }
             Flavor::Typed | Flavor::Metadata => type_name::<T>().to_owned(),
         };
         informers.push(Entry {
@@ -452,7 +565,7 @@ impl SharedInformerFactory {
             .informers
             .lock()
             .iter()
-            .find(|e| &e.gvr == gvr && e.flavor != Flavor::Metadata)
+            .find(|e| &e.gvr == gvr && matches!(e.flavor, Flavor::Typed | Flavor::Dynamic))
             .map(|e| GenericInformer {
                 gvr: e.gvr.clone(),
                 inner: e.erased.clone(),

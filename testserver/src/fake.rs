@@ -3,7 +3,8 @@
 //!
 //! A fake is an [`InProcess`] server and a `kubegen::client::Client` over it: requests
 //! never leave the process, every request is recorded as an [`Action`](crate::inprocess::Action), reactors can
-//! answer or fail requests before the server sees them, and objects can be seeded
+//! answer or fail requests before the server sees them, watch reactors can answer a watch
+//! with a [`FakeWatcher`] the test drives, and objects can be seeded
 //! synchronously with [`Fake::add`]. Generated `clientset/versioned/fake` modules wrap
 //! it, registering their custom resources with [`Fake::register`]; built-in types are
 //! always known.
@@ -27,6 +28,9 @@
 //! ```
 
 pub mod kubernetes;
+
+pub use crate::fake_watcher::FakeWatcher;
+pub use crate::inprocess::WatchReactorResult;
 
 use std::ops::Deref;
 use std::sync::Arc;

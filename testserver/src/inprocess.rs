@@ -1,6 +1,8 @@
 //! The in-process front: [`kubegen::client::Transport`] over the same chain and engine,
 //! with client-go fake-clientset powers — reactors (a handler for a verb and resource that
-//! may answer or fall through) and an action log.
+//! may answer or fall through), watch reactors (a handler for watches of a resource that
+//! may answer with a [`FakeWatcher`] the test drives, or fall through to the server's
+//! watch) and an action log.
 
 use std::sync::Arc;
 
@@ -22,6 +24,7 @@ use crate::{
     },
     engine::{Engine, EngineConfig},
     errors::ApiError,
+    fake_watcher::FakeWatcher,
     faults::FailRule,
     shared::Shared,
 };
@@ -57,9 +60,22 @@ struct Reactor {
     handler: ReactorFn,
 }
 
+/// What a watch reactor decides (client-go's `WatchReactionFunc`): answer the watch with
+/// a [`FakeWatcher`] the test drives, fail it, or fall through (`None`) to the next watch
+/// reactor and finally the server's own watch.
+pub type WatchReactorResult = Option<Result<FakeWatcher, ApiError>>;
+
+type WatchReactorFn = Arc<dyn Fn(&Action) -> WatchReactorResult + Send + Sync>;
+
+struct WatchReactor {
+    resource: String,
+    handler: WatchReactorFn,
+}
+
 struct Inner {
     shared: Arc<Shared>,
     reactors: RwLock<Vec<Reactor>>,
+    watch_reactors: RwLock<Vec<WatchReactor>>,
     actions: Mutex<Vec<Action>>,
 }
 
@@ -140,6 +156,7 @@ impl InProcess {
             inner: Arc::new(Inner {
                 shared,
                 reactors: RwLock::new(Vec::new()),
+                watch_reactors: RwLock::new(Vec::new()),
                 actions: Mutex::new(Vec::new()),
             }),
             user: crate::UserInfo::loopback(),
@@ -193,6 +210,85 @@ impl InProcess {
         });
     }
 
+    /// Adds a watch reactor for watches of `resource` (`"*"`: any) consulted before all
+    /// other watch reactors (client-go's `PrependWatchReactor`).
+    ///
+    /// ```
+    /// # #![allow(clippy::unwrap_used)]
+    /// use futures::StreamExt;
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use kube_core::{params::WatchParams, watch::WatchEvent};
+    /// use kubegen::client::ResourceClient;
+    /// use kubegen_testserver::fake::{Fake, FakeWatcher};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// let fake = Fake::new();
+    /// let watcher = FakeWatcher::new();
+    /// let answer = watcher.clone();
+    /// fake.prepend_watch_reactor("configmaps", move |_| Some(Ok(answer.clone())));
+    /// let cms: ResourceClient<ConfigMap> = ResourceClient::namespaced(fake.client(), "default");
+    /// let mut events = cms.watch(&WatchParams::default(), "0").await.unwrap().boxed();
+    /// let mut cm = ConfigMap::default();
+    /// cm.metadata.name = Some("settings".into());
+    /// watcher.add(&cm);
+    /// assert!(matches!(events.next().await, Some(Ok(WatchEvent::Added(_)))));
+    /// watcher.stop();
+    /// assert!(events.next().await.is_none());
+    /// # }
+    /// ```
+    pub fn prepend_watch_reactor(
+        &self,
+        resource: &str,
+        handler: impl Fn(&Action) -> WatchReactorResult + Send + Sync + 'static,
+    ) {
+        self.inner.watch_reactors.write().insert(
+            0,
+            WatchReactor {
+                resource: resource.into(),
+                handler: Arc::new(handler),
+            },
+        );
+    }
+
+    /// Adds a watch reactor for watches of `resource` (`"*"`: any) consulted after the
+    /// existing ones (client-go's `AddWatchReactor`).
+    pub fn add_watch_reactor(
+        &self,
+        resource: &str,
+        handler: impl Fn(&Action) -> WatchReactorResult + Send + Sync + 'static,
+    ) {
+        self.inner.watch_reactors.write().push(WatchReactor {
+            resource: resource.into(),
+            handler: Arc::new(handler),
+        });
+    }
+
+    /// The first watch reactor answering `action` (a watch), in order.
+    fn react_to_watch(&self, action: &Action) -> Option<http::Response<Body>> {
+        let handlers: Vec<WatchReactorFn> = self
+            .inner
+            .watch_reactors
+            .read()
+            .iter()
+            .filter(|r| action.matches("watch", &r.resource))
+            .map(|r| r.handler.clone())
+            .collect();
+        handlers.into_iter().find_map(|handler| {
+            handler(action).map(|answer| match answer {
+                Ok(watcher) => {
+                    let body = watcher.open().map(Ok::<Bytes, TransportError>);
+                    let mut resp = http::Response::new(Body::from_stream(body));
+                    resp.headers_mut().insert(
+                        http::header::CONTENT_TYPE,
+                        http::HeaderValue::from_static("application/json"),
+                    );
+                    resp
+                }
+                Err(err) => into_body(reply::error(&err)),
+            })
+        })
+    }
+
     /// Every action so far, in order.
     pub fn actions(&self) -> Vec<Action> {
         self.inner.actions.lock().clone()
@@ -217,6 +313,11 @@ impl InProcess {
                 },
             };
             self.inner.actions.lock().push(action.clone());
+            if action.request.verb == Verb::Watch
+                && let Some(resp) = self.react_to_watch(&action)
+            {
+                return resp;
+            }
             let handlers: Vec<ReactorFn> = self
                 .inner
                 .reactors

@@ -34,6 +34,7 @@ pub(crate) mod endpoints;
 pub(crate) mod engine;
 pub(crate) mod errors;
 pub mod fake;
+mod fake_watcher;
 pub(crate) mod faults;
 #[doc(hidden)]
 pub mod fuzz;
@@ -76,8 +77,9 @@ pub use controllers::{
 pub use endpoints::request_info::RequestInfo;
 pub use engine::{Engine, EngineConfig};
 pub use errors::ApiError;
+pub use fake_watcher::FakeWatcher;
 pub use faults::FailRule;
-pub use inprocess::{Action, InProcess};
+pub use inprocess::{Action, InProcess, WatchReactorResult};
 pub use kubegen::catalog::Verb;
 pub use server::{ServerError, TestServer, TestServerBuilder};
 pub use shared::Shared;

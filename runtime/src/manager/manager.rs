@@ -45,7 +45,7 @@ use crate::{
         ConfigError, LeaderElectionConfig, LeaderElector, LeaseCandidateKeeper, LeaseLock,
     },
     metrics::PrometheusMetrics,
-    record::{ClientEventSink, EventBroadcaster, EventRecorder},
+    record::{ClientEventSink, EventBroadcaster, EventRecorder, events},
     sharding::{RingMetrics, ShardRing, Sharder},
     workqueue::PrometheusMetricsProvider,
 };
@@ -347,6 +347,7 @@ impl ManagerBuilder {
             shared_metrics,
             graceful_shutdown_timeout: self.graceful_shutdown_timeout,
             broadcaster: None,
+            events_broadcaster: None,
             ring,
         };
         if let Some(keeper) = self.lease_candidate {
@@ -402,6 +403,8 @@ pub struct Manager {
     graceful_shutdown_timeout: Duration,
     /// Created by the first `event_recorder` call; shut down at the end of `run`.
     broadcaster: Option<EventBroadcaster>,
+    /// Created by the first `events_recorder` call; shut down at the end of `run`.
+    events_broadcaster: Option<events::EventBroadcaster>,
     /// The shard ring, when the controllers are sharded.
     ring: Option<ShardRing>,
 }
@@ -530,9 +533,11 @@ impl Manager {
         });
     }
 
-    /// A recorder of events from `component`, written to the API server (and logged) by one
-    /// broadcaster the manager shares between its recorders and flushes when `run` ends
-    /// (controller-runtime's `GetEventRecorderFor`). Needs a tokio runtime.
+    /// A recorder of core/v1 events from `component`, written to the API server (and
+    /// logged) by one broadcaster the manager shares between its recorders and flushes
+    /// when `run` ends (controller-runtime's `GetEventRecorderFor`, deprecated there since
+    /// 0.23; kept for compatibility). New code should use
+    /// [`events_recorder`](Self::events_recorder). Needs a tokio runtime.
     pub fn event_recorder(&mut self, component: &str) -> EventRecorder {
         let client = &self.client;
         let broadcaster = self.broadcaster.get_or_insert_with(|| {
@@ -545,6 +550,32 @@ impl Manager {
             component: Some(component.to_owned()),
             host: None,
         })
+    }
+
+    /// A recorder of `events.k8s.io/v1` events reported by `name` (the
+    /// `reportingController`; the `reportingInstance` is `<name>-<hostname>`), written to
+    /// the API server (and logged) by one broadcaster the manager shares between these
+    /// recorders, with repeats counted as series, and flushed when `run` ends
+    /// (controller-runtime 0.23's `GetEventRecorder`). Needs a tokio runtime.
+    ///
+    /// ```no_run
+    /// # async fn demo(client: kubegen::client::Client, pod: k8s_openapi::api::core::v1::Pod)
+    /// # -> Result<(), kubegen::manager::ManagerError> {
+    /// use kubegen::record::EventType;
+    /// let mut manager = kubegen::manager::Manager::builder(client).build()?;
+    /// let recorder = manager.events_recorder("example.com/my-operator");
+    /// recorder.event(&pod, None, EventType::Normal, "Synced", "Reconcile", "pod synced");
+    /// # Ok(()) }
+    /// ```
+    pub fn events_recorder(&mut self, name: &str) -> events::EventRecorder {
+        let client = &self.client;
+        let broadcaster = self.events_broadcaster.get_or_insert_with(|| {
+            let broadcaster = events::EventBroadcaster::new();
+            broadcaster.start_structured_logging(tracing::Level::INFO);
+            broadcaster.start_recording_to_sink(events::ClientEventSink::new(client.clone()));
+            broadcaster
+        });
+        broadcaster.new_recorder(name)
     }
 
     /// Adds a `/healthz` check.
@@ -678,6 +709,9 @@ impl Manager {
             tracing::error!(%error, "leader election task failed");
         }
         self.factory.shutdown().await;
+        if let Some(broadcaster) = &self.events_broadcaster {
+            broadcaster.shutdown().await;
+        }
         if let Some(broadcaster) = &self.broadcaster {
             broadcaster.shutdown().await;
         }

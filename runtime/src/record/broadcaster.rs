@@ -3,20 +3,16 @@
 //! any callback. Each watcher runs on its own tokio task behind a bounded queue: recording
 //! never blocks, and an event that finds a queue full is dropped and logged.
 
-use std::sync::{
-    Arc,
-    atomic::{AtomicBool, AtomicU64, Ordering},
-};
+use std::sync::{Arc, atomic::Ordering};
 
 use k8s_openapi::api::core::v1::{Event, EventSource};
-use parking_lot::{Mutex, RwLock};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::{
     config::BroadcasterConfig,
     correlator::{Correlated, EventCorrelator},
-    fanout::{FanOut, Watcher},
+    fanout::{FanOut, WatchHandle},
     recorder::EventRecorder,
     sink::EventSink,
 };
@@ -42,7 +38,7 @@ use super::{
 /// ```
 #[derive(Clone)]
 pub struct EventBroadcaster {
-    shared: Arc<FanOut>,
+    shared: Arc<FanOut<Event>>,
 }
 
 impl std::fmt::Debug for EventBroadcaster {
@@ -61,22 +57,6 @@ impl Default for EventBroadcaster {
     }
 }
 
-/// Stops one watcher started on an [`EventBroadcaster`].
-#[derive(Debug, Clone)]
-pub struct WatchHandle {
-    id: u64,
-    shared: std::sync::Weak<FanOut>,
-}
-
-impl WatchHandle {
-    /// Stops sending new events to this watcher; it finishes the events already queued.
-    pub fn stop(&self) {
-        if let Some(shared) = self.shared.upgrade() {
-            shared.watchers.write().retain(|w| w.id != self.id);
-        }
-    }
-}
-
 impl EventBroadcaster {
     /// A broadcaster with client-go's defaults.
     pub fn new() -> Self {
@@ -86,15 +66,7 @@ impl EventBroadcaster {
     /// A broadcaster with `config`.
     pub fn with_config(config: BroadcasterConfig) -> Self {
         Self {
-            shared: Arc::new(FanOut {
-                config,
-                watchers: RwLock::new(Vec::new()),
-                next_id: AtomicU64::new(0),
-                shut_down: AtomicBool::new(false),
-                cancel: CancellationToken::new(),
-                tasks: Mutex::new(Vec::new()),
-                dropped: AtomicU64::new(0),
-            }),
+            shared: Arc::new(FanOut::new(config)),
         }
     }
 
@@ -115,11 +87,12 @@ impl EventBroadcaster {
         &self,
         handler: impl Fn(&Event) + Send + Sync + 'static,
     ) -> WatchHandle {
-        self.spawn_watcher(move |mut rx: mpsc::Receiver<Arc<Event>>| async move {
-            while let Some(event) = rx.recv().await {
-                handler(&event);
-            }
-        })
+        self.shared
+            .spawn_watcher(move |mut rx: mpsc::Receiver<Arc<Event>>| async move {
+                while let Some(event) = rx.recv().await {
+                    handler(&event);
+                }
+            })
     }
 
     /// Logs every event with `tracing` at `level` (client-go's `StartStructuredLogging`).
@@ -133,52 +106,21 @@ impl EventBroadcaster {
     pub fn start_recording_to_sink(&self, sink: impl EventSink) -> WatchHandle {
         let config = self.shared.config.clone();
         let cancel = self.shared.cancel.clone();
-        self.spawn_watcher(move |mut rx: mpsc::Receiver<Arc<Event>>| async move {
-            let mut correlator = EventCorrelator::new(config.correlator.clone());
-            while let Some(event) = rx.recv().await {
-                record_to_sink(&sink, (*event).clone(), &mut correlator, &config, &cancel).await;
-            }
-        })
-    }
-
-    fn spawn_watcher<F, Fut>(&self, run: F) -> WatchHandle
-    where
-        F: FnOnce(mpsc::Receiver<Arc<Event>>) -> Fut,
-        Fut: Future<Output = ()> + Send + 'static,
-    {
-        let id = self.shared.next_id.fetch_add(1, Ordering::Relaxed);
-        let (tx, rx) = mpsc::channel(self.shared.config.queue_capacity);
-        let handle = WatchHandle {
-            id,
-            shared: Arc::downgrade(&self.shared),
-        };
-        let mut watchers = self.shared.watchers.write();
-        if self.shared.shut_down.load(Ordering::Acquire) {
-            tracing::warn!("event broadcaster is shut down, watcher not started");
-            return handle;
-        }
-        let task = tokio::spawn(run(rx));
-        watchers.push(Watcher { id, tx });
-        self.shared.tasks.lock().push(task);
-        handle
+        self.shared
+            .spawn_watcher(move |mut rx: mpsc::Receiver<Arc<Event>>| async move {
+                let mut correlator = EventCorrelator::new(config.correlator.clone());
+                while let Some(event) = rx.recv().await {
+                    record_to_sink(&sink, (*event).clone(), &mut correlator, &config, &cancel)
+                        .await;
+                }
+            })
     }
 
     /// Shuts the broadcaster down (client-go's `Shutdown`): recorders stop queueing,
     /// retry pauses end, and every event still queued gets one more attempt. Returns once
     /// every watcher has finished.
     pub async fn shutdown(&self) {
-        {
-            let mut watchers = self.shared.watchers.write();
-            self.shared.shut_down.store(true, Ordering::Release);
-            watchers.clear();
-        }
-        self.shared.cancel.cancel();
-        let tasks = std::mem::take(&mut *self.shared.tasks.lock());
-        for task in tasks {
-            if let Err(e) = task.await {
-                tracing::error!(error = %e, "event watcher task failed");
-            }
-        }
+        self.shared.shutdown().await;
     }
 }
 

@@ -6,7 +6,10 @@ use serde_json::Value;
 use tokio::time::Instant;
 
 use super::{
-    aggregator::Aggregator, logger::EventLogger, options::CorrelatorOptions, spam::SpamFilter,
+    aggregator::Aggregator,
+    logger::EventLogger,
+    options::{CorrelatorOptions, SpamKeyFunc},
+    spam::SpamFilter,
 };
 
 /// What to do with an event after correlation.
@@ -56,6 +59,7 @@ pub struct EventCorrelator {
     aggregator: Aggregator,
     logger: EventLogger,
     spam: SpamFilter,
+    spam_key: SpamKeyFunc,
 }
 
 impl std::fmt::Debug for EventCorrelator {
@@ -79,7 +83,8 @@ impl EventCorrelator {
                 options.max_interval,
             ),
             logger: EventLogger::new(size),
-            spam: SpamFilter::new(size, options.burst, options.qps, options.spam_key_func),
+            spam: SpamFilter::new(size, options.burst, options.qps),
+            spam_key: options.spam_key_func,
         }
     }
 
@@ -92,7 +97,7 @@ impl EventCorrelator {
     pub fn correlate_at(&mut self, event: Event, now: Instant, wall: Timestamp) -> Correlated {
         let (aggregate, key) = self.aggregator.aggregate(&event, now, wall);
         let (observed, patch) = self.logger.observe(aggregate, key);
-        if self.spam.filter(&observed, now) {
+        if self.spam.filter((self.spam_key)(&observed), now) {
             return Correlated::Skip;
         }
         match patch {

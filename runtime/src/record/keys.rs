@@ -18,7 +18,7 @@ fn source(event: &Event) -> (&str, &str) {
 
 /// Joins fields with a separator no Kubernetes name, kind or reason contains, so two
 /// different events cannot collide the way a plain concatenation could.
-fn join(parts: &[&str]) -> String {
+pub(crate) fn join(parts: &[&str]) -> String {
     parts.join("\u{1f}")
 }
 

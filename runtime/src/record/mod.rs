@@ -7,6 +7,10 @@
 //! (differing only in their message) are aggregated, identical events become one Event with
 //! a growing count, and each source + object is throttled by a token bucket. Writes that fail
 //! transiently are retried (12 tries, 10 s apart by default; see [`BroadcasterConfig`]).
+//!
+//! [`events`] is the same for the `events.k8s.io/v1` API (client-go's `tools/events`):
+//! recorders with action, note, regarding and related, repeats counted as series, the
+//! same hub and spam filter.
 
 mod aggregator;
 mod broadcaster;
@@ -14,6 +18,7 @@ mod config;
 mod correlator;
 mod error;
 mod event_type;
+pub mod events;
 mod fanout;
 pub mod keys;
 mod logger;
@@ -24,13 +29,14 @@ mod sink;
 mod spam;
 mod target;
 
-pub use broadcaster::{EventBroadcaster, WatchHandle};
+pub use broadcaster::EventBroadcaster;
 pub use config::{
     BroadcasterConfig, DEFAULT_MAX_TRIES, DEFAULT_QUEUE_CAPACITY, DEFAULT_RETRY_INTERVAL,
 };
 pub use correlator::{Correlated, EventCorrelator};
 pub use error::RecordError;
 pub use event_type::{EventType, IntoEventType};
+pub use fanout::WatchHandle;
 pub use options::{
     AggregateKeyFunc, AggregateMessageFunc, CorrelatorOptions, DEFAULT_AGGREGATE_INTERVAL,
     DEFAULT_AGGREGATE_MAX_EVENTS, DEFAULT_LRU_CACHE_SIZE, DEFAULT_SPAM_BURST, DEFAULT_SPAM_QPS,

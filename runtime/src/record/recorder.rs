@@ -20,7 +20,7 @@ use super::{event_type::IntoEventType, fanout::FanOut, keys::event_name, target:
 /// no name, is logged and dropped, as client-go does.
 #[derive(Clone)]
 pub struct EventRecorder {
-    shared: Arc<FanOut>,
+    shared: Arc<FanOut<Event>>,
     source: Arc<EventSource>,
 }
 
@@ -33,7 +33,7 @@ impl std::fmt::Debug for EventRecorder {
 }
 
 impl EventRecorder {
-    pub(crate) fn new(shared: Arc<FanOut>, source: EventSource) -> Self {
+    pub(crate) fn new(shared: Arc<FanOut<Event>>, source: EventSource) -> Self {
         Self {
             shared,
             source: Arc::new(source),

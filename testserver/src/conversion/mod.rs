@@ -24,12 +24,16 @@
 //! | apply | the configuration `to_storage`, applied on the storage version | `plan.one_to_request(applied)` |
 //! | delete, deletecollection | `target.rt = plan.storage` | `plan.one_to_request(obj)` / `to_request(items)` |
 //!
-//! `Plan::for_request` answers `None` for everything else (built-ins, strategy `None`,
-//! the storage version itself), which is served as today.
+//! `Plan::for_request` answers `None` for everything else (other built-ins, strategy
+//! `None`, the storage version itself), which is served as today. The one built-in with
+//! a plan is `events.k8s.io/v1` Event, stored as the core/v1 Event and converted locally
+//! ([`Converter::Events`], `events.rs`), as kube-apiserver serves both groups from one
+//! storage.
 //!
 //! The CRD strategy checks `spec.conversion` when a CRD is written
 //! (`crate::strategy` `apiextensions/conversion.rs`).
 
+mod events;
 mod review;
 #[cfg(test)]
 mod tests;
@@ -154,8 +158,18 @@ async fn convert_via(
     })
 }
 
-/// How a request to a custom resource whose CRD converts through a webhook is served,
-/// when the request's version is not the storage version.
+/// What converts a [`Plan`]'s objects between the request's and the storage version.
+#[derive(Debug, Clone)]
+pub enum Converter {
+    /// A custom resource's conversion webhook.
+    Webhook(Webhook),
+    /// `events.k8s.io/v1` Event ⇄ core/v1 Event, renamed field by field in process.
+    Events,
+}
+
+/// How a request is served when its version is not the one its objects are stored in:
+/// a custom resource whose CRD converts through a webhook, requested in a version other
+/// than the storage version, or an `events.k8s.io/v1` Event (stored as a core Event).
 #[derive(Debug, Clone)]
 pub struct Plan {
     /// The resource type in the request's version (what the client sees).
@@ -163,8 +177,8 @@ pub struct Plan {
     /// The resource type in the storage version: the engine is called with this one, so
     /// it stores and returns objects in the storage version.
     pub storage: Arc<ResourceType>,
-    /// The CRD's webhook.
-    pub webhook: Webhook,
+    /// What converts between the two.
+    pub converter: Converter,
 }
 
 impl Plan {
@@ -172,6 +186,16 @@ impl Plan {
     /// not a custom resource, strategy `None` (only `apiVersion` differs between
     /// versions, which the engine's `present` handles), or already the storage version.
     pub fn for_request(engine: &Engine, rt: &Arc<ResourceType>) -> ApiResult<Option<Plan>> {
+        if rt.builtin && rt.group == "events.k8s.io" && rt.plural == "events" {
+            return Ok(engine
+                .registry()
+                .get("", "v1", "events")
+                .map(|storage| Plan {
+                    request: rt.clone(),
+                    storage,
+                    converter: Converter::Events,
+                }));
+        }
         if rt.builtin || rt.version == rt.storage_version {
             return Ok(None);
         }
@@ -191,7 +215,7 @@ impl Plan {
         Ok(Some(Plan {
             request: rt.clone(),
             storage,
-            webhook,
+            converter: Converter::Webhook(webhook),
         }))
     }
 
@@ -199,7 +223,10 @@ impl Plan {
     /// converted to the storage version before it is written.
     pub async fn to_storage(&self, shared: &Shared, obj: Value) -> ApiResult<Value> {
         let desired = self.storage.api_version();
-        let mut out = convert(shared, &self.webhook, vec![obj], &desired).await?;
+        let mut out = match &self.converter {
+            Converter::Webhook(webhook) => convert(shared, webhook, vec![obj], &desired).await?,
+            Converter::Events => vec![events::convert(obj, &desired)],
+        };
         out.pop()
             .ok_or_else(|| ApiError::internal("conversion returned no object"))
     }
@@ -232,11 +259,14 @@ impl Plan {
             .into_iter()
             .map(|o| Arc::try_unwrap(o).unwrap_or_else(|shared| (*shared).clone()))
             .collect();
-        Ok(convert_via(services, &self.webhook, owned, &desired)
-            .await?
-            .into_iter()
-            .map(Arc::new)
-            .collect())
+        let converted = match &self.converter {
+            Converter::Webhook(webhook) => convert_via(services, webhook, owned, &desired).await?,
+            Converter::Events => owned
+                .into_iter()
+                .map(|o| events::convert(o, &desired))
+                .collect(),
+        };
+        Ok(converted.into_iter().map(Arc::new).collect())
     }
 
     /// [`Plan::to_request`] for one object.

@@ -1,6 +1,7 @@
 //! Every verb of a custom resource whose CRD converts through a webhook, requested in a
 //! version other than its storage version (apiextensions-apiserver's `crdHandler` with a
-//! webhook converter; the table in `crate::conversion`). The engine only ever sees the
+//! webhook converter; the table in `crate::conversion`), and of an `events.k8s.io/v1`
+//! Event (stored as a core Event). The engine only ever sees the
 //! storage version: the handler's registry step runs on a second [`Scope`] whose type
 //! and target are the storage version's ([`conversion::Plan::storage`]), request bodies
 //! are converted to it before and the answers back to the request's version after; the
@@ -308,7 +309,9 @@ async fn patch(
         .and_then(|v| v.to_str().ok())
         .unwrap_or_default();
     let patch_type = PatchType::from_content_type(ct)?;
-    if patch_type == PatchType::Strategic {
+    // a custom resource takes no strategic merge patch; a built-in served through a plan
+    // (events.k8s.io Event) does
+    if patch_type == PatchType::Strategic && !scope.rt.builtin {
         return Err(super::patching::strategic_unsupported());
     }
     let apply = patch_type == PatchType::Apply;

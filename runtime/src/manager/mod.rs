@@ -30,8 +30,8 @@
 //! * `manager.rs`: [`Manager`], [`ManagerBuilder`], the run and shutdown sequence.
 //! * `checks.rs`: named health and readiness checks.
 //! * `server.rs`: the HTTP endpoints.
-//! * `secure.rs` (feature `secure-metrics`): [`SecureServing`], `/metrics` over HTTPS.
-//! * `metrics_filter.rs` (feature `secure-metrics`): [`MetricsAuth`], the TokenReview and
+//! * `secure.rs` (feature `secure-metrics`): `SecureServing`, `/metrics` over HTTPS.
+//! * `metrics_filter.rs` (feature `secure-metrics`): `MetricsAuth`, the TokenReview and
 //!   SubjectAccessReview filter in front of it.
 //!
 //! # Metrics
@@ -43,11 +43,13 @@
 //! `rest_client_request_duration_seconds{verb,host}`,
 //! `rest_client_rate_limiter_duration_seconds{verb,host}` and
 //! `rest_client_request_retries_total{code,verb,host}`, recorded without being asked
-//! (controller-runtime 0.24 registers the first by default and the others on request).
+//! (controller-runtime 0.24 registers only the first; the three others are opt-ins of its
+//! later `RegisterRESTClientMetrics`; here they are cheap, labelled by verb and host only,
+//! and always on).
 //!
 //! # Secure metrics
 //!
-//! With the `secure-metrics` feature, [`ManagerBuilder::metrics_secure`] serves `/metrics`
+//! With the `secure-metrics` feature, `ManagerBuilder::metrics_secure` serves `/metrics`
 //! over HTTPS (default `:8443`, a self-signed certificate unless a directory is given) and
 //! lets only callers whose bearer token the API server accepts (TokenReview) and whose user
 //! may `get` the path (SubjectAccessReview) read it: 401 without an accepted token, 403

@@ -381,7 +381,7 @@ fn init_and_create_api_give_a_project_that_builds_tests_verifies_and_demos() {
         .find(|l| l.starts_with("kubegen = "))
         .unwrap_or_default();
     assert!(
-        kubegen_line.contains("features = [\"webhook\"]"),
+        kubegen_line.contains("features = [\"secure-metrics\", \"webhook\"]"),
         "{manifest}"
     );
     assert!(dir.join("config/webhook/manifests.yaml").is_file());

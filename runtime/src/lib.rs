@@ -66,6 +66,8 @@
 //! * [`catalog`]: the table of contents a generated API tree carries (`catalog::RESOURCES`).
 //! * `webhook` (cargo feature `webhook`): admission and conversion webhook servers on
 //!   rustls, their certificates and CA injection (controller-runtime's `pkg/webhook`).
+//! * `certs` (cargo feature `webhook` or `secure-metrics`): serving certificates,
+//!   self-signed (rcgen) or read from a directory, rotated without a restart.
 //! * [`record`]: events about objects — recorder, broadcaster, correlation (client-go's
 //!   `tools/record`); [`record::events`] for the `events.k8s.io/v1` API, repeats counted
 //!   as series (client-go's `tools/events`).
@@ -83,7 +85,9 @@
 //! Cargo features: `derive` (default: the derive macros, `kubegen-derive`); one per
 //! built-in API group (`core`, `apps`, `coordination`, ...: its generated clients,
 //! listers and informers); `applyconfig` (their apply configurations); `kubernetes`
-//! (every group and `applyconfig`); `webhook` (`kubegen::webhook`).
+//! (every group and `applyconfig`); `webhook` (`kubegen::webhook`); `secure-metrics` (the
+//! manager's `/metrics` over HTTPS behind TokenReview and SubjectAccessReview:
+//! `ManagerBuilder::metrics_secure`).
 //!
 //! Objects are shared as `Arc<K>`: everything read from a cache is immutable, so "never
 //! mutate the cache" is enforced by the type system.
@@ -97,6 +101,8 @@ pub mod apis;
 pub mod applyconfig;
 pub mod cache;
 pub mod catalog;
+#[cfg(any(feature = "webhook", feature = "secure-metrics"))]
+pub mod certs;
 pub mod client;
 pub mod controller;
 pub mod controllerutil;

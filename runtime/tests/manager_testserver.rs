@@ -218,3 +218,52 @@ async fn a_lost_lease_ends_run() {
         "{result:?}"
     );
 }
+
+/// The manager's client records client-go's REST client series into the manager's
+/// registry without being asked (controller-runtime's `pkg/metrics/client_go_adapter.go`
+/// registers `rest_client_requests_total{code,method,host}` for every client of the
+/// process): three creates, a 404 and throttled requests show on `/metrics` with their
+/// counts, the host label being the API server's address.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_managers_client_requests_are_counted_on_metrics() {
+    let (server, _admin) = server_and_client().await;
+    // Throttled (a bucket that never runs dry here), so the limiter's waits are recorded.
+    let config = server
+        .config()
+        .expect("config")
+        .with_rate_limit(1000.0, 100);
+    let client = Client::try_from_config(config).expect("client");
+    assert!(!client.has_metrics());
+    let manager = Manager::builder(client)
+        .metrics_address(([127, 0, 0, 1], 0).into())
+        .build()
+        .expect("manager");
+    let metrics = format!(
+        "http://{}",
+        manager.metrics_addr().expect("metrics address")
+    );
+    let cms = ResourceClient::<ConfigMap>::namespaced(manager.client().clone(), "default");
+    let stop = CancellationToken::new();
+    let run = tokio::spawn(manager.run(stop.clone()));
+    for name in ["r1", "r2", "r3"] {
+        cms.create(&PostParams::default(), &cm(name))
+            .await
+            .expect("create");
+    }
+    assert!(cms.get("missing").await.is_err());
+    let host = server.addr().to_string();
+    let (status, body) = get(format!("{metrics}/metrics")).await;
+    assert_eq!(status, 200);
+    for series in [
+        format!(r#"rest_client_requests_total{{code="201",method="POST",host="{host}"}} 3"#),
+        format!(r#"rest_client_requests_total{{code="404",method="GET",host="{host}"}} 1"#),
+        format!(r#"rest_client_request_duration_seconds_count{{verb="POST",host="{host}"}} 3"#),
+        format!(
+            r#"rest_client_rate_limiter_duration_seconds_count{{verb="POST",host="{host}"}} 3"#
+        ),
+    ] {
+        assert!(body.contains(&series), "missing {series}:\n{body}");
+    }
+    stop.cancel();
+    run.await.expect("joined").expect("clean shutdown");
+}

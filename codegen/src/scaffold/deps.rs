@@ -71,13 +71,16 @@ impl Dependencies {
 
     /// The project's kubegen `[dependencies]` lines: the runtime only, without its
     /// default features (the built-in API groups' generated clients and the derives: the
-    /// operator uses neither; turn them on by name when it does). The test server is a
+    /// operator uses neither; turn them on by name when it does), with `secure-metrics`
+    /// (the manager serves `/metrics` over HTTPS behind TokenReview and
+    /// SubjectAccessReview, as kubebuilder scaffolds it). The test server is a
     /// dev-dependency ([`Self::dev_cargo_lines`]): a production build never compiles it.
     pub fn cargo_lines(&self) -> String {
-        let features = "default-features = false";
+        let features = "default-features = false, features = [\"secure-metrics\"]";
         let comment = "# The operator reaches built-in kinds through kubegen's generic clients and informers.\n\
                        # The typed clientset of a built-in group is a feature named after it:\n\
-                       # `features = [\"apps\"]` for `Clientset::new(client).apps_v1()`.";
+                       # `features = [\"apps\"]` for `Clientset::new(client).apps_v1()`.\n\
+                       # `secure-metrics`: /metrics over HTTPS, authenticated and authorized by the API server.";
         match self {
             Self::Path(root) => {
                 let root = root.display();

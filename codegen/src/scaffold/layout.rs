@@ -94,6 +94,21 @@ pub fn project_files(vars: &Vars) -> Vec<File> {
         File::filled("src/lib.rs", vars, &LIB_RS),
         File::filled("src/manager.rs", vars, &MANAGER_RS),
         File::filled("src/embedded.rs", vars, &EMBEDDED_RS),
+        File::filled(
+            "config/rbac/metrics_auth_role.yaml",
+            vars,
+            &METRICS_AUTH_ROLE,
+        ),
+        File::filled(
+            "config/rbac/metrics_auth_role_binding.yaml",
+            vars,
+            &METRICS_AUTH_ROLE_BINDING,
+        ),
+        File::filled(
+            "config/rbac/metrics_reader_role.yaml",
+            vars,
+            &METRICS_READER_ROLE,
+        ),
     ];
     for f in &mut files {
         f.executable = f.path.extension().is_some_and(|e| e == "sh");

@@ -37,6 +37,12 @@ template!(MAIN_RS, "main.rs.tmpl");
 template!(EMBEDDED_RS, "embedded.rs.tmpl");
 template!(LIB_RS, "lib.rs.tmpl");
 template!(MANAGER_RS, "manager.rs.tmpl");
+template!(METRICS_AUTH_ROLE, "metrics_auth_role.yaml.tmpl");
+template!(
+    METRICS_AUTH_ROLE_BINDING,
+    "metrics_auth_role_binding.yaml.tmpl"
+);
+template!(METRICS_READER_ROLE, "metrics_reader_role.yaml.tmpl");
 template!(KIND_TYPES, "kind_types.rs.tmpl");
 template!(KIND_CONTROLLER, "kind_controller.rs.tmpl");
 template!(KIND_DEMO, "kind_demo.rs.tmpl");
@@ -68,6 +74,9 @@ pub const ALL: &[Template] = &[
     EMBEDDED_RS,
     LIB_RS,
     MANAGER_RS,
+    METRICS_AUTH_ROLE,
+    METRICS_AUTH_ROLE_BINDING,
+    METRICS_READER_ROLE,
     KIND_TYPES,
     KIND_CONTROLLER,
     KIND_DEMO,

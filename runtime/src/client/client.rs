@@ -34,6 +34,9 @@ pub const DEFAULT_RETRY_AFTER: Duration = Duration::from_secs(1);
 #[derive(Clone)]
 pub struct Client {
     inner: Arc<Inner>,
+    /// Where `rest_client_*` metrics go; per handle, so [`Client::with_metrics`] can give a
+    /// client's clone a provider while both share the transport, credentials and throttle.
+    metrics: Option<Arc<dyn RestClientMetrics>>,
 }
 
 struct Inner {
@@ -44,7 +47,6 @@ struct Inner {
     max_retries: u32,
     request_timeout: Option<Duration>,
     headers: HeaderMap,
-    metrics: Option<Arc<dyn RestClientMetrics>>,
     /// The server's authority, the `host` label of path-only requests' metrics.
     host: String,
 }
@@ -56,6 +58,7 @@ impl fmt::Debug for Client {
             .field("throttle", &self.inner.throttle)
             .field("default_namespace", &self.inner.default_namespace)
             .field("max_retries", &self.inner.max_retries)
+            .field("metrics", &self.metrics.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -162,9 +165,9 @@ impl ClientBuilder {
                 max_retries: self.max_retries,
                 request_timeout: self.request_timeout,
                 headers: self.headers,
-                metrics: self.metrics,
                 host: self.host,
             }),
+            metrics: self.metrics,
         }
     }
 }
@@ -257,6 +260,25 @@ impl Client {
         Self::try_from_config(Config::infer().await?)
     }
 
+    /// This client recording client-go's `rest_client_*` metrics through `metrics` (in
+    /// place of any provider it had): a handle sharing this one's transport, credentials,
+    /// throttle and settings. The [`Manager`](crate::manager::Manager) gives its client
+    /// one this way, so the requests of its controllers, informers and leader election are
+    /// counted on its `/metrics`.
+    #[must_use]
+    pub fn with_metrics(&self, metrics: Arc<dyn RestClientMetrics>) -> Self {
+        Self {
+            inner: self.inner.clone(),
+            metrics: Some(metrics),
+        }
+    }
+
+    /// Whether this client records `rest_client_*` metrics (built with
+    /// [`ClientBuilder::metrics`] or [`Client::with_metrics`]).
+    pub fn has_metrics(&self) -> bool {
+        self.metrics.is_some()
+    }
+
     /// The namespace `ResourceClient::default_namespaced` uses.
     pub fn default_namespace(&self) -> &str {
         &self.inner.default_namespace
@@ -274,7 +296,7 @@ impl Client {
         let timeout = parts.extensions.get::<RequestTimeout>().copied();
         let mut retries = 0u32;
         let mut reauthenticated = false;
-        let metrics = self.inner.metrics.as_deref();
+        let metrics = self.metrics.as_deref();
         let verb = parts.method.as_str();
         let host = parts
             .uri

@@ -34,7 +34,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::{
     checks::{Check, Checks},
-    server::{Endpoints, serve},
+    server::{Endpoints, Transport, serve},
 };
 use crate::{
     Object,
@@ -87,6 +87,17 @@ pub enum ManagerError {
     /// Waiting for a signal failed.
     #[error("signals: {0}")]
     Signal(#[source] std::io::Error),
+    /// Secure metrics need an address of their own: the probes stay plain HTTP.
+    #[error("secure metrics cannot share the probes' address {0}")]
+    SecureMetricsOnProbeAddress(SocketAddr),
+    /// The secure metrics' certificate could not be made or read.
+    #[cfg(feature = "secure-metrics")]
+    #[error("metrics certificate: {0}")]
+    MetricsCertificate(#[from] crate::certs::CertError),
+    /// rustls refused the secure metrics' TLS settings.
+    #[cfg(feature = "secure-metrics")]
+    #[error("metrics TLS: {0}")]
+    MetricsTls(#[source] rustls::Error),
 }
 
 /// Where the lease lives and who this replica is.
@@ -128,6 +139,8 @@ pub struct ManagerBuilder {
     probe_addr: Option<SocketAddr>,
     metrics_addr: Option<SocketAddr>,
     graceful_shutdown_timeout: Duration,
+    #[cfg(feature = "secure-metrics")]
+    metrics_secure: Option<super::SecureServing>,
     #[cfg(feature = "webhook")]
     webhook_server: Option<crate::webhook::Server>,
     #[cfg(feature = "webhook")]
@@ -135,6 +148,20 @@ pub struct ManagerBuilder {
 }
 
 impl ManagerBuilder {
+    /// Serves `/metrics` over HTTPS, by default behind authentication (TokenReview) and
+    /// authorization (SubjectAccessReview with `nonResourceAttributes` of the request's path
+    /// and verb): controller-runtime's `SecureServing` with
+    /// `filters.WithAuthenticationAndAuthorization`, as kubebuilder scaffolds it. Without
+    /// [`metrics_address`](Self::metrics_address) it serves on `0.0.0.0:8443`; the address
+    /// must not be the probes'. [`Manager::metrics_ca_bundle`] is the CA that verifies the
+    /// certificate. See the [module docs](super#secure-metrics) for the RBAC it needs.
+    #[cfg(feature = "secure-metrics")]
+    #[must_use]
+    pub fn metrics_secure(mut self, options: super::SecureServing) -> Self {
+        self.metrics_secure = Some(options);
+        self
+    }
+
     /// Serves `server`'s webhooks while the manager runs, on every replica (webhooks do not
     /// need leadership), its `controller_runtime_webhook_*` series on the manager's
     /// `/metrics`, and `/readyz` failing until it serves (controller-runtime's webhook
@@ -240,9 +267,20 @@ impl ManagerBuilder {
     }
 
     /// The manager, its endpoints bound (not yet served).
-    pub fn build(self) -> Result<Manager, ManagerError> {
+    ///
+    /// The client's requests are counted on `/metrics` (client-go's
+    /// `rest_client_requests_total`, `rest_client_request_duration_seconds`,
+    /// `rest_client_rate_limiter_duration_seconds` and `rest_client_request_retries_total`):
+    /// unless it was built with a metrics provider of its own, the manager's client
+    /// ([`Manager::client`], and every informer, controller and lease lock of the manager)
+    /// records into the manager's registry, as controller-runtime registers client-go's
+    /// REST metrics in its registry for every client of the process.
+    pub fn build(mut self) -> Result<Manager, ManagerError> {
         let mut registry = Registry::default();
         let metrics = PrometheusMetrics::new(&mut registry);
+        if !self.client.has_metrics() {
+            self.client = self.client.with_metrics(Arc::new(metrics.clone()));
+        }
         let queue_metrics = Arc::new(PrometheusMetricsProvider::new(&mut registry));
         let mut factory = SharedInformerFactory::builder(self.client.clone())
             .default_resync(self.default_resync)
@@ -297,9 +335,31 @@ impl ManagerBuilder {
                 .and_then(|l| l.set_nonblocking(true).map(|()| l))
                 .map_err(|source| ManagerError::Bind { addr, source })
         };
+        #[cfg(feature = "secure-metrics")]
+        let secure = match self.metrics_secure.take() {
+            None => None,
+            Some(options) => {
+                let addr = *self
+                    .metrics_addr
+                    .get_or_insert_with(super::default_secure_metrics_address);
+                // Port 0 on both binds two free ports.
+                if self.probe_addr == Some(addr) && addr.port() != 0 {
+                    return Err(ManagerError::SecureMetricsOnProbeAddress(addr));
+                }
+                let certs = super::secure::SecureCerts::load(options.certificates)?;
+                let auth = options
+                    .authentication_and_authorization
+                    .then(|| Arc::new(super::MetricsAuth::new(self.client.clone())));
+                Some((certs, auth))
+            }
+        };
         let probe = self.probe_addr.map(bind).transpose()?;
+        #[cfg(feature = "secure-metrics")]
+        let own_listener = secure.is_some();
+        #[cfg(not(feature = "secure-metrics"))]
+        let own_listener = false;
         let metrics_listener = match (self.metrics_addr, self.probe_addr) {
-            (Some(m), Some(p)) if m == p => None,
+            (Some(m), Some(p)) if m == p && !own_listener => None,
             (Some(m), _) => Some(bind(m)?),
             (None, _) => None,
         };
@@ -349,6 +409,8 @@ impl ManagerBuilder {
             broadcaster: None,
             events_broadcaster: None,
             ring,
+            #[cfg(feature = "secure-metrics")]
+            secure,
         };
         if let Some(keeper) = self.lease_candidate {
             manager.add_runnable("lease-candidate", false, move |stop| async move {
@@ -407,6 +469,9 @@ pub struct Manager {
     events_broadcaster: Option<events::EventBroadcaster>,
     /// The shard ring, when the controllers are sharded.
     ring: Option<ShardRing>,
+    /// The secure metrics' certificate and filter.
+    #[cfg(feature = "secure-metrics")]
+    secure: Option<(super::secure::SecureCerts, Option<Arc<super::MetricsAuth>>)>,
 }
 
 impl std::fmt::Debug for Manager {
@@ -435,6 +500,8 @@ impl Manager {
             probe_addr: None,
             metrics_addr: None,
             graceful_shutdown_timeout: Duration::from_secs(30),
+            #[cfg(feature = "secure-metrics")]
+            metrics_secure: None,
             #[cfg(feature = "webhook")]
             webhook_server: None,
             #[cfg(feature = "webhook")]
@@ -475,6 +542,14 @@ impl Manager {
             (None, true) => self.probe_addr(),
             (None, false) => None,
         }
+    }
+
+    /// The CA bundle (PEM) that verifies the certificate of the secure metrics endpoint
+    /// ([`ManagerBuilder::metrics_secure`]), `None` when metrics are plain HTTP: what a
+    /// scraper trusts (for a self-signed certificate, this replica's own CA).
+    #[cfg(feature = "secure-metrics")]
+    pub fn metrics_ca_bundle(&self) -> Option<Vec<u8>> {
+        self.secure.as_ref().map(|(certs, _)| certs.ca_bundle())
     }
 
     /// A controller builder over the manager's factory, recording controller-runtime's and
@@ -726,6 +801,18 @@ impl Manager {
     /// Starts the endpoint servers.
     fn serve(&mut self, stop: &CancellationToken) -> Result<(), ManagerError> {
         let registry = self.registry.clone();
+        #[cfg(feature = "secure-metrics")]
+        let (metrics_transport, auth) = match self.secure.take() {
+            None => (Transport::Plain, None),
+            Some((certs, auth)) => {
+                let acceptor = certs
+                    .start(stop.clone())
+                    .map_err(ManagerError::MetricsTls)?;
+                (Transport::Tls(acceptor), auth)
+            }
+        };
+        #[cfg(not(feature = "secure-metrics"))]
+        let metrics_transport = Transport::Plain;
         let listeners = [
             (
                 self.probe.take(),
@@ -733,7 +820,10 @@ impl Manager {
                     healthz: Some(self.healthz.clone()),
                     readyz: Some(self.readyz.clone()),
                     metrics: self.shared_metrics.then(|| registry.clone()),
+                    #[cfg(feature = "secure-metrics")]
+                    auth: None,
                 },
+                Transport::Plain,
             ),
             (
                 self.metrics_listener.take(),
@@ -741,10 +831,13 @@ impl Manager {
                     healthz: None,
                     readyz: None,
                     metrics: Some(registry),
+                    #[cfg(feature = "secure-metrics")]
+                    auth,
                 },
+                metrics_transport,
             ),
         ];
-        for (listener, endpoints) in listeners {
+        for (listener, endpoints, transport) in listeners {
             let Some(listener) = listener else { continue };
             let addr = listener.local_addr().ok();
             let listener = tokio::net::TcpListener::from_std(listener).map_err(|source| {
@@ -753,7 +846,7 @@ impl Manager {
                     source,
                 }
             })?;
-            tokio::spawn(serve(listener, endpoints, stop.clone()));
+            tokio::spawn(serve(listener, endpoints, transport, stop.clone()));
         }
         Ok(())
     }

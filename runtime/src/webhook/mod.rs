@@ -58,11 +58,12 @@
 //! * `paths.rs`: controller-runtime's path names ([`validate_path`], [`mutate_path`],
 //!   [`CONVERT_PATH`]).
 //! * `server.rs`: [`Server`], [`ServerBuilder`], [`ServerError`].
-//! * `certs/`: certificate sources and the rustls resolver.
+//! * [`certs`]: certificate sources and the rustls resolver (the crate's `certs` module,
+//!   which the manager's secure metrics endpoint shares).
 //! * `inject.rs`: [`CaInjector`], [`InjectError`].
 
 mod admit;
-pub mod certs;
+pub use crate::certs;
 mod conversion;
 mod defaulter;
 mod handler;

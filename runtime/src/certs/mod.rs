@@ -1,5 +1,7 @@
-//! The webhook server's certificates: where they come from and how the server presents the
-//! current one.
+//! Serving certificates for kubegen's HTTPS servers — the webhook server
+//! (`webhook::Server`, feature `webhook`) and the manager's
+//! secure `/metrics` (feature `secure-metrics`): where they come from and how a server
+//! presents the current one. Compiled with either feature.
 //!
 //! * `resolver.rs`: [`CertResolver`], the rustls `ResolvesServerCert` whose certificate
 //!   and CA bundle swap atomically, so rotation needs no restart.
@@ -47,7 +49,7 @@ pub enum CertError {
     Key(#[source] rustls::Error),
 }
 
-/// Where a [`Server`](super::Server) gets its certificate.
+/// Where a server (the webhook server, the manager's secure metrics) gets its certificate.
 #[derive(Debug, Clone)]
 pub enum CertificateSource {
     /// Generated at start and rotated before expiry.

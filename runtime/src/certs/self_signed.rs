@@ -207,7 +207,7 @@ impl SelfSigned {
         tracing::info!(
             hosts = ?self.config.hosts,
             valid_for = ?lifetime,
-            "issued the webhook serving certificate"
+            "issued a serving certificate"
         );
         Ok(())
     }
@@ -218,7 +218,7 @@ impl SelfSigned {
         let ca = new_ca(self.config.ca_validity)?;
         let old = std::mem::replace(&mut self.ca, ca);
         self.previous_ca = Some((old.pem, old.not_after));
-        tracing::info!("rotated the webhook CA");
+        tracing::info!("rotated the self-signed CA");
         self.issue(resolver)
     }
 
@@ -238,7 +238,7 @@ impl SelfSigned {
                 self.issue(&resolver)
             };
             if let Err(error) = result {
-                tracing::error!(%error, "re-issuing the webhook certificate failed; retrying");
+                tracing::error!(%error, "re-issuing the serving certificate failed; retrying");
                 self.cert_rotate_at = Instant::now() + Duration::from_secs(1);
             }
         }

@@ -108,7 +108,7 @@ impl CertDir {
             let contents = match self.contents() {
                 Ok(contents) => contents,
                 Err(error) => {
-                    tracing::warn!(%error, dir = %self.path.display(), "reading the webhook certificate failed");
+                    tracing::warn!(%error, dir = %self.path.display(), "reading the serving certificate failed");
                     continue;
                 }
             };
@@ -117,11 +117,11 @@ impl CertDir {
             }
             match resolver.set(&contents.cert, &contents.key, &contents.ca) {
                 Ok(()) => {
-                    tracing::info!(dir = %self.path.display(), "reloaded the webhook certificate");
+                    tracing::info!(dir = %self.path.display(), "reloaded the serving certificate");
                     last = Some(contents);
                 }
                 Err(error) => {
-                    tracing::warn!(%error, dir = %self.path.display(), "the changed webhook certificate does not load; keeping the current one");
+                    tracing::warn!(%error, dir = %self.path.display(), "the changed serving certificate does not load; keeping the current one");
                 }
             }
         }

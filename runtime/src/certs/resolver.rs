@@ -78,9 +78,7 @@ impl CertResolver {
         self.ca_bundle.borrow().clone()
     }
 
-    /// The CA bundle, notified each time it changes (for [`CaInjector::run`]).
-    ///
-    /// [`CaInjector::run`]: crate::webhook::CaInjector::run
+    /// The CA bundle, notified each time it changes (for the webhook `CaInjector::run`).
     pub fn subscribe_ca_bundle(&self) -> watch::Receiver<Vec<u8>> {
         self.ca_bundle.subscribe()
     }

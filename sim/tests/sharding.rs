@@ -69,6 +69,21 @@ fn hand_moved_labels_never_lead_to_two_reconciles_at_once() {
     }
 }
 
+/// The seeds the first 1,000-seed soak (session 24) found diverging: an object reconciled
+/// by two replicas at once around a partition that heals (seed 861's minimal schedule:
+/// three replicas join, the sharder's replica is cut off, an object is written, a member is
+/// partitioned for 1,405 ms; the healed member reconciles the object while it is already
+/// another's). Ignored until the handover closes that window; then this joins the budget.
+#[test]
+#[ignore = "known failure: a member healing from a partition reconciles an object already moved"]
+fn partition_heal_seeds_from_the_first_soak_hold() {
+    for seed in [308, 861, 962] {
+        if let Err(divergence) = run_seed_with(seed, Strictness::default()) {
+            panic!("{}", explain(seed, &divergence, false));
+        }
+    }
+}
+
 fn env(name: &str, default: u64) -> u64 {
     std::env::var(name)
         .ok()

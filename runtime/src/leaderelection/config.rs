@@ -96,9 +96,11 @@ pub struct LeaderElectionConfig {
     /// How long candidates wait between attempts (stretched by [`JITTER_FACTOR`] when
     /// acquiring).
     pub retry_period: Duration,
-    /// Write an expired, holder-less record when the elector is stopped while leading, so
-    /// another candidate takes over at once (the leader must have stopped all leader-only
-    /// work by then).
+    /// Write an expired, holder-less record when the elector is stopped (its `stop`
+    /// token) while leading, so another candidate takes over at once (the leader must have
+    /// stopped all leader-only work by then). A leader that stops on its own (a renewal
+    /// missed its deadline, or it yields in coordinated mode) never releases: its work
+    /// may still be running, so the lease runs out by itself.
     pub release_on_cancel: bool,
     /// Coordinated leader election (KEP-4355, client-go's `Coordinated`): the candidate
     /// never takes the lock itself — not when it is missing, not when it is empty or

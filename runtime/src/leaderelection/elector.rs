@@ -25,7 +25,12 @@
 //! `renew_deadline` has passed since the renewal began; then it stops leading — the token
 //! is cancelled — even though nobody else may hold the lease yet, because past the deadline
 //! another candidate may already act as leader. With `release_on_cancel`, a leader that
-//! stops writes a holder-less record that expires at once. `on_stopped_leading` ends `run`.
+//! is stopped (its `stop` token) writes a holder-less record that expires at once; one that
+//! stops on its own (a missed deadline, a yield) does not, since its leader-only work may
+//! still be running: its lease runs out by itself. (client-go releases in both cases; the
+//! sharding simulation found a member whose release, right after a missed deadline, let
+//! the sharder move an object while the member's reconcile of it was still running.)
+//! `on_stopped_leading` ends `run`.
 //!
 //! # Coordinated mode, `try_coordinated_renew`
 //!
@@ -42,8 +47,8 @@
 //! 4. A lease held by someone else fails the round.
 //! 5. Held by this candidate with a `preferredHolder` naming another candidate: the
 //!    controller found a better leader. The round **yields**: a leader stops leading at
-//!    once (not after the renew deadline), releases the lock with `release_on_cancel`
-//!    (otherwise the lock expires and the controller hands it over then), and `run`
+//!    once (not after the renew deadline), leaves the lock to expire (the controller hands
+//!    it over then; no release: the leader-only work may still be running), and `run`
 //!    returns; a candidate not yet leading keeps waiting.
 //! 6. Otherwise renew: this candidate's record with its own lease duration, keeping the
 //!    acquire time (now, if the controller left none), the transition count and the
@@ -186,7 +191,13 @@ impl LeaderElector {
             if let Some(metrics) = &self.inner.config.metrics {
                 metrics.leading(false);
             }
-            if self.inner.config.release_on_cancel {
+            // Released only when asked to stop: whoever stops the elector has stopped the
+            // leader-only work first (the manager drains it, then stops the elector). A
+            // leader that stops on its own (a missed renew deadline, a yield) has only just
+            // cancelled its token, and that work may still be running (a reconcile in
+            // flight); a release would let another candidate act at once, beside it. The
+            // lease then runs out by itself, `lease_duration` after the last renewal.
+            if self.inner.config.release_on_cancel && stop.is_cancelled() {
                 self.release().await;
             }
         }

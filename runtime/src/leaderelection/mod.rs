@@ -48,7 +48,7 @@
 //! (creates the LeaseCandidate, answers pings, deletes it when stopped) and a
 //! [`LeaderElector`] with [`LeaderElectionConfig::coordinated`] set, which never takes the
 //! Lease itself: it leads once the Lease names it, renews as usual, and steps down for a
-//! preferred holder (releasing with `release_on_cancel`). Plain election is the default
+//! preferred holder (leaving the Lease to expire: its work may still run). Plain election is the default
 //! and is unchanged; the two kinds should not share a Lease. `kubegen-testserver` runs the
 //! controller (`Workload::CoordinatedLeaderElection`) and serves LeaseCandidates.
 

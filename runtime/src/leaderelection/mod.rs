@@ -48,8 +48,8 @@
 //! (creates the LeaseCandidate, answers pings, deletes it when stopped) and a
 //! [`LeaderElector`] with [`LeaderElectionConfig::coordinated`] set, which never takes the
 //! Lease itself: it leads once the Lease names it, renews as usual, and steps down for a
-//! preferred holder (leaving the Lease to expire: its work may still run). Plain election is the default
-//! and is unchanged; the two kinds should not share a Lease. `kubegen-testserver` runs the
+//! preferred holder (leaving the Lease to expire: its work may still run). Plain election
+//! is the default and is unchanged; the two kinds should not share a Lease. `kubegen-testserver` runs the
 //! controller (`Workload::CoordinatedLeaderElection`) and serves LeaseCandidates.
 
 mod candidate;

@@ -14,7 +14,7 @@ use parking_lot::Mutex;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use super::view::ShardView;
+use super::view::{Placement, ShardView};
 use crate::{
     Object,
     cache::{
@@ -47,14 +47,14 @@ pub(crate) trait ShardedKind: Send + Sync + 'static {
 
 /// A watched kind: its metadata cache and its label writes.
 pub(crate) trait KindCache: Send + Sync + 'static {
-    fn get(&self, key: &str) -> Option<ObjectMeta>;
+    fn get(&self, key: &str) -> Option<Placement>;
     fn keys(&self) -> Vec<String>;
     fn owned_by(&self, uid: &str) -> Vec<String>;
     fn synced(&self) -> &dyn CacheSynced;
     /// Starts the cache (once; `None` if it was started before).
     fn spawn(&self, stop: CancellationToken) -> Option<JoinHandle<()>>;
-    /// Calls `f` with the metadata of every cached object.
-    fn for_each(&self, f: &mut dyn FnMut(&ObjectMeta));
+    /// Calls `f` with what is kept of every cached object.
+    fn for_each(&self, f: &mut dyn FnMut(&Placement));
     /// Calls `changed` with the key of every object added, changed or deleted.
     fn on_change(&self, changed: Arc<dyn Fn(String) + Send + Sync>);
     /// Merge-patches the object `key` (`body` carries the resourceVersion precondition).
@@ -123,8 +123,8 @@ struct Watched<K: Object> {
 }
 
 impl<K: Object> KindCache for Watched<K> {
-    fn get(&self, key: &str) -> Option<ObjectMeta> {
-        self.indexer.get_by_key(key).map(|o| o.metadata().clone())
+    fn get(&self, key: &str) -> Option<Placement> {
+        self.indexer.get_by_key(key).map(|o| o.placement().clone())
     }
 
     fn keys(&self) -> Vec<String> {
@@ -153,9 +153,9 @@ impl<K: Object> KindCache for Watched<K> {
         Some(unstarted.spawn(stop).1)
     }
 
-    fn for_each(&self, f: &mut dyn FnMut(&ObjectMeta)) {
+    fn for_each(&self, f: &mut dyn FnMut(&Placement)) {
         for obj in self.indexer.list() {
-            f(obj.metadata());
+            f(obj.placement());
         }
     }
 

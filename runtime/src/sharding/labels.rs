@@ -66,18 +66,26 @@ impl RingLabels {
 
     /// The member `meta` is assigned to, if any.
     pub fn assigned<'a>(&self, meta: &'a ObjectMeta) -> Option<&'a str> {
-        meta.labels
-            .as_ref()?
-            .get(&self.shard)
-            .map(String::as_str)
-            .filter(|m| !m.is_empty())
+        self.assigned_by(|key| label_of(meta, key))
     }
 
     /// Whether `meta` carries the drain label.
     pub fn draining(&self, meta: &ObjectMeta) -> bool {
-        meta.labels
-            .as_ref()
-            .is_some_and(|labels| labels.contains_key(&self.drain))
+        self.draining_by(|key| label_of(meta, key))
+    }
+
+    /// The member an object is assigned to, given how to read its labels: the shard
+    /// label's value, unless empty.
+    pub(crate) fn assigned_by<'a>(
+        &self,
+        label: impl FnOnce(&str) -> Option<&'a str>,
+    ) -> Option<&'a str> {
+        label(&self.shard).filter(|m| !m.is_empty())
+    }
+
+    /// Whether an object carries the drain label (any value), given how to read its labels.
+    pub(crate) fn draining_by<'a>(&self, label: impl FnOnce(&str) -> Option<&'a str>) -> bool {
+        label(&self.drain).is_some()
     }
 
     /// The JSON pointer of a label key (`/` escaped as `~1`, `~` as `~0`, RFC 6901).
@@ -87,6 +95,11 @@ impl RingLabels {
             key.replace('~', "~0").replace('/', "~1")
         )
     }
+}
+
+/// The value of `meta`'s label `key`.
+fn label_of<'a>(meta: &'a ObjectMeta, key: &str) -> Option<&'a str> {
+    meta.labels.as_ref()?.get(key).map(String::as_str)
 }
 
 /// A Lease name for `identity` in `ring`: `<ring>-<identity>`, lower-cased, characters a

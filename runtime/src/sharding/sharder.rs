@@ -325,12 +325,13 @@ impl Term {
         else {
             return;
         };
-        let Some(meta) = cache.get(key) else {
+        let Some(placement) = cache.get(key) else {
             return;
         };
         let labels = self.ring.labels();
-        let assigned = labels.assigned(&meta).map(str::to_owned);
-        let draining = labels.draining(&meta);
+        let assigned = placement.assigned(labels).map(str::to_owned);
+        let draining = placement.draining(labels);
+        let meta = &placement.metadata;
         let decision = match role {
             Role::Primary => {
                 let live = self.state.lock().live.clone();
@@ -339,7 +340,7 @@ impl Term {
                 decision::primary(assigned.as_deref(), draining, &live, pick)
             }
             Role::Owned => {
-                let owner = self.owner_assignment(&meta);
+                let owner = self.owner_assignment(meta);
                 match owner {
                     Some(owner) => decision::owned(assigned.as_deref(), draining, owner.as_deref()),
                     None => Decision::Keep,
@@ -418,8 +419,8 @@ impl Term {
         let owner_meta = cache
             .get(&key)
             .or_else(|| cache.get(&owner.name))
-            .filter(|m| m.uid.as_deref() == Some(owner.uid.as_str()));
-        Some(owner_meta.and_then(|m| self.ring.labels().assigned(&m).map(str::to_owned)))
+            .filter(|m| m.metadata.uid.as_deref() == Some(owner.uid.as_str()));
+        Some(owner_meta.and_then(|m| m.assigned(self.ring.labels()).map(str::to_owned)))
     }
 
     /// 5. Counts the ring into its status and metrics.
@@ -434,12 +435,12 @@ impl Term {
             if watched.role != Role::Primary {
                 continue;
             }
-            watched.cache.for_each(&mut |meta| {
-                match labels.assigned(meta) {
+            watched.cache.for_each(&mut |placement| {
+                match placement.assigned(labels) {
                     Some(member) => *status.objects.entry(member.to_owned()).or_default() += 1,
                     None => status.unassigned += 1,
                 }
-                if labels.draining(meta) {
+                if placement.draining(labels) {
                     status.drains_in_flight += 1;
                 }
             });

@@ -7,19 +7,79 @@
 //! decoded from a `PartialObjectMetadata` item with just those, and every other key (other
 //! labels, annotations, managedFields, timestamps, finalizers, the item's `apiVersion` and
 //! `kind`) is skipped by the decoder, never built.
+//!
+//! The ring labels are kept beside the metadata, as a short sorted list, not in
+//! `metadata.labels`: a `BTreeMap` allocates a node of eleven slots (about 0.5 KiB) for
+//! one label, which for 30,000 objects was 16 MB of the sharder's replica.
 
-use std::{borrow::Cow, collections::BTreeMap, fmt, marker::PhantomData};
+use std::{borrow::Cow, fmt, marker::PhantomData};
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kube_core::{ObjectMeta, Resource};
-use serde::{Deserialize, Deserializer, Serialize, Serializer, ser::SerializeMap};
+use serde::{
+    Deserialize, Deserializer, Serialize, Serializer,
+    de::{self, MapAccess, Visitor},
+    ser::SerializeMap,
+};
 
-use super::labels::{DRAIN_LABEL_PREFIX, SHARD_LABEL_PREFIX};
+use super::labels::{DRAIN_LABEL_PREFIX, RingLabels, SHARD_LABEL_PREFIX};
 use crate::Object;
+
+/// What the sharder keeps of one object of any kind: a [`ShardView`]'s contents.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct Placement {
+    /// Name, namespace, uid, resourceVersion and the controller owner reference; no
+    /// labels.
+    pub(crate) metadata: ObjectMeta,
+    /// The ring labels, sorted by key.
+    ring_labels: Box<[(Box<str>, Box<str>)]>,
+}
+
+impl Placement {
+    fn new(metadata: ObjectMeta, mut ring_labels: Vec<(Box<str>, Box<str>)>) -> Self {
+        ring_labels.sort_unstable();
+        Self {
+            metadata,
+            ring_labels: ring_labels.into_boxed_slice(),
+        }
+    }
+
+    /// The value of the ring label `key` (only ring labels are kept).
+    pub(crate) fn label(&self, key: &str) -> Option<&str> {
+        self.ring_labels
+            .binary_search_by(|(k, _)| (**k).cmp(key))
+            .ok()
+            .map(|i| &*self.ring_labels[i].1)
+    }
+
+    /// The member of `labels`' ring the object is assigned to, if any.
+    pub(crate) fn assigned(&self, labels: &RingLabels) -> Option<&str> {
+        labels.assigned_by(|key| self.label(key))
+    }
+
+    /// Whether the object carries `labels`' drain label.
+    pub(crate) fn draining(&self, labels: &RingLabels) -> bool {
+        labels.draining_by(|key| self.label(key))
+    }
+
+    /// The metadata with the ring labels back in `labels`.
+    fn full_metadata(&self) -> ObjectMeta {
+        let mut metadata = self.metadata.clone();
+        if !self.ring_labels.is_empty() {
+            metadata.labels = Some(
+                self.ring_labels
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .collect(),
+            );
+        }
+        metadata
+    }
+}
 
 /// The sharder's view of an object of kind `K` (see the module docs).
 pub(crate) struct ShardView<K> {
-    metadata: ObjectMeta,
+    placement: Placement,
     kind: PhantomData<fn() -> K>,
 }
 
@@ -27,46 +87,58 @@ impl<K> ShardView<K> {
     /// The view of `metadata` as the decoder would keep it.
     #[cfg(test)]
     fn of(metadata: &ObjectMeta) -> Self {
-        let labels = metadata.labels.clone().map(only_ring_labels);
         let owner_references = metadata
             .owner_references
             .clone()
             .map(only_controller)
             .filter(|refs| !refs.is_empty());
-        Self::new(ObjectMeta {
-            name: metadata.name.clone(),
-            namespace: metadata.namespace.clone(),
-            uid: metadata.uid.clone(),
-            resource_version: metadata.resource_version.clone(),
-            labels,
-            owner_references,
-            ..ObjectMeta::default()
-        })
+        Self::new(Placement::new(
+            ObjectMeta {
+                name: metadata.name.clone(),
+                namespace: metadata.namespace.clone(),
+                uid: metadata.uid.clone(),
+                resource_version: metadata.resource_version.clone(),
+                owner_references,
+                ..ObjectMeta::default()
+            },
+            metadata
+                .labels
+                .iter()
+                .flatten()
+                .filter(|(key, _)| is_ring_label(key))
+                .map(|(key, value)| (key.as_str().into(), value.as_str().into()))
+                .collect(),
+        ))
     }
 
-    fn new(metadata: ObjectMeta) -> Self {
+    fn new(placement: Placement) -> Self {
         Self {
-            metadata,
+            placement,
             kind: PhantomData,
         }
     }
 
-    /// The kept metadata.
+    /// The kept metadata (without the ring labels: see [`ShardView::placement`]).
     pub(crate) fn metadata(&self) -> &ObjectMeta {
-        &self.metadata
+        &self.placement.metadata
+    }
+
+    /// What the sharder reads of the object.
+    pub(crate) fn placement(&self) -> &Placement {
+        &self.placement
     }
 }
 
 impl<K> Clone for ShardView<K> {
     fn clone(&self) -> Self {
-        Self::new(self.metadata.clone())
+        Self::new(self.placement.clone())
     }
 }
 
 impl<K> fmt::Debug for ShardView<K> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ShardView")
-            .field("metadata", &self.metadata)
+            .field("placement", &self.placement)
             .finish()
     }
 }
@@ -92,18 +164,18 @@ impl<K: Object> Resource for ShardView<K> {
     }
 
     fn meta(&self) -> &ObjectMeta {
-        &self.metadata
+        &self.placement.metadata
     }
 
     fn meta_mut(&mut self) -> &mut ObjectMeta {
-        &mut self.metadata
+        &mut self.placement.metadata
     }
 }
 
 impl<K> Serialize for ShardView<K> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut map = serializer.serialize_map(Some(1))?;
-        map.serialize_entry("metadata", &self.metadata)?;
+        map.serialize_entry("metadata", &self.placement.full_metadata())?;
         map.end()
     }
 }
@@ -124,7 +196,7 @@ struct Meta {
     uid: Option<String>,
     resource_version: Option<String>,
     #[serde(default, deserialize_with = "ring_labels")]
-    labels: Option<BTreeMap<String, String>>,
+    labels: Vec<(Box<str>, Box<str>)>,
     #[serde(default, deserialize_with = "controller_owner")]
     owner_references: Option<Vec<OwnerReference>>,
 }
@@ -139,23 +211,22 @@ impl<'de, K> Deserialize<'de> for ShardView<K> {
             labels,
             owner_references,
         } = Item::deserialize(deserializer)?.metadata;
-        Ok(Self::new(ObjectMeta {
-            name,
-            namespace,
-            uid,
-            resource_version,
+        Ok(Self::new(Placement::new(
+            ObjectMeta {
+                name,
+                namespace,
+                uid,
+                resource_version,
+                owner_references,
+                ..ObjectMeta::default()
+            },
             labels,
-            owner_references,
-            ..ObjectMeta::default()
-        }))
+        )))
     }
 }
 
-fn only_ring_labels(mut labels: BTreeMap<String, String>) -> BTreeMap<String, String> {
-    labels.retain(|key, _| {
-        key.starts_with(SHARD_LABEL_PREFIX) || key.starts_with(DRAIN_LABEL_PREFIX)
-    });
-    labels
+fn is_ring_label(key: &str) -> bool {
+    key.starts_with(SHARD_LABEL_PREFIX) || key.starts_with(DRAIN_LABEL_PREFIX)
 }
 
 fn only_controller(mut refs: Vec<OwnerReference>) -> Vec<OwnerReference> {
@@ -163,15 +234,73 @@ fn only_controller(mut refs: Vec<OwnerReference>) -> Vec<OwnerReference> {
     refs
 }
 
-/// `metadata.labels`, only the ring labels kept (`None` when none is there).
+/// `metadata.labels`, only the ring labels kept: the others' values are skipped by the
+/// decoder, never built (`null` is no labels).
 fn ring_labels<'de, D: Deserializer<'de>>(
     deserializer: D,
-) -> Result<Option<BTreeMap<String, String>>, D::Error> {
-    Ok(
-        Option::<BTreeMap<String, String>>::deserialize(deserializer)?
-            .map(only_ring_labels)
-            .filter(|labels| !labels.is_empty()),
-    )
+) -> Result<Vec<(Box<str>, Box<str>)>, D::Error> {
+    struct RingLabelsVisitor;
+
+    impl<'de> Visitor<'de> for RingLabelsVisitor {
+        type Value = Vec<(Box<str>, Box<str>)>;
+
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("a map of label keys to values")
+        }
+
+        fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+            Ok(Vec::new())
+        }
+
+        fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
+            Ok(Vec::new())
+        }
+
+        fn visit_some<D2: Deserializer<'de>>(self, d: D2) -> Result<Self::Value, D2::Error> {
+            d.deserialize_map(self)
+        }
+
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            let mut kept = Vec::new();
+            while let Some(key) = map.next_key_seed(RingKey)? {
+                match key {
+                    Some(key) => {
+                        let value: String = map.next_value()?;
+                        kept.push((key, value.into_boxed_str()));
+                    }
+                    None => {
+                        map.next_value::<de::IgnoredAny>()?;
+                    }
+                }
+            }
+            Ok(kept)
+        }
+    }
+
+    /// A label key, kept only if it is a ring label (read in place otherwise).
+    struct RingKey;
+
+    impl<'de> de::DeserializeSeed<'de> for RingKey {
+        type Value = Option<Box<str>>;
+
+        fn deserialize<D2: Deserializer<'de>>(self, d: D2) -> Result<Self::Value, D2::Error> {
+            d.deserialize_str(self)
+        }
+    }
+
+    impl Visitor<'_> for RingKey {
+        type Value = Option<Box<str>>;
+
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("a label key")
+        }
+
+        fn visit_str<E: de::Error>(self, key: &str) -> Result<Self::Value, E> {
+            Ok(is_ring_label(key).then(|| Box::from(key)))
+        }
+    }
+
+    deserializer.deserialize_option(RingLabelsVisitor)
 }
 
 /// `metadata.ownerReferences`, only the controller's kept.
@@ -187,6 +316,8 @@ fn controller_owner<'de, D: Deserializer<'de>>(
 mod tests {
     use k8s_openapi::api::core::v1::ConfigMap;
     use serde_json::json;
+
+    use std::collections::BTreeMap;
 
     use super::*;
 
@@ -207,7 +338,7 @@ mod tests {
             },
         });
         let view: ShardView<ConfigMap> = serde_json::from_value(item).unwrap();
-        let meta = view.metadata();
+        let meta = &view.placement().full_metadata();
         assert_eq!(meta.name.as_deref(), Some("cm-1"));
         assert_eq!(meta.namespace.as_deref(), Some("default"));
         assert_eq!(meta.uid.as_deref(), Some("u-1"));
@@ -224,12 +355,22 @@ mod tests {
         assert_eq!(owners[0].uid, "u-d");
         assert!(meta.annotations.is_none() && meta.managed_fields.is_none());
         assert!(meta.creation_timestamp.is_none());
+        // The labels are read beside the metadata, not in it.
+        assert!(view.metadata().labels.is_none());
+        let ring = RingLabels::new("cms");
+        assert_eq!(view.placement().assigned(&ring), Some("a"));
+        assert!(view.placement().draining(&ring));
+        assert_eq!(view.placement().label("app"), None);
+        assert!(!view.placement().draining(&RingLabels::new("other")));
         // The view of the decoded metadata is itself.
-        assert_eq!(ShardView::<ConfigMap>::of(meta).metadata(), meta);
+        assert_eq!(
+            ShardView::<ConfigMap>::of(meta).placement(),
+            view.placement()
+        );
         // Round trip through its own encoding.
         let again: ShardView<ConfigMap> =
             serde_json::from_value(serde_json::to_value(&view).unwrap()).unwrap();
-        assert_eq!(again.metadata(), meta);
+        assert_eq!(again.placement(), view.placement());
     }
 
     #[test]
@@ -237,7 +378,7 @@ mod tests {
         let view: ShardView<ConfigMap> =
             serde_json::from_value(json!({"metadata": {"name": "x", "labels": {"app": "y"}}}))
                 .unwrap();
-        assert!(view.metadata().labels.is_none());
+        assert!(view.placement().full_metadata().labels.is_none());
         assert!(view.metadata().owner_references.is_none());
         let malformed =
             serde_json::from_value::<ShardView<ConfigMap>>(json!({"metadata": {"labels": 3}}));

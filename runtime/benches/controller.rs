@@ -31,7 +31,7 @@ use kubegen::{
 };
 use kubegen_testserver::{
     TestServer,
-    bench::{Target, WriteOptions},
+    bench::{WriteOptions, collection},
 };
 use serde_json::json;
 use tokio::sync::Notify;
@@ -163,16 +163,7 @@ fn main() {
         .build()
         .unwrap();
     let server = rt.block_on(async { TestServer::start().await.unwrap() });
-    let target = Target {
-        rt: server
-            .engine()
-            .registry()
-            .get("", "v1", "configmaps")
-            .unwrap(),
-        namespace: Some("default".into()),
-        name: None,
-        subresource: None,
-    };
+    let target = collection(&server, ("", "v1", "configmaps"), Some("default"));
     for i in 0..n {
         let obj = json!({"apiVersion": "v1", "kind": "ConfigMap",
             "metadata": {"name": format!("cm-{i:06}")},

@@ -69,7 +69,7 @@ use kubegen::{
 };
 use kubegen_testserver::{
     EngineConfig, TestServer,
-    bench::{Target, WriteOptions},
+    bench::{Target, WriteOptions, collection},
 };
 use serde_json::json;
 use support::{
@@ -352,14 +352,8 @@ fn run_child(workload: &str, server: &TestServer, n: usize, marker_seq: &mut usi
 
 fn target(server: &TestServer, name: Option<&str>) -> Target {
     Target {
-        rt: server
-            .engine()
-            .registry()
-            .get("", "v1", "configmaps")
-            .unwrap(),
-        namespace: Some("default".into()),
         name: name.map(Into::into),
-        subresource: None,
+        ..collection(server, ("", "v1", "configmaps"), Some("default"))
     }
 }
 

@@ -97,7 +97,7 @@ use kubegen::{
 };
 use kubegen_testserver::{
     ClusterConfig, EngineConfig, TestServer,
-    bench::{Target, WriteOptions},
+    bench::{Target, WriteOptions, collection},
 };
 use serde_json::{Map, Value, json};
 use support::{
@@ -552,20 +552,6 @@ fn replica_set(ns: usize, app: usize) -> Value {
     ])
 }
 
-fn target(server: &TestServer, resource: (&str, &str, &str), ns: Option<&str>) -> Target {
-    let (group, version, plural) = resource;
-    Target {
-        rt: server
-            .engine()
-            .registry()
-            .get(group, version, plural)
-            .unwrap(),
-        namespace: ns.map(Into::into),
-        name: None,
-        subresource: None,
-    }
-}
-
 const PODS: (&str, &str, &str) = ("", "v1", "pods");
 
 fn pod_target(server: &TestServer, i: usize, subresource: Option<&str>) -> Target {
@@ -573,7 +559,7 @@ fn pod_target(server: &TestServer, i: usize, subresource: Option<&str>) -> Targe
     Target {
         name: Some(name),
         subresource: subresource.map(Into::into),
-        ..target(server, PODS, Some(&ns))
+        ..collection(server, PODS, Some(&ns))
     }
 }
 
@@ -587,12 +573,16 @@ fn fill(server: &TestServer, n: usize) {
         let body =
             json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace(ns)}});
         engine
-            .create(&target(server, ("", "v1", "namespaces"), None), body, &opts)
+            .create(
+                &collection(server, ("", "v1", "namespaces"), None),
+                body,
+                &opts,
+            )
             .unwrap();
         for app in 0..APPS_PER_NAMESPACE {
             let rs = engine
                 .create(
-                    &target(server, ("apps", "v1", "replicasets"), Some(&namespace(ns))),
+                    &collection(server, ("apps", "v1", "replicasets"), Some(&namespace(ns))),
                     replica_set(ns, app),
                     &opts,
                 )
@@ -605,7 +595,7 @@ fn fill(server: &TestServer, n: usize) {
         let owner = &owners[(i % NAMESPACES) * APPS_PER_NAMESPACE + app_of(i)];
         let (ns, _) = pod_key(i);
         engine
-            .create(&target(server, PODS, Some(&ns)), pod(i, owner), &opts)
+            .create(&collection(server, PODS, Some(&ns)), pod(i, owner), &opts)
             .unwrap();
         let stored = engine
             .update(

@@ -57,7 +57,7 @@ use kubegen::{
 };
 use kubegen_testserver::{
     ClusterConfig, TestServer,
-    bench::{Target, WriteOptions},
+    bench::{WriteOptions, collection},
 };
 use parking_lot::Mutex;
 use serde_json::json;
@@ -179,22 +179,9 @@ async fn child(workload: &str, url: &str, n: usize) {
 // ---------------------------------------------------------------------------------------
 // The parent: the server, the replicas, the clock.
 
-fn target(server: &TestServer) -> Target {
-    Target {
-        rt: server
-            .engine()
-            .registry()
-            .get("", "v1", "configmaps")
-            .unwrap(),
-        namespace: Some(NAMESPACE.into()),
-        name: None,
-        subresource: None,
-    }
-}
-
 /// N ConfigMaps of 1 KiB of data each, written through the server's engine.
 fn fill(server: &TestServer, n: usize) {
-    let target = target(server);
+    let target = collection(server, ("", "v1", "configmaps"), Some(NAMESPACE));
     for i in 0..n {
         let obj = json!({"apiVersion": "v1", "kind": "ConfigMap",
             "metadata": {"name": format!("cm-{i:06}"), "labels": {"app": format!("app-{}", i % 17)}},

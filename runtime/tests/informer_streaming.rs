@@ -21,7 +21,7 @@ use kubegen::{
     client::{Body, BoxFuture, Client, HttpTransport, ResourceClient, Transport, TransportError},
 };
 use kubegen_testserver::{FailRule, Verb};
-use kubegen_testserver::{TestServer, bench::Target};
+use kubegen_testserver::{TestServer, bench::collection};
 use tokio_util::sync::CancellationToken;
 
 mod informer_support;
@@ -60,19 +60,6 @@ fn recording_client(server: &TestServer) -> (Client, Arc<Mutex<Vec<String>>>) {
         .rate_limit(-1.0, 0)
         .build();
     (client, uris)
-}
-
-fn target(server: &TestServer) -> Target {
-    Target {
-        rt: server
-            .engine()
-            .registry()
-            .get("", "v1", "configmaps")
-            .unwrap(),
-        namespace: Some("default".into()),
-        name: None,
-        subresource: None,
-    }
 }
 
 fn is_watch(uri: &str) -> bool {
@@ -258,7 +245,7 @@ async fn streaming_list_refused_by_the_server_falls_back_to_list_and_watch() {
     server
         .engine()
         .create(
-            &target(&server),
+            &collection(&server, ("", "v1", "configmaps"), Some("default")),
             serde_json::to_value(cm("d")).unwrap(),
             &Default::default(),
         )

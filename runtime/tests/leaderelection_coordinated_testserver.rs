@@ -23,13 +23,13 @@ use kube_core::{ObjectMeta, params::PostParams};
 use kubegen::{
     client::{Client, ResourceClient},
     leaderelection::{
-        Callbacks, CandidateError, LeaderElectionConfig, LeaderElector, LeaseCandidateKeeper,
-        LeaseLock, OLDEST_EMULATION_VERSION,
+        CandidateError, LeaderElectionConfig, LeaderElector, LeaseCandidateKeeper, LeaseLock,
+        OLDEST_EMULATION_VERSION,
     },
 };
 use kubegen_testserver::{ClusterConfig, TestServer, Workload};
 use parking_lot::Mutex;
-use tokio::{task::JoinHandle, time::Instant};
+use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 mod election_support;
@@ -130,19 +130,9 @@ impl Replica {
 
     /// Starts the elector, recording its terms in `terms`.
     fn elect(&mut self, client: &Client, terms: &Terms, release: bool) {
-        let (started, stopped, id) = (terms.clone(), terms.clone(), self.identity.clone());
         let config = LeaderElectionConfig {
             coordinated: true,
-            release_on_cancel: release,
-            callbacks: Callbacks::new().on_started_leading(move |leading: CancellationToken| {
-                started.0.lock().push((id.clone(), Instant::now(), None));
-                let (terms, id) = (stopped.clone(), id.clone());
-                tokio::spawn(async move {
-                    leading.cancelled().await;
-                    terms.end(&id, Instant::now());
-                });
-            }),
-            ..LeaderElectionConfig::default()
+            ..terms.config(&self.identity, release)
         };
         let lock = LeaseLock::new(client.clone(), NAMESPACE, LEASE, &self.identity);
         let elector = LeaderElector::new(lock, config).expect("valid config");

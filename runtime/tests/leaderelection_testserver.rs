@@ -8,7 +8,7 @@ use std::{process::Command, time::Duration};
 use k8s_openapi::api::coordination::v1::Lease;
 use kubegen::{
     client::{Client, ResourceClient},
-    leaderelection::{Callbacks, JITTER_FACTOR, LeaderElectionConfig, LeaderElector, LeaseLock},
+    leaderelection::{JITTER_FACTOR, LeaderElectionConfig, LeaderElector, LeaseLock},
     metrics::PrometheusMetrics,
 };
 use kubegen_testserver::{FailRule, Verb};
@@ -29,22 +29,11 @@ const RETRY: Duration = Duration::from_millis(200);
 const SLACK: Duration = Duration::from_millis(500);
 
 fn config(terms: &Terms, identity: &str, release: bool) -> LeaderElectionConfig {
-    let (started, stopped) = (terms.clone(), terms.clone());
-    let id = identity.to_owned();
     LeaderElectionConfig {
         lease_duration: LEASE,
         renew_deadline: RENEW_DEADLINE,
         retry_period: RETRY,
-        release_on_cancel: release,
-        callbacks: Callbacks::new().on_started_leading(move |leading: CancellationToken| {
-            started.0.lock().push((id.clone(), Instant::now(), None));
-            let (terms, id) = (stopped.clone(), id.clone());
-            tokio::spawn(async move {
-                leading.cancelled().await;
-                terms.end(&id, Instant::now());
-            });
-        }),
-        ..LeaderElectionConfig::default()
+        ..terms.config(identity, release)
     }
 }
 

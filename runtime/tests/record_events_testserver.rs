@@ -14,10 +14,7 @@ use k8s_openapi::api::{
     core::v1::{ConfigMap, Event as CoreEvent},
     events::v1::Event,
 };
-use kube_core::{
-    ObjectMeta,
-    params::{ListParams, PostParams},
-};
+use kube_core::{ObjectMeta, params::PostParams};
 use kubegen::{
     client::{Client, ResourceClient},
     manager::Manager,
@@ -26,16 +23,10 @@ use kubegen::{
         events::{ClientEventSink, EventBroadcaster, SeriesConfig},
     },
 };
-use kubegen_testserver::{ClusterConfig, FailRule, TestServer, Verb};
+use kubegen_testserver::{FailRule, Verb};
+use record_support::{events, server_and_client, until};
 
-/// An API server alone: these tests count every Event in the namespace.
-async fn api_server() -> TestServer {
-    TestServer::builder()
-        .cluster(ClusterConfig::none())
-        .start()
-        .await
-        .unwrap()
-}
+mod record_support;
 
 /// A ConfigMap to report about (any object will do).
 async fn object(client: &Client, name: &str) -> ConfigMap {
@@ -65,34 +56,13 @@ fn quick(client: &Client) -> EventBroadcaster {
     broadcaster(client, BroadcasterConfig::new(), SeriesConfig::new())
 }
 
-async fn events(client: &Client) -> Vec<Event> {
-    let api: ResourceClient<Event> = ResourceClient::namespaced(client.clone(), "default");
-    let mut items = api.list(&ListParams::default()).await.unwrap().items;
-    items.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
-    items
-}
-
 fn series_count(e: &Event) -> Option<i32> {
     e.series.as_ref().map(|s| s.count)
 }
 
-/// Polls `events` until `done` holds (10 s at most).
-async fn until(client: &Client, what: &str, done: impl Fn(&[Event]) -> bool) -> Vec<Event> {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-    loop {
-        let evs = events(client).await;
-        if done(&evs) {
-            return evs;
-        }
-        assert!(tokio::time::Instant::now() < deadline, "{what}: {evs:#?}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
-
 #[tokio::test]
 async fn an_event_carries_regarding_related_action_note_type_and_reporting_fields() {
-    let server = api_server().await;
-    let client = server.client().unwrap();
+    let (_server, client) = server_and_client().await;
     let web = object(&client, "web").await;
     let node = object(&client, "node-config").await;
     let b = quick(&client);
@@ -105,7 +75,7 @@ async fn an_event_carries_regarding_related_action_note_type_and_reporting_field
         "Validate",
         format_args!("{} keys missing", 2),
     );
-    let evs = until(&client, "event written", |e| !e.is_empty()).await;
+    let evs = until::<Event>(&client, "event written", |e| !e.is_empty()).await;
     assert_eq!(evs.len(), 1);
     let e = &evs[0];
     assert!(e.metadata.name.as_deref().unwrap().starts_with("web."));
@@ -142,8 +112,7 @@ async fn an_event_carries_regarding_related_action_note_type_and_reporting_field
 /// counts in memory and reaches the server at shutdown.
 #[tokio::test]
 async fn the_same_event_twice_is_one_event_with_a_series_of_two() {
-    let server = api_server().await;
-    let client = server.client().unwrap();
+    let (_server, client) = server_and_client().await;
     let web = object(&client, "web").await;
     let b = quick(&client);
     let recorder = b.new_recorder("example.com/ctl");
@@ -154,9 +123,9 @@ async fn the_same_event_twice_is_one_event_with_a_series_of_two() {
     );
     let emit = || recorder.event(&web, None, EventType::Normal, "Synced", "Sync", "in sync");
     emit();
-    until(&client, "first written", |e| e.len() == 1).await;
+    until::<Event>(&client, "first written", |e| e.len() == 1).await;
     emit();
-    let evs = until(&client, "series of 2", |e| {
+    let evs = until::<Event>(&client, "series of 2", |e| {
         e.len() == 1 && series_count(&e[0]) == Some(2)
     })
     .await;
@@ -168,9 +137,9 @@ async fn the_same_event_twice_is_one_event_with_a_series_of_two() {
     // another reason is another Event
     recorder.event(&web, None, EventType::Normal, "Other", "Sync", "else");
     emit();
-    until(&client, "second event", |e| e.len() == 2).await;
+    until::<Event>(&client, "second event", |e| e.len() == 2).await;
     b.shutdown().await;
-    let evs = events(&client).await;
+    let evs = events::<Event>(&client).await;
     let synced = evs.iter().find(|e| e.metadata.name == first_name).unwrap();
     assert_eq!(series_count(synced), Some(3), "flushed at shutdown");
     assert_eq!(evs.len(), 2);
@@ -181,8 +150,7 @@ async fn the_same_event_twice_is_one_event_with_a_series_of_two() {
 /// time and forgotten, so the next occurrence is a new Event.
 #[tokio::test]
 async fn series_are_refreshed_then_finished() {
-    let server = api_server().await;
-    let client = server.client().unwrap();
+    let (_server, client) = server_and_client().await;
     let web = object(&client, "web").await;
     let b = broadcaster(
         &client,
@@ -195,7 +163,7 @@ async fn series_are_refreshed_then_finished() {
     for _ in 0..5 {
         recorder.event(&web, None, EventType::Normal, "Synced", "Sync", "in sync");
     }
-    let evs = until(&client, "refreshed to 5", |e| {
+    let evs = until::<Event>(&client, "refreshed to 5", |e| {
         e.len() == 1 && series_count(&e[0]) == Some(5)
     })
     .await;
@@ -203,7 +171,7 @@ async fn series_are_refreshed_then_finished() {
     // no repeats for the finish time: forgotten; the next one is a new Event
     tokio::time::sleep(Duration::from_millis(4500)).await;
     recorder.event(&web, None, EventType::Normal, "Synced", "Sync", "in sync");
-    let evs = until(&client, "a new event after the series finished", |e| {
+    let evs = until::<Event>(&client, "a new event after the series finished", |e| {
         e.len() == 2
     })
     .await;
@@ -215,8 +183,7 @@ async fn series_are_refreshed_then_finished() {
 /// object, then nothing until tokens refill; another object has its own bucket.
 #[tokio::test]
 async fn the_spam_filter_drops_events_beyond_the_burst() {
-    let server = api_server().await;
-    let client = server.client().unwrap();
+    let (_server, client) = server_and_client().await;
     let web = object(&client, "web").await;
     let db = object(&client, "db").await;
     let b = broadcaster(
@@ -237,7 +204,7 @@ async fn the_spam_filter_drops_events_beyond_the_burst() {
     }
     recorder.event(&db, None, EventType::Normal, "Fine", "Sync", "own bucket");
     b.shutdown().await;
-    let evs = events(&client).await;
+    let evs = events::<Event>(&client).await;
     let about = |name: &str| {
         evs.iter()
             .filter(|e| e.regarding.as_ref().and_then(|r| r.name.as_deref()) == Some(name))
@@ -249,8 +216,7 @@ async fn the_spam_filter_drops_events_beyond_the_burst() {
 
 #[tokio::test]
 async fn a_transient_failure_is_retried_until_the_event_is_written() {
-    let server = api_server().await;
-    let client = server.client().unwrap();
+    let (server, client) = server_and_client().await;
     let web = object(&client, "web").await;
     server.fail(
         FailRule::on(Verb::Create)
@@ -267,15 +233,14 @@ async fn a_transient_failure_is_retried_until_the_event_is_written() {
         "Sync",
         "4th try",
     );
-    until(&client, "written after retries", |e| e.len() == 1).await;
+    until::<Event>(&client, "written after retries", |e| e.len() == 1).await;
     b.shutdown().await;
 }
 
 /// The manager hands out the `events.k8s.io/v1` recorder next to the core/v1 one.
 #[tokio::test]
 async fn the_manager_hands_out_an_events_recorder() {
-    let server = api_server().await;
-    let client = server.client().unwrap();
+    let (_server, client) = server_and_client().await;
     let web = object(&client, "web").await;
     let mut manager = Manager::builder(client.clone()).build().unwrap();
     let recorder = manager.events_recorder("example.com/operator");
@@ -289,7 +254,7 @@ async fn the_manager_hands_out_an_events_recorder() {
     );
     let legacy = manager.event_recorder("operator");
     legacy.event(&web, EventType::Normal, "Legacy", "core/v1");
-    let evs = until(&client, "both recorders wrote", |e| e.len() == 2).await;
+    let evs = until::<Event>(&client, "both recorders wrote", |e| e.len() == 2).await;
     let reconciled = evs
         .iter()
         .find(|e| e.reason.as_deref() == Some("Reconciled"))
@@ -305,8 +270,7 @@ async fn the_manager_hands_out_an_events_recorder() {
 /// recorder wrote. kubectl is part of the test environment: this fails without it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kubectl_events_shows_the_events() {
-    let server = api_server().await;
-    let client = server.client().unwrap();
+    let (server, client) = server_and_client().await;
     let web = object(&client, "web").await;
     let b = quick(&client);
     let recorder = b.new_recorder("example.com/ctl");
@@ -326,7 +290,7 @@ async fn kubectl_events_shows_the_events() {
         "Validate",
         "key x is missing",
     );
-    until(&client, "series of 2", |e| {
+    until::<Event>(&client, "series of 2", |e| {
         e.len() == 1 && series_count(&e[0]) == Some(2)
     })
     .await;

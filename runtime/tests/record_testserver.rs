@@ -8,14 +8,16 @@ use std::time::Duration;
 use k8s_openapi::api::core::v1::{Container, Event, EventSource, Pod, PodSpec};
 use kube_core::{
     ObjectMeta,
-    params::{DeleteParams, ListParams, PostParams},
+    params::{DeleteParams, PostParams},
 };
 use kubegen::{
     client::{Client, ResourceClient},
     record::{BroadcasterConfig, ClientEventSink, EventBroadcaster, EventType},
 };
-use kubegen_testserver::TestServer;
-use kubegen_testserver::{ClusterConfig, FailRule, Verb};
+use kubegen_testserver::{FailRule, Verb};
+use record_support::{events, server_and_client, until};
+
+mod record_support;
 
 async fn pod(client: &Client, name: &str) -> Pod {
     let pods: ResourceClient<Pod> = ResourceClient::namespaced(client.clone(), "default");
@@ -53,34 +55,16 @@ fn broadcaster(client: &Client) -> EventBroadcaster {
     b
 }
 
-async fn events(client: &Client) -> Vec<Event> {
-    let api: ResourceClient<Event> = ResourceClient::namespaced(client.clone(), "default");
-    let mut items = api.list(&ListParams::default()).await.unwrap().items;
-    items.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
-    items
-}
-
-/// An API server alone (no cluster): these tests count every Event in the namespace and
-/// fail event writes, which the cluster's controllers would also write and consume.
-async fn api_server() -> TestServer {
-    TestServer::builder()
-        .cluster(ClusterConfig::none())
-        .start()
-        .await
-        .unwrap()
-}
-
 #[tokio::test]
 async fn an_event_is_written_with_type_reason_message_involved_object_and_source() {
-    let server = api_server().await;
-    let client = server.client().unwrap();
+    let (_server, client) = server_and_client().await;
     let web = pod(&client, "web").await;
     let b = broadcaster(&client);
     let recorder = b.new_recorder(source());
     recorder.event(&web, EventType::Normal, "Scheduled", "assigned to node-1");
     b.shutdown().await;
 
-    let evs = events(&client).await;
+    let evs = events::<Event>(&client).await;
     assert_eq!(evs.len(), 1);
     let e = &evs[0];
     assert_eq!(e.type_.as_deref(), Some("Normal"));
@@ -103,8 +87,7 @@ async fn an_event_is_written_with_type_reason_message_involved_object_and_source
 
 #[tokio::test]
 async fn three_identical_events_are_one_event_with_count_3() {
-    let server = api_server().await;
-    let client = server.client().unwrap();
+    let (_server, client) = server_and_client().await;
     let web = pod(&client, "web").await;
     let b = broadcaster(&client);
     let recorder = b.new_recorder(source());
@@ -113,7 +96,7 @@ async fn three_identical_events_are_one_event_with_count_3() {
     }
     b.shutdown().await;
 
-    let evs = events(&client).await;
+    let evs = events::<Event>(&client).await;
     assert_eq!(evs.len(), 1, "{evs:#?}");
     assert_eq!(evs[0].count, Some(3));
     assert_eq!(evs[0].type_.as_deref(), Some("Warning"));
@@ -122,8 +105,7 @@ async fn three_identical_events_are_one_event_with_count_3() {
 
 #[tokio::test]
 async fn eleven_similar_events_are_aggregated_into_a_combined_message() {
-    let server = api_server().await;
-    let client = server.client().unwrap();
+    let (_server, client) = server_and_client().await;
     let web = pod(&client, "web").await;
     let b = broadcaster(&client);
     let recorder = b.new_recorder(source());
@@ -137,7 +119,7 @@ async fn eleven_similar_events_are_aggregated_into_a_combined_message() {
     }
     b.shutdown().await;
 
-    let evs = events(&client).await;
+    let evs = events::<Event>(&client).await;
     // nine events as they came, then one aggregate written for the 10th and patched for the 11th
     assert_eq!(evs.len(), 10, "{evs:#?}");
     let combined: Vec<&Event> = evs
@@ -160,8 +142,7 @@ async fn eleven_similar_events_are_aggregated_into_a_combined_message() {
 
 #[tokio::test]
 async fn the_spam_filter_stops_a_source_after_a_burst_of_25_events_per_object() {
-    let server = api_server().await;
-    let client = server.client().unwrap();
+    let (_server, client) = server_and_client().await;
     let (noisy, quiet) = (pod(&client, "noisy").await, pod(&client, "quiet").await);
     let b = broadcaster(&client);
     let recorder = b.new_recorder(source());
@@ -172,7 +153,7 @@ async fn the_spam_filter_stops_a_source_after_a_burst_of_25_events_per_object() 
     recorder.event(&quiet, EventType::Normal, "Reason0", "m");
     b.shutdown().await;
 
-    let evs = events(&client).await;
+    let evs = events::<Event>(&client).await;
     let about = |name: &str| {
         evs.iter()
             .filter(|e| e.involved_object.name.as_deref() == Some(name))
@@ -184,8 +165,7 @@ async fn the_spam_filter_stops_a_source_after_a_burst_of_25_events_per_object() 
 
 #[tokio::test]
 async fn only_normal_and_warning_events_are_recorded() {
-    let server = api_server().await;
-    let client = server.client().unwrap();
+    let (_server, client) = server_and_client().await;
     let web = pod(&client, "web").await;
     let b = broadcaster(&client);
     let recorder = b.new_recorder(source());
@@ -198,7 +178,7 @@ async fn only_normal_and_warning_events_are_recorded() {
     let mut reasons: Vec<String> = events(&client)
         .await
         .into_iter()
-        .map(|e| e.reason.unwrap())
+        .map(|e: Event| e.reason.unwrap())
         .collect();
     reasons.sort();
     assert_eq!(reasons, ["AlsoGood", "Good"]);
@@ -206,8 +186,7 @@ async fn only_normal_and_warning_events_are_recorded() {
 
 #[tokio::test]
 async fn a_transient_server_failure_is_retried_until_the_event_is_written() {
-    let server = api_server().await;
-    let client = server.client().unwrap();
+    let (server, client) = server_and_client().await;
     let web = pod(&client, "web").await;
     server.fail(
         FailRule::on(Verb::Create)
@@ -219,27 +198,15 @@ async fn a_transient_server_failure_is_retried_until_the_event_is_written() {
     let recorder = b.new_recorder(source());
     recorder.event(&web, EventType::Normal, "Retried", "written on the 4th try");
 
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
-    loop {
-        let evs = events(&client).await;
-        if let Some(e) = evs.first() {
-            assert_eq!(evs.len(), 1);
-            assert_eq!(e.reason.as_deref(), Some("Retried"));
-            break;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "event never written"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    let evs = until::<Event>(&client, "event never written", |e| !e.is_empty()).await;
+    assert_eq!(evs.len(), 1);
+    assert_eq!(evs[0].reason.as_deref(), Some("Retried"));
     b.shutdown().await;
 }
 
 #[tokio::test]
 async fn a_rejected_event_is_not_retried() {
-    let server = api_server().await;
-    let client = server.client().unwrap();
+    let (server, client) = server_and_client().await;
     let web = pod(&client, "web").await;
     // a 403 is final: the broadcaster gives up at once, the next event goes through
     server.fail(FailRule::on(Verb::Create).resource("events").code(403));
@@ -252,34 +219,31 @@ async fn a_rejected_event_is_not_retried() {
     let reasons: Vec<String> = events(&client)
         .await
         .into_iter()
-        .map(|e| e.reason.unwrap())
+        .map(|e: Event| e.reason.unwrap())
         .collect();
     assert_eq!(reasons, ["Allowed"]);
 }
 
 #[tokio::test]
 async fn a_repeat_of_a_deleted_event_creates_it_again() {
-    let server = api_server().await;
-    let client = server.client().unwrap();
+    let (_server, client) = server_and_client().await;
     let web = pod(&client, "web").await;
     let b = broadcaster(&client);
     let recorder = b.new_recorder(source());
     let api: ResourceClient<Event> = ResourceClient::namespaced(client.clone(), "default");
 
     recorder.event(&web, EventType::Normal, "Pulled", "image pulled");
-    let first = loop {
-        if let Some(e) = events(&client).await.pop() {
-            break e;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    };
+    let first = until::<Event>(&client, "event written", |e| !e.is_empty())
+        .await
+        .pop()
+        .unwrap();
     let name = first.metadata.name.clone().unwrap();
     api.delete(&name, &DeleteParams::default()).await.unwrap();
 
     // the repeat is a patch of a missing event: the broadcaster creates it instead
     recorder.event(&web, EventType::Normal, "Pulled", "image pulled");
     b.shutdown().await;
-    let evs = events(&client).await;
+    let evs = events::<Event>(&client).await;
     assert_eq!(evs.len(), 1);
     assert_eq!(evs[0].metadata.name.as_deref(), Some(name.as_str()));
     assert_eq!(evs[0].count, Some(2));
@@ -287,8 +251,7 @@ async fn a_repeat_of_a_deleted_event_creates_it_again() {
 
 #[tokio::test]
 async fn annotated_events_carry_their_annotations_and_reference_objects_by_reference() {
-    let server = api_server().await;
-    let client = server.client().unwrap();
+    let (_server, client) = server_and_client().await;
     let web = pod(&client, "web").await;
     let b = broadcaster(&client);
     let recorder = b.new_recorder(source());
@@ -302,7 +265,7 @@ async fn annotated_events_carry_their_annotations_and_reference_objects_by_refer
     );
     b.shutdown().await;
 
-    let evs = events(&client).await;
+    let evs = events::<Event>(&client).await;
     assert_eq!(evs.len(), 1);
     let annotations = evs[0].metadata.annotations.clone().unwrap();
     assert_eq!(annotations.get("team").map(String::as_str), Some("web"));

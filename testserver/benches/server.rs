@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use futures::StreamExt;
 use kubegen_testserver::{
     ClusterConfig, EngineConfig, TestServer,
-    bench::{Target, WriteOptions},
+    bench::{Target, WriteOptions, collection},
 };
 use serde_json::{Value, json};
 
@@ -34,17 +34,8 @@ fn rss_mib() -> f64 {
         .unwrap_or(0.0)
 }
 
-fn target(server: &TestServer, ns: &str) -> Target {
-    Target {
-        rt: server
-            .engine()
-            .registry()
-            .get("", "v1", "configmaps")
-            .unwrap(),
-        namespace: Some(ns.into()),
-        name: None,
-        subresource: None,
-    }
+fn config_maps(server: &TestServer, ns: &str) -> Target {
+    collection(server, ("", "v1", "configmaps"), Some(ns))
 }
 
 fn configmap(name: &str) -> Value {
@@ -77,7 +68,7 @@ async fn main() {
     let base = server.url();
 
     let rss0 = rss_mib();
-    let t = target(&server, "default");
+    let t = config_maps(&server, "default");
     let start = Instant::now();
     for i in 0..objects {
         server
@@ -107,16 +98,11 @@ async fn main() {
                 .join("testdata/crds/cert-manager.io_certificates.yaml"),
         )
         .unwrap();
-    let certs = Target {
-        rt: server
-            .engine()
-            .registry()
-            .get("cert-manager.io", "v1", "certificates")
-            .unwrap(),
-        namespace: Some("kube-system".into()),
-        name: None,
-        subresource: None,
-    };
+    let certs = collection(
+        &server,
+        ("cert-manager.io", "v1", "certificates"),
+        Some("kube-system"),
+    );
     let n = objects / 10;
     let start = Instant::now();
     for i in 0..n {
@@ -155,16 +141,11 @@ async fn main() {
         0,
     )
     .unwrap();
-    let monitors = Target {
-        rt: server
-            .engine()
-            .registry()
-            .get("monitoring.coreos.com", "v1", "servicemonitors")
-            .unwrap(),
-        namespace: Some("kube-node-lease".into()),
-        name: None,
-        subresource: None,
-    };
+    let monitors = collection(
+        &server,
+        ("monitoring.coreos.com", "v1", "servicemonitors"),
+        Some("kube-node-lease"),
+    );
     for i in 0..n {
         let mut body = json!({"apiVersion": "monitoring.coreos.com/v1", "kind": "ServiceMonitor",
             "metadata": {"name": format!("m-{i:06}")},
@@ -275,7 +256,7 @@ async fn main() {
         }));
     }
     tokio::time::sleep(Duration::from_millis(200)).await;
-    let t = target(&server, "kube-public");
+    let t = config_maps(&server, "kube-public");
     let start = Instant::now();
     let engine = server.engine().clone();
     tokio::task::spawn_blocking(move || {

@@ -24,6 +24,8 @@ pub mod audit;
 mod auth;
 pub(crate) mod authn;
 pub(crate) mod authz;
+#[doc(hidden)]
+pub mod bench;
 mod builtins;
 pub(crate) mod chain;
 pub(crate) mod clock;
@@ -38,13 +40,6 @@ mod fake_watcher;
 pub(crate) mod faults;
 #[doc(hidden)]
 pub mod fuzz;
-/// The server's internals that benchmarks (and the informer streaming test) drive directly (engine
-/// writes without HTTP, a compiled CRD schema). Not public API.
-#[doc(hidden)]
-pub mod bench {
-    pub use crate::engine::{Target, WriteOptions};
-    pub use crate::schema::CrdSchema;
-}
 pub(crate) mod inprocess;
 pub(crate) mod kubeconfig;
 pub(crate) mod managed_fields;

@@ -13,8 +13,10 @@ use super::{
     config::BroadcasterConfig,
     correlator::{Correlated, EventCorrelator},
     fanout::{FanOut, WatchHandle},
+    logging::{log_at, object_path},
     recorder::EventRecorder,
     sink::EventSink,
+    write::{Rules, write},
 };
 
 /// Receives events from its [`EventRecorder`]s and sends them to watchers.
@@ -78,7 +80,7 @@ impl EventBroadcaster {
 
     /// How many events were dropped because a watcher's queue was full.
     pub fn dropped_events(&self) -> u64 {
-        self.shared.dropped.load(Ordering::Relaxed)
+        self.shared.dropped_events()
     }
 
     /// Calls `handler` with every event, on a task of its own. Must be called within a
@@ -87,12 +89,7 @@ impl EventBroadcaster {
         &self,
         handler: impl Fn(&Event) + Send + Sync + 'static,
     ) -> WatchHandle {
-        self.shared
-            .spawn_watcher(move |mut rx: mpsc::Receiver<Arc<Event>>| async move {
-                while let Some(event) = rx.recv().await {
-                    handler(&event);
-                }
-            })
+        self.shared.spawn_handler(handler)
     }
 
     /// Logs every event with `tracing` at `level` (client-go's `StartStructuredLogging`).
@@ -133,7 +130,7 @@ async fn record_to_sink(
     config: &BroadcasterConfig,
     cancel: &CancellationToken,
 ) {
-    let (mut event, patch) = match correlator.correlate(event) {
+    let (event, patch) = match correlator.correlate(event) {
         Correlated::Skip => {
             tracing::debug!("event dropped by the spam filter");
             return;
@@ -141,102 +138,24 @@ async fn record_to_sink(
         Correlated::Create(e) => (*e, None),
         Correlated::Patch { event, patch } => (*event, Some(patch)),
     };
-    let mut tries = 0;
-    loop {
-        if record_event(sink, &mut event, patch.as_ref(), correlator).await {
-            return;
-        }
-        tries += 1;
-        if tries >= config.max_tries {
-            tracing::error!(
-                event = ?event.metadata.name,
-                tries,
-                "unable to write event (retry limit exceeded), event dropped"
-            );
-            return;
-        }
-        // randomise the first pause so clients do not all retry at once after an outage
-        let delay = if tries == 1 {
-            config.retry_interval.mul_f64(rand::random::<f64>())
-        } else {
-            config.retry_interval
-        };
-        tokio::select! {
-            biased;
-            () = cancel.cancelled() => {
-                tracing::error!(
-                    event = ?event.metadata.name,
-                    "unable to write event (broadcaster is shut down), event dropped"
-                );
-                return;
-            }
-            () = tokio::time::sleep(delay) => {}
-        }
-    }
-}
-
-/// One attempt: patch (falling back to create when the event is gone) or create. True when
-/// the event was written or must be abandoned, false when it should be retried.
-async fn record_event(
-    sink: &impl EventSink,
-    event: &mut Event,
-    patch: Option<&serde_json::Value>,
-    correlator: &mut EventCorrelator,
-) -> bool {
-    let mut result = match patch {
-        Some(p) => sink.patch(event, p).await,
-        None => Err(super::sink::SinkError::NotFound),
-    };
-    if matches!(result, Err(super::sink::SinkError::NotFound)) {
-        event.metadata.resource_version = None;
-        result = sink.create(event).await;
-    }
-    match result {
-        Ok(stored) => {
-            correlator.update_state(&stored);
-            true
-        }
-        Err(e) if e.is_retryable() => {
-            tracing::warn!(event = ?event.metadata.name, error = %e, "unable to write event (may retry after sleeping)");
-            false
-        }
-        Err(super::sink::SinkError::AlreadyExists) => {
-            tracing::debug!(event = ?event.metadata.name, "server rejected event: already exists (will not retry)");
-            true
-        }
-        Err(e) => {
-            tracing::error!(event = ?event.metadata.name, error = %e, "server rejected event (will not retry)");
-            true
-        }
+    let stored = write(sink, event, patch.as_ref(), Rules::Record, config, cancel).await;
+    if let Some(stored) = stored {
+        correlator.update_state(&stored);
     }
 }
 
 fn log_event(level: tracing::Level, e: &Event) {
     let o = &e.involved_object;
-    let object = match (o.namespace.as_deref(), o.name.as_deref()) {
-        (Some(ns), Some(name)) if !ns.is_empty() => format!("{ns}/{name}"),
-        (_, name) => name.unwrap_or_default().to_owned(),
-    };
-    macro_rules! emit {
-        ($lvl:expr) => {
-            tracing::event!(
-                $lvl,
-                object = %object,
-                field_path = o.field_path.as_deref().unwrap_or_default(),
-                kind = o.kind.as_deref().unwrap_or_default(),
-                api_version = o.api_version.as_deref().unwrap_or_default(),
-                r#type = e.type_.as_deref().unwrap_or_default(),
-                reason = e.reason.as_deref().unwrap_or_default(),
-                event_message = e.message.as_deref().unwrap_or_default(),
-                "Event occurred"
-            )
-        };
-    }
-    match level {
-        tracing::Level::ERROR => emit!(tracing::Level::ERROR),
-        tracing::Level::WARN => emit!(tracing::Level::WARN),
-        tracing::Level::INFO => emit!(tracing::Level::INFO),
-        tracing::Level::DEBUG => emit!(tracing::Level::DEBUG),
-        _ => emit!(tracing::Level::TRACE),
-    }
+    let object = object_path(o);
+    log_at!(
+        level,
+        object = %object,
+        field_path = o.field_path.as_deref().unwrap_or_default(),
+        kind = o.kind.as_deref().unwrap_or_default(),
+        api_version = o.api_version.as_deref().unwrap_or_default(),
+        r#type = e.type_.as_deref().unwrap_or_default(),
+        reason = e.reason.as_deref().unwrap_or_default(),
+        event_message = e.message.as_deref().unwrap_or_default(),
+        "Event occurred"
+    );
 }

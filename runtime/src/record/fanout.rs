@@ -14,36 +14,7 @@ use parking_lot::{Mutex, RwLock};
 use tokio::{sync::mpsc, task::JoinHandle};
 use tokio_util::sync::CancellationToken;
 
-use super::config::BroadcasterConfig;
-
-/// What the hub says about an event it drops: the name of the object it is about and
-/// its reason.
-pub(crate) trait Described: Send + Sync + 'static {
-    /// The name of the object the event is about.
-    fn object_name(&self) -> Option<&str>;
-    /// The event's reason.
-    fn reason(&self) -> Option<&str>;
-}
-
-impl Described for k8s_openapi::api::core::v1::Event {
-    fn object_name(&self) -> Option<&str> {
-        self.involved_object.name.as_deref()
-    }
-
-    fn reason(&self) -> Option<&str> {
-        self.reason.as_deref()
-    }
-}
-
-impl Described for k8s_openapi::api::events::v1::Event {
-    fn object_name(&self) -> Option<&str> {
-        self.regarding.as_ref().and_then(|r| r.name.as_deref())
-    }
-
-    fn reason(&self) -> Option<&str> {
-        self.reason.as_deref()
-    }
-}
+use super::{config::BroadcasterConfig, recorded_event::sealed::Described};
 
 /// One watcher's queue.
 pub(crate) struct Watcher<E> {
@@ -60,7 +31,7 @@ pub(crate) struct FanOut<E> {
     /// Cancels retry pauses at shutdown: from then on each event gets one attempt.
     pub(crate) cancel: CancellationToken,
     tasks: Mutex<Vec<JoinHandle<()>>>,
-    pub(crate) dropped: AtomicU64,
+    dropped: AtomicU64,
 }
 
 /// Stops one watcher started on a broadcaster.
@@ -155,6 +126,24 @@ impl<E: Described> FanOut<E> {
         watchers.push(Watcher { id, tx });
         self.tasks.lock().push(task);
         handle
+    }
+
+    /// Starts a watcher calling `handler` with every event (a broadcaster's
+    /// `start_event_watcher`).
+    pub(crate) fn spawn_handler(
+        self: &Arc<Self>,
+        handler: impl Fn(&E) + Send + Sync + 'static,
+    ) -> WatchHandle {
+        self.spawn_watcher(move |mut rx: mpsc::Receiver<Arc<E>>| async move {
+            while let Some(event) = rx.recv().await {
+                handler(&event);
+            }
+        })
+    }
+
+    /// How many events were dropped because a watcher's queue was full.
+    pub(crate) fn dropped_events(&self) -> u64 {
+        self.dropped.load(Ordering::Relaxed)
     }
 
     /// Runs `task` until shutdown, awaited by [`shutdown`](Self::shutdown) like the

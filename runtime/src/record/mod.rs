@@ -14,6 +14,7 @@
 
 mod aggregator;
 mod broadcaster;
+mod client_sink;
 mod config;
 mod correlator;
 mod error;
@@ -22,14 +23,20 @@ pub mod events;
 mod fanout;
 pub mod keys;
 mod logger;
+mod logging;
 mod lru;
 mod options;
+mod recorded_event;
 mod recorder;
 mod sink;
+mod sink_error;
 mod spam;
+mod subject;
 mod target;
+mod write;
 
 pub use broadcaster::EventBroadcaster;
+pub use client_sink::ClientEventSink;
 pub use config::{
     BroadcasterConfig, DEFAULT_MAX_TRIES, DEFAULT_QUEUE_CAPACITY, DEFAULT_RETRY_INTERVAL,
 };
@@ -42,6 +49,8 @@ pub use options::{
     DEFAULT_AGGREGATE_MAX_EVENTS, DEFAULT_LRU_CACHE_SIZE, DEFAULT_SPAM_BURST, DEFAULT_SPAM_QPS,
     SpamKeyFunc,
 };
+pub use recorded_event::RecordedEvent;
 pub use recorder::EventRecorder;
-pub use sink::{BoxError, ClientEventSink, EventSink, SinkError};
+pub use sink::EventSink;
+pub use sink_error::{BoxError, SinkError};
 pub use target::EventTarget;

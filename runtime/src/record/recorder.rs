@@ -6,10 +6,9 @@ use std::{collections::BTreeMap, fmt::Display, sync::Arc};
 use k8s_openapi::{
     api::core::v1::{Event, EventSource},
     apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time},
-    jiff::Timestamp,
 };
 
-use super::{event_type::IntoEventType, fanout::FanOut, keys::event_name, target::EventTarget};
+use super::{event_type::IntoEventType, fanout::FanOut, subject::Subject, target::EventTarget};
 
 /// Records events on behalf of one source. Cheap to clone; every clone feeds the same
 /// broadcaster.
@@ -96,42 +95,26 @@ impl EventRecorder {
         message: impl Display,
     ) {
         let message = message.to_string();
-        let event_type = match event_type.into_event_type() {
-            Ok(t) => t,
+        let subject = match Subject::check(target, event_type) {
+            Ok(s) => s,
             Err(e) => {
                 tracing::error!(error = %e, reason, message, "event not recorded");
                 return;
             }
         };
-        let reference = target.0;
-        let Some(name) = reference.name.clone().filter(|n| !n.is_empty()) else {
-            tracing::error!(
-                reason,
-                message,
-                "event not recorded: the involved object has no name"
-            );
-            return;
-        };
-        let now = Timestamp::now();
-        let namespace = reference
-            .namespace
-            .clone()
-            .filter(|ns| !ns.is_empty())
-            .unwrap_or_else(|| "default".to_owned());
+        let now = subject.now;
         let event = Event {
             metadata: ObjectMeta {
-                name: Some(event_name(&name, now)),
-                namespace: Some(namespace),
                 annotations,
-                ..ObjectMeta::default()
+                ..subject.metadata
             },
-            involved_object: reference,
+            involved_object: subject.object,
             reason: Some(reason.to_owned()),
             message: Some(message),
             first_timestamp: Some(Time(now)),
             last_timestamp: Some(Time(now)),
             count: Some(1),
-            type_: Some(event_type.as_str().to_owned()),
+            type_: Some(subject.event_type.as_str().to_owned()),
             source: Some((*self.source).clone()),
             reporting_component: Some(self.source.component.clone().unwrap_or_default()),
             reporting_instance: Some(self.source.host.clone().unwrap_or_default()),

@@ -1,11 +1,13 @@
-//! What the leader election tests share: every term a candidate led, and the check that
-//! no two overlap.
+//! What the leader election tests share: every term a candidate led, the check that no two
+//! overlap, and a candidate's config recording its terms.
 #![allow(dead_code)]
 
 use std::sync::Arc;
 
+use kubegen::leaderelection::{Callbacks, LeaderElectionConfig};
 use parking_lot::Mutex;
 use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
 
 /// One term as leader: (identity, started, stopped).
 pub type Term = (String, Instant, Option<Instant>);
@@ -48,6 +50,24 @@ impl Terms {
             .find(|t| t.0 == who && t.2.is_none())
         {
             term.2 = Some(at);
+        }
+    }
+
+    /// A default config for candidate `identity` whose callbacks record its terms here;
+    /// `release`: release the Lease when it stops leading.
+    pub fn config(&self, identity: &str, release: bool) -> LeaderElectionConfig {
+        let (started, stopped, id) = (self.clone(), self.clone(), identity.to_owned());
+        LeaderElectionConfig {
+            release_on_cancel: release,
+            callbacks: Callbacks::new().on_started_leading(move |leading: CancellationToken| {
+                started.start(&id, Instant::now());
+                let (terms, id) = (stopped.clone(), id.clone());
+                tokio::spawn(async move {
+                    leading.cancelled().await;
+                    terms.end(&id, Instant::now());
+                });
+            }),
+            ..LeaderElectionConfig::default()
         }
     }
 

@@ -5,20 +5,18 @@
 
 use std::sync::{Arc, atomic::Ordering};
 
-use k8s_openapi::{api::events::v1::Event, jiff::Timestamp};
-use parking_lot::Mutex;
+use k8s_openapi::api::events::v1::Event;
 use tokio::{sync::mpsc, time::Instant};
-use tokio_util::sync::CancellationToken;
 
 use super::{
-    config::SeriesConfig,
-    keys::spam_key,
-    recorder::EventRecorder,
-    series::{Pending, SeriesCache},
-    sink::EventSink,
-    write::attempt_recording,
+    config::SeriesConfig, keys::spam_key, recorder::EventRecorder, series_writer::SeriesWriter,
 };
-use crate::record::{BroadcasterConfig, WatchHandle, fanout::FanOut, spam::SpamFilter};
+use crate::record::{
+    BroadcasterConfig, EventSink, WatchHandle,
+    fanout::FanOut,
+    logging::{log_at, object_path},
+    spam::SpamFilter,
+};
 
 /// Receives `events.k8s.io/v1` events from its [`EventRecorder`]s and sends them to
 /// watchers.
@@ -112,7 +110,7 @@ impl EventBroadcaster {
 
     /// How many events were dropped because a watcher's queue was full.
     pub fn dropped_events(&self) -> u64 {
-        self.shared.dropped.load(Ordering::Relaxed)
+        self.shared.dropped_events()
     }
 
     /// Calls `handler` with every event, on a task of its own. Must be called within a
@@ -121,12 +119,7 @@ impl EventBroadcaster {
         &self,
         handler: impl Fn(&Event) + Send + Sync + 'static,
     ) -> WatchHandle {
-        self.shared
-            .spawn_watcher(move |mut rx: mpsc::Receiver<Arc<Event>>| async move {
-                while let Some(event) = rx.recv().await {
-                    handler(&event);
-                }
-            })
+        self.shared.spawn_handler(handler)
     }
 
     /// Logs every event with `tracing` at `level` (client-go's `StartLogging`).
@@ -143,49 +136,33 @@ impl EventBroadcaster {
     /// write the spam filter (the core/v1 correlator's token buckets, keyed by reporting
     /// controller and instance + regarding object) may drop it. Must be called within a
     /// tokio runtime.
-    pub fn start_recording_to_sink(&self, sink: impl EventSink) -> WatchHandle {
-        let sink = Arc::new(sink);
-        let cache = Arc::new(Mutex::new(SeriesCache::default()));
+    pub fn start_recording_to_sink(&self, sink: impl EventSink<Event>) -> WatchHandle {
         let config = self.shared.config.clone();
-        let cancel = self.shared.cancel.clone();
-        let (series, shared) = (self.series, &self.shared);
-        shared.spawn_task(refresh_loop(
-            sink.clone(),
-            cache.clone(),
+        let writer = Arc::new(SeriesWriter::new(
+            sink,
             config.clone(),
-            cancel.clone(),
-            series,
+            self.shared.cancel.clone(),
         ));
-        shared.spawn_task(finish_loop(
-            sink.clone(),
-            cache.clone(),
-            config.clone(),
-            cancel.clone(),
-            series,
-        ));
+        let shared = &self.shared;
+        shared.spawn_task(writer.clone().refresh_loop(self.series.refresh));
+        shared.spawn_task(writer.clone().finish_loop(self.series.finish));
         shared.spawn_watcher(move |mut rx: mpsc::Receiver<Arc<Event>>| async move {
             let c = &config.correlator;
             let mut spam = SpamFilter::new(c.lru_cache_size, c.burst, c.qps);
             while let Some(event) = rx.recv().await {
                 let now = Instant::now();
-                let to_write = cache
-                    .lock()
-                    .observe((*event).clone(), now, Timestamp::now(), |e| {
-                        let refused = spam.filter(spam_key(e), now);
-                        if refused {
-                            tracing::debug!(reason = ?e.reason, "event dropped by the spam filter");
-                        }
-                        !refused
-                    });
+                let to_write = writer.observe((*event).clone(), now, |e| {
+                    let refused = spam.filter(spam_key(e), now);
+                    if refused {
+                        tracing::debug!(reason = ?e.reason, "event dropped by the spam filter");
+                    }
+                    !refused
+                });
                 if let Some(e) = to_write {
-                    write_cached(&*sink, &cache, e, &config, &cancel).await;
+                    writer.write(e).await;
                 }
             }
-            // shut down: the counts the server has not seen yet get one attempt each
-            let unwritten = cache.lock().unwritten();
-            for (_, e) in unwritten {
-                write_cached(&*sink, &cache, e, &config, &cancel).await;
-            }
+            writer.flush().await;
         })
     }
 
@@ -197,96 +174,18 @@ impl EventBroadcaster {
     }
 }
 
-/// Writes a cached event and tells the cache which series count the server has.
-async fn write_cached(
-    sink: &impl EventSink,
-    cache: &Mutex<SeriesCache>,
-    event: Event,
-    config: &BroadcasterConfig,
-    cancel: &CancellationToken,
-) -> Option<Event> {
-    let key = super::keys::isomorphic_key(&event);
-    let count = event.series.as_ref().map(|s| s.count);
-    let stored = attempt_recording(sink, event, config, cancel).await;
-    if let (Some(count), Some(_)) = (count, &stored) {
-        cache.lock().written(&key, count);
-    }
-    stored
-}
-
-/// Writes every series again every `series.refresh` (client-go's
-/// `refreshExistingEventSeries`).
-async fn refresh_loop(
-    sink: Arc<impl EventSink>,
-    cache: Arc<Mutex<SeriesCache>>,
-    config: BroadcasterConfig,
-    cancel: CancellationToken,
-    series: SeriesConfig,
-) {
-    let mut tick = tokio::time::interval_at(Instant::now() + series.refresh, series.refresh);
-    loop {
-        tokio::select! {
-            () = cancel.cancelled() => return,
-            _ = tick.tick() => {}
-        }
-        let all: Vec<Pending> = cache.lock().series();
-        for (_, event) in all {
-            write_cached(&*sink, &cache, event, &config, &cancel).await;
-        }
-    }
-}
-
-/// Every `series.finish`, writes the final count of the series not observed for as long
-/// and forgets them, and forgets the single events as old (client-go's `finishSeries`).
-async fn finish_loop(
-    sink: Arc<impl EventSink>,
-    cache: Arc<Mutex<SeriesCache>>,
-    config: BroadcasterConfig,
-    cancel: CancellationToken,
-    series: SeriesConfig,
-) {
-    let mut tick = tokio::time::interval_at(Instant::now() + series.finish, series.finish);
-    loop {
-        tokio::select! {
-            () = cancel.cancelled() => return,
-            _ = tick.tick() => {}
-        }
-        let now = Instant::now();
-        let done = cache.lock().finished(now, series.finish);
-        for (key, event) in done {
-            // written or abandoned, the series is over (unless it was observed again)
-            write_cached(&*sink, &cache, event, &config, &cancel).await;
-            cache.lock().forget(&key, now);
-        }
-    }
-}
-
 fn log_event(level: tracing::Level, e: &Event) {
     let r = e.regarding.clone().unwrap_or_default();
-    let object = match (r.namespace.as_deref(), r.name.as_deref()) {
-        (Some(ns), Some(name)) if !ns.is_empty() => format!("{ns}/{name}"),
-        (_, name) => name.unwrap_or_default().to_owned(),
-    };
-    macro_rules! emit {
-        ($lvl:expr) => {
-            tracing::event!(
-                $lvl,
-                object = %object,
-                kind = r.kind.as_deref().unwrap_or_default(),
-                api_version = r.api_version.as_deref().unwrap_or_default(),
-                r#type = e.type_.as_deref().unwrap_or_default(),
-                reason = e.reason.as_deref().unwrap_or_default(),
-                action = e.action.as_deref().unwrap_or_default(),
-                note = e.note.as_deref().unwrap_or_default(),
-                "Event occurred"
-            )
-        };
-    }
-    match level {
-        tracing::Level::ERROR => emit!(tracing::Level::ERROR),
-        tracing::Level::WARN => emit!(tracing::Level::WARN),
-        tracing::Level::INFO => emit!(tracing::Level::INFO),
-        tracing::Level::DEBUG => emit!(tracing::Level::DEBUG),
-        _ => emit!(tracing::Level::TRACE),
-    }
+    let object = object_path(&r);
+    log_at!(
+        level,
+        object = %object,
+        kind = r.kind.as_deref().unwrap_or_default(),
+        api_version = r.api_version.as_deref().unwrap_or_default(),
+        r#type = e.type_.as_deref().unwrap_or_default(),
+        reason = e.reason.as_deref().unwrap_or_default(),
+        action = e.action.as_deref().unwrap_or_default(),
+        note = e.note.as_deref().unwrap_or_default(),
+        "Event occurred"
+    );
 }

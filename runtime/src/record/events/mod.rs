@@ -27,10 +27,11 @@ mod config;
 pub mod keys;
 mod recorder;
 mod series;
-mod sink;
-mod write;
+mod series_writer;
 
+/// The sink trait and the client-backed sink are the core/v1 ones, generic over the event
+/// type: `EventSink<k8s_openapi::api::events::v1::Event>` is this API's sink.
+pub use crate::record::{ClientEventSink, EventSink};
 pub use broadcaster::EventBroadcaster;
 pub use config::{DEFAULT_FINISH_TIME, DEFAULT_REFRESH_TIME, SeriesConfig};
 pub use recorder::EventRecorder;
-pub use sink::{ClientEventSink, EventSink};

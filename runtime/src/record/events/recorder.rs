@@ -5,13 +5,9 @@
 
 use std::{fmt::Display, sync::Arc};
 
-use k8s_openapi::{
-    api::events::v1::Event,
-    apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta},
-    jiff::Timestamp,
-};
+use k8s_openapi::{api::events::v1::Event, apimachinery::pkg::apis::meta::v1::MicroTime};
 
-use crate::record::{EventTarget, IntoEventType, fanout::FanOut, keys::event_name};
+use crate::record::{EventTarget, IntoEventType, fanout::FanOut, subject::Subject};
 
 /// Records `events.k8s.io/v1` events on behalf of one controller instance. Cheap to
 /// clone; every clone feeds the same broadcaster.
@@ -82,45 +78,25 @@ impl EventRecorder {
         note: impl Display,
     ) {
         let note = note.to_string();
-        let event_type = match event_type.into_event_type() {
-            Ok(t) => t,
+        let subject = match Subject::check(regarding.into(), event_type) {
+            Ok(s) => s,
             Err(e) => {
                 tracing::error!(error = %e, reason, action, note, "event not recorded");
                 return;
             }
         };
-        let regarding = regarding.into().0;
-        let Some(name) = regarding.name.clone().filter(|n| !n.is_empty()) else {
-            tracing::error!(
-                reason,
-                action,
-                note,
-                "event not recorded: the regarding object has no name"
-            );
-            return;
-        };
-        let now = Timestamp::now();
-        let namespace = regarding
-            .namespace
-            .clone()
-            .filter(|ns| !ns.is_empty())
-            .unwrap_or_else(|| "default".to_owned());
         let event = Event {
-            metadata: ObjectMeta {
-                name: Some(event_name(&name, now)),
-                namespace: Some(namespace),
-                ..ObjectMeta::default()
-            },
-            event_time: Some(MicroTime(now)),
+            metadata: subject.metadata,
+            event_time: Some(MicroTime(subject.now)),
             series: None,
             reporting_controller: Some(self.reporting.0.clone()),
             reporting_instance: Some(self.reporting.1.clone()),
             action: Some(action.to_owned()),
             reason: Some(reason.to_owned()),
-            regarding: Some(regarding),
+            regarding: Some(subject.object),
             related: related.map(|r| r.0),
             note: Some(note),
-            type_: Some(event_type.as_str().to_owned()),
+            type_: Some(subject.event_type.as_str().to_owned()),
             ..Event::default()
         };
         self.shared.distribute(event);

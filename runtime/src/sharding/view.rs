@@ -25,6 +25,9 @@ use serde::{
 use super::labels::{DRAIN_LABEL_PREFIX, RingLabels, SHARD_LABEL_PREFIX};
 use crate::Object;
 
+/// Label key and value pairs, as the view keeps its ring labels.
+type LabelPairs = Vec<(Box<str>, Box<str>)>;
+
 /// What the sharder keeps of one object of any kind: a [`ShardView`]'s contents.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub(crate) struct Placement {
@@ -36,7 +39,7 @@ pub(crate) struct Placement {
 }
 
 impl Placement {
-    fn new(metadata: ObjectMeta, mut ring_labels: Vec<(Box<str>, Box<str>)>) -> Self {
+    fn new(metadata: ObjectMeta, mut ring_labels: LabelPairs) -> Self {
         ring_labels.sort_unstable();
         Self {
             metadata,
@@ -196,7 +199,7 @@ struct Meta {
     uid: Option<String>,
     resource_version: Option<String>,
     #[serde(default, deserialize_with = "ring_labels")]
-    labels: Vec<(Box<str>, Box<str>)>,
+    labels: LabelPairs,
     #[serde(default, deserialize_with = "controller_owner")]
     owner_references: Option<Vec<OwnerReference>>,
 }
@@ -236,13 +239,11 @@ fn only_controller(mut refs: Vec<OwnerReference>) -> Vec<OwnerReference> {
 
 /// `metadata.labels`, only the ring labels kept: the others' values are skipped by the
 /// decoder, never built (`null` is no labels).
-fn ring_labels<'de, D: Deserializer<'de>>(
-    deserializer: D,
-) -> Result<Vec<(Box<str>, Box<str>)>, D::Error> {
+fn ring_labels<'de, D: Deserializer<'de>>(deserializer: D) -> Result<LabelPairs, D::Error> {
     struct RingLabelsVisitor;
 
     impl<'de> Visitor<'de> for RingLabelsVisitor {
-        type Value = Vec<(Box<str>, Box<str>)>;
+        type Value = LabelPairs;
 
         fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
             f.write_str("a map of label keys to values")

@@ -217,20 +217,42 @@ impl<'de, V: Visitor<'de>> Visitor<'de> for CompatVisitor<V> {
         self.visitor.visit_map(CompatMap(map))
     }
 
-    /// ciborium hands a tag to `deserialize_any` callers as an enum whose variant is the
-    /// tag number and whose content is the tagged item.
+    /// ciborium hands a tag to `deserialize_any` callers as an enum: its variant a marker
+    /// string, its tuple content the tag number and then the tagged item.
     fn visit_enum<A: EnumAccess<'de>>(self, data: A) -> Result<V::Value, A::Error> {
         if !self.enum_is_tag {
             return self.visitor.visit_enum(data);
         }
-        let (tag, content): (u64, _) = data.variant()?;
-        if tag == EXPECTED_BASE64 {
-            let bytes = content.newtype_variant_seed(RawBytes)?;
-            return self
-                .visitor
-                .visit_string(base64::engine::general_purpose::STANDARD.encode(bytes));
-        }
-        content.newtype_variant_seed(VisitorSeed(self.visitor))
+        let (_, content) = data.variant::<de::IgnoredAny>()?;
+        content.tuple_variant(2, TagVisitor(self.visitor))
+    }
+}
+
+/// A tag's number and item: a tag-22 byte string as base64 text, any other item as itself.
+struct TagVisitor<V>(V);
+
+impl<'de, V: Visitor<'de>> Visitor<'de> for TagVisitor<V> {
+    type Value = V::Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a tagged CBOR item")
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<V::Value, A::Error> {
+        let tag: u64 = seq
+            .next_element()?
+            .ok_or_else(|| de::Error::custom("a tag without its number"))?;
+        let value = if tag == EXPECTED_BASE64 {
+            let bytes = seq
+                .next_element_seed(RawBytes)?
+                .ok_or_else(|| de::Error::custom("a tag without its item"))?;
+            self.0
+                .visit_string(base64::engine::general_purpose::STANDARD.encode(bytes))?
+        } else {
+            seq.next_element_seed(VisitorSeed(self.0))?
+                .ok_or_else(|| de::Error::custom("a tag without its item"))?
+        };
+        Ok(value)
     }
 }
 

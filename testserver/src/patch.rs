@@ -14,7 +14,8 @@ pub enum PatchType {
     Json,
     /// `application/strategic-merge-patch+json`
     Strategic,
-    /// `application/apply-patch+yaml` (server-side apply)
+    /// `application/apply-patch+yaml` (server-side apply), or `application/apply-patch+cbor`
+    /// (its body transcoded by [`apply_cbor_as_json`] before apply reads it)
     Apply,
 }
 
@@ -32,6 +33,19 @@ impl PatchType {
             ))),
         }
     }
+}
+
+/// The JSON form of an `application/apply-patch+cbor` body (KEP-4222), which the apply path
+/// then reads as it reads a JSON apply body; `None` for any other content type.
+pub fn apply_cbor_as_json(ct: &str, body: &[u8]) -> ApiResult<Option<bytes::Bytes>> {
+    if ct.split(';').next().unwrap_or_default().trim() != "application/apply-patch+cbor" {
+        return Ok(None);
+    }
+    let value = crate::endpoints::cbor::decode(body)
+        .map_err(|e| ApiError::bad_request(format!("error decoding CBOR apply patch: {e}")))?;
+    serde_json::to_vec(&value)
+        .map(|v| Some(v.into()))
+        .map_err(|e| ApiError::internal(e.to_string()))
 }
 
 /// Applies a JSON merge patch or JSON patch to `doc`.

@@ -11,8 +11,10 @@ use serde::de::DeserializeOwned;
 
 use super::{
     auth::{Authenticator, Credentials},
+    cbor,
     config::{Config, ConfigError, DEFAULT_MAX_RETRIES},
-    decode::{decode_events, decode_lines},
+    content::{CBOR_ACCEPT, ContentState, ContentType},
+    decode::{decode_cbor_events, decode_events, decode_lines},
     error::Error,
     exec_cert::ExecClientCert,
     http_transport::{HttpTransport, RequestTimeout},
@@ -49,6 +51,25 @@ struct Inner {
     headers: HeaderMap,
     /// The server's authority, the `host` label of path-only requests' metrics.
     host: String,
+    /// JSON or CBOR, and whether a 415 turned CBOR off.
+    content: ContentState,
+}
+
+/// How a response body is encoded, from its `Content-Type`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Wire {
+    Json,
+    Cbor,
+}
+
+impl Wire {
+    fn of(resp: &http::Response<Body>) -> Self {
+        if cbor::is_cbor_content_type(resp.headers()) {
+            Wire::Cbor
+        } else {
+            Wire::Json
+        }
+    }
 }
 
 impl fmt::Debug for Client {
@@ -76,6 +97,7 @@ pub struct ClientBuilder {
     metrics: Option<Arc<dyn RestClientMetrics>>,
     host: String,
     exec_cert: Option<ExecClientCert>,
+    content_type: ContentType,
 }
 
 impl fmt::Debug for ClientBuilder {
@@ -149,6 +171,13 @@ impl ClientBuilder {
         self
     }
 
+    /// Sets the encoding of request and response bodies (JSON unless
+    /// [`ContentType::Cbor`]; see [`Config::content_type`]).
+    pub fn content_type(mut self, content_type: ContentType) -> Self {
+        self.content_type = content_type;
+        self
+    }
+
     /// The client.
     pub fn build(self) -> Client {
         let auth = Authenticator::new(self.credentials);
@@ -166,6 +195,7 @@ impl ClientBuilder {
                 request_timeout: self.request_timeout,
                 headers: self.headers,
                 host: self.host,
+                content: ContentState::new(self.content_type),
             }),
             metrics: self.metrics,
         }
@@ -198,6 +228,7 @@ impl Client {
             metrics: None,
             host: String::new(),
             exec_cert: None,
+            content_type: ContentType::Json,
         }
     }
 
@@ -229,6 +260,7 @@ impl Client {
             .default_namespace(config.default_namespace)
             .max_retries(config.max_retries)
             .request_timeout(config.request_timeout)
+            .content_type(config.content_type)
             .metrics_host(
                 config
                     .cluster_url
@@ -277,6 +309,12 @@ impl Client {
     /// [`ClientBuilder::metrics`] or [`Client::with_metrics`]).
     pub fn has_metrics(&self) -> bool {
         self.metrics.is_some()
+    }
+
+    /// The encoding this client uses now: its configured [`ContentType`], or JSON once a
+    /// server refused a CBOR body with 415.
+    pub fn content_type(&self) -> ContentType {
+        self.inner.content.current()
     }
 
     /// The namespace `ResourceClient::default_namespaced` uses.
@@ -378,13 +416,88 @@ impl Client {
         Ok(body)
     }
 
-    /// Sends `request` and decodes a 2xx JSON answer as `T`.
+    /// Sends `request` and decodes a 2xx answer as `T`: JSON, or, when the client uses CBOR
+    /// ([`Config::content_type`]), CBOR or JSON as the response's `Content-Type` says.
     pub async fn request<T: DeserializeOwned>(
         &self,
         request: http::Request<Vec<u8>>,
     ) -> Result<T, Error> {
-        let body = self.request_bytes(request).await?;
-        serde_json::from_slice(&body).map_err(Error::Decode)
+        let (body, wire) = self.request_body(request).await?;
+        match wire {
+            Wire::Json => serde_json::from_slice(&body).map_err(Error::Decode),
+            Wire::Cbor => cbor::from_slice(&body).map_err(Error::DecodeCbor),
+        }
+    }
+
+    /// Sends `request` in the client's encoding and returns the body of a 2xx answer with
+    /// its encoding.
+    pub(crate) async fn request_body(
+        &self,
+        mut request: http::Request<Vec<u8>>,
+    ) -> Result<(Bytes, Wire), Error> {
+        if let Some(t) = self.inner.request_timeout {
+            request.extensions_mut().insert(RequestTimeout(t));
+        }
+        let resp = self.send_negotiated(request).await?;
+        let status = resp.status();
+        let wire = Wire::of(&resp);
+        let body = resp.into_body().collect().await?;
+        if !status.is_success() {
+            return Err(Error::from_response(status, &body));
+        }
+        Ok((body, wire))
+    }
+
+    /// [`Client::send`] in the client's encoding. With CBOR in use: the CBOR Accept (unless
+    /// the request names a form other than plain JSON), and a JSON body (`application/json` or a JSON
+    /// `application/apply-patch+yaml`) re-encoded as `application/cbor` /
+    /// `application/apply-patch+cbor`. A 415 to such a body turns CBOR off for good and
+    /// sends the request again as it was (client-go's `UnsupportedMediaType` fallback).
+    async fn send_negotiated(
+        &self,
+        request: http::Request<Vec<u8>>,
+    ) -> Result<http::Response<Body>, Error> {
+        if self.inner.content.current() != ContentType::Cbor {
+            return self.send(request).await;
+        }
+        let mut cbor_request = http::Request::new(Vec::new());
+        *cbor_request.method_mut() = request.method().clone();
+        *cbor_request.uri_mut() = request.uri().clone();
+        *cbor_request.headers_mut() = request.headers().clone();
+        if let Some(t) = request.extensions().get::<RequestTimeout>() {
+            cbor_request.extensions_mut().insert(*t);
+        }
+        let headers = cbor_request.headers_mut();
+        // kube-core names plain JSON on some requests (patches); a form of its own (the
+        // metadata-only `as=PartialObjectMetadata`) is left as asked.
+        let plain = headers
+            .get(header::ACCEPT)
+            .is_none_or(|a| a.as_bytes() == b"application/json");
+        if plain {
+            headers.insert(header::ACCEPT, CBOR_ACCEPT);
+        }
+        // A body that is not JSON (a YAML apply patch sent as is) goes as it is.
+        let cbor_type = cbor_body_type(headers.get(header::CONTENT_TYPE));
+        let value = cbor_type
+            .filter(|_| !request.body().is_empty())
+            .and_then(|_| serde_json::from_slice::<serde_json::Value>(request.body()).ok());
+        let (Some(cbor_type), Some(value)) = (cbor_type, value) else {
+            *cbor_request.body_mut() = request.body().clone();
+            return self.send(cbor_request).await;
+        };
+        *cbor_request.body_mut() = cbor::to_vec(&value).map_err(Error::EncodeCbor)?;
+        headers_set_content_type(cbor_request.headers_mut(), cbor_type);
+        let resp = self.send(cbor_request).await?;
+        if resp.status() != StatusCode::UNSUPPORTED_MEDIA_TYPE {
+            return Ok(resp);
+        }
+        if self.inner.content.unsupported_media_type() {
+            tracing::info!(
+                "the server refused a CBOR body (415 UnsupportedMediaType); using JSON from now on"
+            );
+        }
+        drop(resp);
+        self.send(request).await
     }
 
     /// Sends `request` and decodes the 2xx body line by line as it streams in (watches).
@@ -392,25 +505,31 @@ impl Client {
         &self,
         request: http::Request<Vec<u8>>,
     ) -> Result<BoxStream<'static, Result<T, Error>>, Error> {
-        Ok(decode_lines(self.stream_body(request).await?))
+        let resp = self.send(request).await?;
+        Ok(decode_lines(Self::stream_body(resp).await?))
     }
 
-    /// Sends a watch `request` and decodes its events as they stream in, leaving `strip`'s
-    /// parts out of every object.
+    /// Sends a watch `request` in the client's encoding and decodes its events as they
+    /// stream in (JSON lines or a CBOR sequence, as the `Content-Type` says), leaving
+    /// `strip`'s parts out of every object.
     pub(crate) async fn request_events<T: DeserializeOwned + Send + 'static>(
         &self,
         request: http::Request<Vec<u8>>,
         strip: Strip,
     ) -> Result<BoxStream<'static, Result<WatchEvent<T>, Error>>, Error> {
-        Ok(decode_events(self.stream_body(request).await?, strip))
+        let resp = self.send_negotiated(request).await?;
+        let wire = Wire::of(&resp);
+        let body = Self::stream_body(resp).await?;
+        Ok(match wire {
+            Wire::Json => decode_events(body, strip),
+            Wire::Cbor => decode_cbor_events(body, strip),
+        })
     }
 
-    /// Sends `request` and returns the body of a 2xx answer as the chunks arrive.
+    /// The body of a 2xx answer as the chunks arrive, or the API error.
     async fn stream_body(
-        &self,
-        request: http::Request<Vec<u8>>,
+        resp: http::Response<Body>,
     ) -> Result<BoxStream<'static, Result<Bytes, TransportError>>, Error> {
-        let resp = self.send(request).await?;
         let status = resp.status();
         if !status.is_success() {
             let body = resp.into_body().collect().await?;
@@ -418,6 +537,22 @@ impl Client {
         }
         Ok(resp.into_body().into_stream())
     }
+}
+
+/// The CBOR content type for a request body of `content_type`, if it has one: JSON objects
+/// become `application/cbor`, JSON apply patches `application/apply-patch+cbor`; JSON,
+/// merge and strategic merge patches have no CBOR form.
+fn cbor_body_type(content_type: Option<&HeaderValue>) -> Option<&'static str> {
+    let ct = content_type?.to_str().ok()?;
+    match ct.split(';').next().unwrap_or_default().trim() {
+        "application/json" => Some(cbor::CBOR_MEDIA_TYPE),
+        "application/apply-patch+yaml" => Some("application/apply-patch+cbor"),
+        _ => None,
+    }
+}
+
+fn headers_set_content_type(headers: &mut HeaderMap, content_type: &'static str) {
+    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
 }
 
 impl TryFrom<Config> for Client {

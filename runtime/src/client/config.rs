@@ -22,6 +22,7 @@ use http::{HeaderName, HeaderValue};
 use secrecy::SecretString;
 
 use super::auth::{AuthError, Credentials, ExecPlugin};
+use super::content::ContentType;
 use super::kubeconfig::{KubeConfigOptions, Kubeconfig, KubeconfigError, Selection};
 
 /// Service-account files mounted into every pod.
@@ -131,6 +132,15 @@ pub struct Config {
     pub max_retries: u32,
     /// Extra headers sent with every request (values never printed).
     pub headers: Vec<(HeaderName, HeaderValue)>,
+    /// The encoding of request and response bodies (client-go's `ContentConfig.ContentType`):
+    /// [`ContentType::Json`] by default. [`ContentType::Cbor`] (KEP-4222) sends bodies as
+    /// `application/cbor` (server-side apply as `application/apply-patch+cbor`), asks for
+    /// `application/cbor` with JSON as the second choice, and reads watches as
+    /// `application/cbor-seq`; every response is decoded as its `Content-Type` says. When
+    /// the server answers a CBOR body with 415 UnsupportedMediaType, the client re-sends
+    /// that request in JSON and stays on JSON for the rest of its life, as client-go does.
+    /// Metadata-only requests (`PartialObjectMetadata`) stay JSON.
+    pub content_type: ContentType,
 }
 
 impl fmt::Debug for Config {
@@ -151,6 +161,7 @@ impl fmt::Debug for Config {
             .field("burst", &self.burst)
             .field("disable_compression", &self.disable_compression)
             .field("max_retries", &self.max_retries)
+            .field("content_type", &self.content_type)
             .field(
                 "headers",
                 &self
@@ -183,6 +194,7 @@ impl Config {
             disable_compression: false,
             max_retries: DEFAULT_MAX_RETRIES,
             headers: Vec::new(),
+            content_type: ContentType::Json,
         }
     }
 
@@ -398,6 +410,13 @@ impl Config {
     /// Sets how many times 429/503 answers are retried.
     pub fn with_max_retries(mut self, n: u32) -> Self {
         self.max_retries = n;
+        self
+    }
+
+    /// Sets the encoding of bodies ([`Config::content_type`]): `ContentType::Cbor` turns
+    /// CBOR on.
+    pub fn with_content_type(mut self, content_type: ContentType) -> Self {
+        self.content_type = content_type;
         self
     }
 }

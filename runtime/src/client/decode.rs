@@ -1,4 +1,5 @@
-//! Incremental decoding of newline-delimited JSON, as the API server streams watch events.
+//! Incremental decoding of newline-delimited JSON, as the API server streams watch events,
+//! and of `application/cbor-seq` watch streams ([`decode_cbor_events`]).
 //!
 //! The body of a watch arrives in arbitrary chunks: one event may be split across several
 //! chunks and one chunk may hold many events. [`LineDecoder`] buffers bytes and hands out
@@ -12,7 +13,7 @@ use futures::{Stream, StreamExt, stream::BoxStream};
 use kube_core::WatchEvent;
 use serde::de::DeserializeOwned;
 
-use super::{error::Error, strip::Strip, transport::TransportError};
+use super::{cbor::CborSeqDecoder, error::Error, strip::Strip, transport::TransportError};
 
 /// Splits a byte stream into lines (without the `\n`; a trailing `\r` is dropped too).
 ///
@@ -149,6 +150,64 @@ where
                     st.done = true;
                     st.ready.extend(st.decoder.finish());
                 }
+            }
+        }
+    })
+    .boxed()
+}
+
+/// Decodes every data item of an `application/cbor-seq` watch body as a watch event whose
+/// object is decoded through `strip`. An item that is not a valid event yields
+/// `Err(Error::DecodeCbor)` and the stream goes on; bytes that are not a CBOR data item (a
+/// sequence has no delimiter to resynchronise on) and transport errors end it.
+pub(crate) fn decode_cbor_events<T, S>(
+    chunks: S,
+    strip: Strip,
+) -> BoxStream<'static, Result<WatchEvent<T>, Error>>
+where
+    T: DeserializeOwned + Send + 'static,
+    S: Stream<Item = Result<Bytes, TransportError>> + Send + Unpin + 'static,
+{
+    struct CborState<S> {
+        chunks: S,
+        decoder: CborSeqDecoder,
+        ready: VecDeque<Bytes>,
+        done: bool,
+    }
+    let state = CborState {
+        chunks,
+        decoder: CborSeqDecoder::new(),
+        ready: VecDeque::new(),
+        done: false,
+    };
+    futures::stream::unfold(state, move |mut st| async move {
+        loop {
+            if let Some(item) = st.ready.pop_front() {
+                let event = strip.event_from_cbor::<T>(&item).map_err(|e| {
+                    tracing::debug!(error = %e, len = item.len(), "malformed CBOR watch event");
+                    Error::DecodeCbor(e)
+                });
+                return Some((event, st));
+            }
+            if st.done {
+                return None;
+            }
+            let split = match st.chunks.next().await {
+                Some(Ok(chunk)) => st.decoder.push_bytes(chunk, &mut st.ready),
+                Some(Err(e)) => {
+                    st.done = true;
+                    st.ready.clear();
+                    return Some((Err(Error::Transport(e)), st));
+                }
+                None => {
+                    st.done = true;
+                    st.decoder.finish()
+                }
+            };
+            if let Err(e) = split {
+                st.done = true;
+                st.ready.clear();
+                return Some((Err(Error::DecodeCbor(e)), st));
             }
         }
     })

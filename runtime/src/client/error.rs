@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use kube_core::Status;
 
-use super::{auth::AuthError, config::ConfigError, transport::TransportError};
+use super::{auth::AuthError, cbor::CborError, config::ConfigError, transport::TransportError};
 
 /// Reasons the API server puts in `Status.reason` (apimachinery's `StatusReason`).
 pub mod reason {
@@ -56,9 +56,15 @@ pub enum Error {
     /// A response (or one line of a watch) could not be decoded.
     #[error("decode: {0}")]
     Decode(#[source] serde_json::Error),
+    /// A CBOR response (or one item of a CBOR watch) could not be decoded.
+    #[error("decode: {0}")]
+    DecodeCbor(#[source] CborError),
     /// A request body could not be encoded.
     #[error("encode: {0}")]
     Encode(#[source] serde_json::Error),
+    /// A request body could not be encoded as CBOR.
+    #[error("encode: {0}")]
+    EncodeCbor(#[source] CborError),
     /// kube-core refused to build the request (bad name, invalid parameters).
     #[error("request: {0}")]
     Request(#[from] kube_core::request::Error),
@@ -81,9 +87,13 @@ impl Error {
     /// as client-go's `NewGenericServerResponse` does. The body itself is never copied into the
     /// error: it may be an object carrying secrets.
     pub fn from_response(code: http::StatusCode, body: &[u8]) -> Self {
-        let parsed = serde_json::from_slice::<Status>(body)
-            .ok()
-            .filter(|s| !s.reason.is_empty() || !s.message.is_empty() || s.code != 0);
+        let parsed = if body.starts_with(&super::cbor::SELF_DESCRIBED) {
+            super::cbor::from_slice::<Status>(body).ok()
+        } else {
+            serde_json::from_slice::<Status>(body).ok()
+        };
+        let parsed =
+            parsed.filter(|s| !s.reason.is_empty() || !s.message.is_empty() || s.code != 0);
         let mut status = parsed.unwrap_or_else(|| {
             Status::failure(
                 code.canonical_reason().unwrap_or("unknown error"),

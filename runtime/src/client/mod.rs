@@ -8,9 +8,12 @@
 //! decode answers into kube-core's `ObjectList`, `WatchEvent` and `Status`.
 
 mod auth;
+mod cbor;
+mod cbor_compat;
 #[allow(clippy::module_inception)]
 mod client;
 mod config;
+mod content;
 mod decode;
 mod discovery;
 mod dynamic;
@@ -28,10 +31,12 @@ mod transport;
 pub(crate) mod verbs;
 
 pub use auth::{AuthError, Authenticator, Credentials, EXEC_API_VERSION, ExecCluster, ExecPlugin};
+pub use cbor::{CBOR_MEDIA_TYPE, CBOR_SEQ_MEDIA_TYPE, CborError, CborSeqDecoder};
 pub use client::{Client, ClientBuilder, DEFAULT_RETRY_AFTER, MAX_RETRY_AFTER};
 pub use config::{
     Config, ConfigError, DEFAULT_MAX_RETRIES, SERVICE_ACCOUNT_DIR, TlsConfig, pem_certs,
 };
+pub use content::ContentType;
 pub use decode::{LineDecoder, decode_lines};
 pub use discovery::Discovery;
 pub use dynamic::DynamicClient;

@@ -13,9 +13,11 @@
 //! The wrapper reaches only the three levels it filters; below them (a Pod's `spec`, a
 //! label's value) the object's decoder reads serde_json directly.
 
-use std::{fmt, marker::PhantomData};
+use std::{cell::Cell, fmt, marker::PhantomData};
 
 use kube_core::{ListMeta, ObjectList, TypeMeta, WatchEvent};
+
+use super::cbor::{self, CborError};
 use serde::{
     Deserialize, Deserializer,
     de::{
@@ -461,6 +463,79 @@ impl Strip {
                 Decoded::Event(event) => Ok(event),
                 // A seed that knows the type decodes the object where it finds it.
                 Decoded::ObjectFirst(_) => Err(de::Error::custom("watch event without a type")),
+            },
+        }
+    }
+}
+
+thread_local! {
+    /// The strip (and, on a second pass, the known event type) of the CBOR decode running
+    /// on this thread: ciborium's deserializer is reached only through `from_reader`, which
+    /// takes a `DeserializeOwned` type rather than a seed, so the seed's state comes this
+    /// way. Decoding is synchronous; [`with_cbor_seed`] restores the previous value.
+    static CBOR_SEED: Cell<(Strip, Option<EventType>)> = const { Cell::new((Strip::NONE, None)) };
+}
+
+/// Runs `decode` with `seed` as the thread's CBOR seed.
+fn with_cbor_seed<R>(seed: (Strip, Option<EventType>), decode: impl FnOnce() -> R) -> R {
+    let previous = CBOR_SEED.with(|s| s.replace(seed));
+    let out = decode();
+    CBOR_SEED.with(|s| s.set(previous));
+    out
+}
+
+/// A list page decoded through the thread's CBOR seed's [`ListSeed`].
+struct CborList<T: Clone>(ObjectList<T>);
+
+impl<'de, T: Deserialize<'de> + Clone> Deserialize<'de> for CborList<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let (strip, _) = CBOR_SEED.with(Cell::get);
+        ListSeed::<T>::new(strip).deserialize(d).map(CborList)
+    }
+}
+
+/// A watch event decoded through the thread's CBOR seed's [`EventSeed`].
+struct CborEvent<T>(Decoded<T>);
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for CborEvent<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let (strip, known) = CBOR_SEED.with(Cell::get);
+        EventSeed::<T>::new(strip, known)
+            .deserialize(d)
+            .map(CborEvent)
+    }
+}
+
+impl Strip {
+    /// [`Strip::list_from_slice`] for a CBOR body.
+    pub(crate) fn list_from_cbor<T: DeserializeOwned + Clone>(
+        self,
+        body: &[u8],
+    ) -> Result<ObjectList<T>, CborError> {
+        if self.is_none() {
+            return cbor::from_slice(body);
+        }
+        with_cbor_seed((self, None), || cbor::from_slice::<CborList<T>>(body)).map(|l| l.0)
+    }
+
+    /// [`Strip::event_from_slice`] for one CBOR data item of a watch stream.
+    pub(crate) fn event_from_cbor<T: DeserializeOwned>(
+        self,
+        body: &[u8],
+    ) -> Result<WatchEvent<T>, CborError> {
+        if self.is_none() {
+            return cbor::from_slice(body);
+        }
+        let decode = |known| {
+            with_cbor_seed((self, known), || cbor::from_slice::<CborEvent<T>>(body)).map(|e| e.0)
+        };
+        match decode(None)? {
+            Decoded::Event(event) => Ok(event),
+            Decoded::ObjectFirst(tag) => match decode(Some(tag))? {
+                Decoded::Event(event) => Ok(event),
+                Decoded::ObjectFirst(_) => {
+                    Err(CborError::Decode("watch event without a type".into()))
+                }
             },
         }
     }

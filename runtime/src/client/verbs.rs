@@ -11,7 +11,11 @@ use kube_core::{
 use serde::{Serialize, de::DeserializeOwned};
 use serde_json::Value;
 
-use super::{client::Client, error::Error, strip::Strip};
+use super::{
+    client::{Client, Wire},
+    error::Error,
+    strip::Strip,
+};
 
 /// How often `list_all` restarts a paginated list whose continue token expired before it
 /// falls back to one unpaginated list.
@@ -150,8 +154,11 @@ impl RawApi {
         request: http::Request<Vec<u8>>,
         strip: Strip,
     ) -> Result<ObjectList<T>, Error> {
-        let body = self.client.request_bytes(request).await?;
-        strip.list_from_slice(&body).map_err(Error::Decode)
+        let (body, wire) = self.client.request_body(request).await?;
+        match wire {
+            Wire::Json => strip.list_from_slice(&body).map_err(Error::Decode),
+            Wire::Cbor => strip.list_from_cbor(&body).map_err(Error::DecodeCbor),
+        }
     }
 
     /// Lists every page, following continue tokens; restarts when a token expires (410).

@@ -45,9 +45,10 @@ impl From<ClientError> for SinkError {
             ClientError::Api(status) if status.code == 429 || status.code >= 500 => {
                 SinkError::Unavailable(Box::new(e))
             }
-            ClientError::Transport(_) | ClientError::Decode(_) | ClientError::Auth(_) => {
-                SinkError::Unavailable(Box::new(e))
-            }
+            ClientError::Transport(_)
+            | ClientError::Decode(_)
+            | ClientError::DecodeCbor(_)
+            | ClientError::Auth(_) => SinkError::Unavailable(Box::new(e)),
             _ => SinkError::Rejected(Box::new(e)),
         }
     }

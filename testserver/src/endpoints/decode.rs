@@ -1,5 +1,5 @@
-//! The decode step of a write: a request body read by its `Content-Type` (JSON, YAML, or
-//! protobuf for built-in kinds), as kube-apiserver's handlers decode with the negotiated
+//! The decode step of a write: a request body read by its `Content-Type` (JSON, YAML, CBOR,
+//! or protobuf for built-in kinds), as kube-apiserver's handlers decode with the negotiated
 //! serializer before admission.
 
 use http::header;
@@ -36,8 +36,8 @@ pub(crate) fn object(
     self::body(headers, body, builtin)
 }
 
-/// Decodes a request body by its Content-Type: JSON, YAML, or (built-in kinds only, as
-/// apiextensions-apiserver serves custom resources in JSON and YAML) protobuf.
+/// Decodes a request body by its Content-Type: JSON, YAML, CBOR, or (built-in kinds only, as
+/// apiextensions-apiserver serves custom resources in JSON, YAML and CBOR) protobuf.
 pub(crate) fn body(headers: &http::HeaderMap, body: &[u8], builtin: bool) -> ApiResult<Value> {
     match negotiate::body_encoding(content_type(headers))? {
         Encoding::Json => serde_json::from_slice(body)
@@ -53,6 +53,8 @@ pub(crate) fn body(headers: &http::HeaderMap, body: &[u8], builtin: bool) -> Api
         )),
         Encoding::Protobuf => crate::protobuf::decode_object(body)
             .map_err(|e| ApiError::bad_request(format!("error decoding protobuf body: {e}"))),
+        Encoding::Cbor => super::cbor::decode(body)
+            .map_err(|e| ApiError::bad_request(format!("error decoding CBOR body: {e}"))),
     }
 }
 
@@ -81,6 +83,12 @@ mod tests {
             false,
         );
         assert_eq!(pb.map_err(|e| e.code).err(), Some(415));
+        let cbor = body(
+            &headers("application/cbor"),
+            b"\xd9\xd9\xf7\xa1\x61a\x01",
+            false,
+        );
+        assert_eq!(cbor.ok(), Some(serde_json::json!({"a": 1})));
     }
 
     #[test]

@@ -8,6 +8,7 @@
 //! [`serve`] is the last stage of the handler chain (`crate::chain`).
 
 pub(crate) mod aggregated_discovery;
+pub(crate) mod cbor;
 pub(crate) mod context;
 pub(crate) mod decode;
 pub(crate) mod discovery;

@@ -1,6 +1,6 @@
 //! Content negotiation as kube-apiserver does it (apiserver
 //! `pkg/endpoints/handlers/negotiation`): the request body's Content-Type, and the
-//! response's media type and shape from Accept — JSON, YAML or protobuf, and the
+//! response's media type and shape from Accept — JSON, YAML, protobuf or CBOR, and the
 //! `as=Table` / `as=PartialObjectMetadata[List]` transformations (`g=meta.k8s.io`,
 //! `v=v1|v1beta1`) of API Concepts "Receiving resources as Tables" and "Retrieving
 //! metadata only".
@@ -16,6 +16,8 @@ pub enum Encoding {
     Yaml,
     /// `application/vnd.kubernetes.protobuf`.
     Protobuf,
+    /// `application/cbor` (KEP-4222), `application/cbor-seq` for a watch stream.
+    Cbor,
 }
 
 impl Encoding {
@@ -25,6 +27,7 @@ impl Encoding {
             Encoding::Json => "application/json",
             Encoding::Yaml => "application/yaml",
             Encoding::Protobuf => crate::protobuf::MEDIA_TYPE,
+            Encoding::Cbor => super::cbor::MEDIA_TYPE,
         }
     }
 }
@@ -68,6 +71,8 @@ pub struct Offer {
     /// The request reads a list rather than one object (a watch's events are single
     /// objects).
     pub list: bool,
+    /// The reply is a watch stream: `application/cbor-seq` is acceptable too.
+    pub stream: bool,
 }
 
 struct Clause<'a> {
@@ -131,6 +136,10 @@ pub fn negotiate(accept: Option<&str>, offer: Offer) -> Result<Negotiated, ApiEr
             "application/json" | "application/*" | "*/*" => Encoding::Json,
             "application/yaml" => Encoding::Yaml,
             crate::protobuf::MEDIA_TYPE => Encoding::Protobuf,
+            // Every kind, built-in or custom, has a CBOR form (KEP-4222: the serializer is
+            // generic over unstructured objects).
+            super::cbor::MEDIA_TYPE => Encoding::Cbor,
+            super::cbor::SEQ_MEDIA_TYPE if offer.stream => Encoding::Cbor,
             _ => continue,
         };
         let get = |k: &str| c.params.iter().find(|(pk, _)| *pk == k).map(|(_, v)| *v);
@@ -176,9 +185,9 @@ pub fn negotiate(accept: Option<&str>, offer: Offer) -> Result<Negotiated, ApiEr
         format!(
             "only the following media types are accepted: {}",
             if offer.protobuf {
-                "application/json, application/yaml, application/vnd.kubernetes.protobuf"
+                "application/json, application/yaml, application/vnd.kubernetes.protobuf, application/cbor"
             } else {
-                "application/json, application/yaml"
+                "application/json, application/yaml, application/cbor"
             }
         ),
     ))
@@ -196,8 +205,9 @@ pub fn body_encoding(content_type: Option<&str>) -> Result<Encoding, ApiError> {
         "application/json" | "" | "*/*" => Ok(Encoding::Json),
         "application/yaml" | "application/x-yaml" | "text/yaml" => Ok(Encoding::Yaml),
         crate::protobuf::MEDIA_TYPE => Ok(Encoding::Protobuf),
+        super::cbor::MEDIA_TYPE => Ok(Encoding::Cbor),
         other => Err(ApiError::unsupported_media_type(format!(
-            "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf (got {other:?})"
+            "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf, application/cbor (got {other:?})"
         ))),
     }
 }
@@ -210,11 +220,13 @@ mod tests {
         protobuf: true,
         transforms: true,
         list: true,
+        stream: false,
     };
     const CR_GET: Offer = Offer {
         protobuf: false,
         transforms: true,
         list: false,
+        stream: false,
     };
 
     fn pick(accept: &str, offer: Offer) -> Result<Negotiated, u16> {
@@ -263,5 +275,29 @@ mod tests {
             Err(406)
         );
         assert_eq!(pick("text/html", BUILTIN_LIST), Err(406));
+    }
+
+    #[test]
+    fn cbor_for_every_kind_and_cbor_seq_for_streams_only() {
+        // client-go with ContentType application/cbor (KEP-4222)
+        let cbor = "application/cbor, application/json;q=0.9";
+        for offer in [BUILTIN_LIST, CR_GET] {
+            assert_eq!(pick(cbor, offer).map(|n| n.encoding), Ok(Encoding::Cbor));
+        }
+        let seq = "application/cbor-seq";
+        assert_eq!(pick(seq, CR_GET), Err(406));
+        let watch = Offer {
+            stream: true,
+            ..CR_GET
+        };
+        assert_eq!(pick(seq, watch).map(|n| n.encoding), Ok(Encoding::Cbor));
+        assert_eq!(
+            body_encoding(Some("application/cbor")).ok(),
+            Some(Encoding::Cbor)
+        );
+        assert_eq!(
+            body_encoding(Some("application/cbor-seq")).map_err(|e| e.code),
+            Err(415)
+        );
     }
 }

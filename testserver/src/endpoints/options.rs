@@ -147,7 +147,10 @@ pub(crate) fn delete(
         let v: Value = if crate::protobuf::is_protobuf(body) {
             crate::protobuf::decode_object(body)
                 .map_err(|e| ApiError::bad_request(format!("invalid DeleteOptions body: {e}")))?
-        } else if negotiate::body_encoding(decode::content_type(headers))? == Encoding::Yaml {
+        } else if matches!(
+            negotiate::body_encoding(decode::content_type(headers))?,
+            Encoding::Yaml | Encoding::Cbor
+        ) {
             decode::body(headers, body, true)?
         } else {
             serde_json::from_slice(body)

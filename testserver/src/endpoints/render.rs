@@ -1,5 +1,5 @@
 //! Writes replies in the negotiated encoding and shape: objects, lists and watch streams as
-//! JSON, YAML or protobuf; Tables and PartialObjectMetadata through [`crate::endpoints::table`] and
+//! JSON, YAML, protobuf or CBOR; Tables and PartialObjectMetadata through [`crate::endpoints::table`] and
 //! [`crate::endpoints::metadata`].
 
 use std::sync::Arc;
@@ -46,6 +46,7 @@ fn encode(encoding: Encoding, v: &Value) -> ApiResult<Vec<u8>> {
             .map_err(|e| ApiError::internal(e.to_string())),
         Encoding::Protobuf => crate::protobuf::encode_object(v)
             .map_err(|e| ApiError::internal(format!("encoding protobuf: {e}"))),
+        Encoding::Cbor => super::cbor::encode(v).map_err(|e| ApiError::internal(e.to_string())),
     }
 }
 
@@ -126,6 +127,7 @@ pub fn watch(
         Encoding::Protobuf => "application/vnd.kubernetes.protobuf;stream=watch",
         Encoding::Yaml => "application/yaml",
         Encoding::Json => "application/json",
+        Encoding::Cbor => super::cbor::SEQ_MEDIA_TYPE,
     };
     (mapped.boxed(), content_type)
 }
@@ -158,6 +160,9 @@ fn reshape_event(
         Encoding::Protobuf => crate::protobuf::watch_frame(&event_type, &reshaped)
             .map(Bytes::from)
             .map_err(|e| ApiError::internal(format!("encoding protobuf: {e}"))),
+        Encoding::Cbor => super::cbor::watch_event(&event_type, &reshaped)
+            .map(Bytes::from)
+            .map_err(|e| ApiError::internal(e.to_string())),
         Encoding::Json | Encoding::Yaml => {
             Ok(crate::endpoints::watch::event_line(&event_type, &reshaped))
         }

@@ -93,6 +93,7 @@ impl<'a> Scope<'a> {
                 // A watch's events carry single objects: client-go's metadata client
                 // watches with `as=PartialObjectMetadata` (metadata/metadata.go `Watch`).
                 list: info.verb == Verb::List,
+                stream: info.verb == Verb::Watch,
             },
         )?;
         let query = Query::parse(parts.uri.query());

@@ -4,6 +4,7 @@
 
 mod audit;
 mod builtins;
+mod cbor;
 mod common;
 mod crd;
 mod crud;

@@ -585,7 +585,9 @@ impl<K: Cacheable> Reflector<K> {
                     }
                     return Err(ReflectorError::Watch(ClientError::Api(status)));
                 }
-                Err(e @ ClientError::Decode(_)) => self.report(&ReflectorError::Decode(e)),
+                Err(e @ (ClientError::Decode(_) | ClientError::DecodeCbor(_))) => {
+                    self.report(&ReflectorError::Decode(e));
+                }
                 Err(e) => return Err(ReflectorError::Watch(e)),
             }
         }
@@ -676,7 +678,7 @@ impl<K: Cacheable> Reflector<K> {
             let Some(event) = next else { break };
             let event = match event {
                 Ok(event) => event,
-                Err(e @ ClientError::Decode(_)) => {
+                Err(e @ (ClientError::Decode(_) | ClientError::DecodeCbor(_))) => {
                     self.report(&ReflectorError::Decode(e));
                     continue;
                 }

@@ -309,6 +309,9 @@ async fn patch(
         .and_then(|v| v.to_str().ok())
         .unwrap_or_default();
     let patch_type = PatchType::from_content_type(ct)?;
+    if let Some(json) = crate::patch::apply_cbor_as_json(ct, &cx.body)? {
+        cx.body = json;
+    }
     // a custom resource takes no strategic merge patch; a built-in served through a plan
     // (events.k8s.io Event) does
     if patch_type == PatchType::Strategic && !scope.rt.builtin {

@@ -33,6 +33,9 @@ pub(crate) async fn patch(scope: &Scope<'_>, cx: &mut RequestContext) -> ApiResu
         .and_then(|v| v.to_str().ok())
         .unwrap_or_default();
     let patch_type = PatchType::from_content_type(ct)?;
+    if let Some(json) = crate::patch::apply_cbor_as_json(ct, &cx.body)? {
+        cx.body = json;
+    }
     let apply = matches!(patch_type, PatchType::Apply);
     let mut opts = options::write(
         scope.engine(),

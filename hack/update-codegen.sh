@@ -30,9 +30,38 @@ set -o errexit -o nounset -o pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 mode="${1:-update}"
-cargo build --quiet --locked -p kubegen-codegen --bin kubegen-codegen
+
+# The generator and the foo-operator binary. CI sets KUBEGEN_PREBUILT_BIN_DIR to its test
+# build's `debug` directory (built from this same checkout by `cargo nextest run
+# --workspace`): `cargo run -p` would resolve the packages' features apart from the
+# workspace's and compile the dependency graph a second time.
+prebuilt="${KUBEGEN_PREBUILT_BIN_DIR:-}"
+if [[ -n "${prebuilt}" ]]; then
+  for bin in kubegen-codegen foo-operator; do
+    if [[ ! -x "${prebuilt}/${bin}" ]]; then
+      echo "KUBEGEN_PREBUILT_BIN_DIR=${prebuilt} has no ${bin}: build the workspace's tests first" >&2
+      exit 1
+    fi
+  done
+else
+  cargo build --quiet --locked -p kubegen-codegen --bin kubegen-codegen
+fi
+kubegen_codegen() {
+  if [[ -n "${prebuilt}" ]]; then
+    "${prebuilt}/kubegen-codegen" "$@"
+  else
+    cargo run --quiet --locked -p kubegen-codegen --bin kubegen-codegen -- "$@"
+  fi
+}
+foo_operator() {
+  if [[ -n "${prebuilt}" ]]; then
+    "${prebuilt}/foo-operator" "$@"
+  else
+    cargo run --quiet --locked -p foo-operator -- "$@"
+  fi
+}
 codegen() {
-  cargo run --quiet --locked -p kubegen-codegen --bin kubegen-codegen -- "${mode}" "$@"
+  kubegen_codegen "${mode}" "$@"
 }
 
 codegen \
@@ -85,7 +114,7 @@ if [[ "${mode}" == "verify" ]]; then
   verify_flags=(--verify)
 fi
 manifests() {
-  cargo run --quiet --locked -p kubegen-codegen --bin kubegen-codegen -- "$@" "${verify_flags[@]}"
+  kubegen_codegen "$@" "${verify_flags[@]}"
 }
 
 manifests crd \
@@ -110,16 +139,16 @@ manifests webhook \
 # `Foo::crd()`, written by the operator binary itself (kube-rs's `crdgen` pattern).
 foo_crd=examples/foo-operator/config/crd/samplecontroller.k8s.io_foos.yaml
 if [[ "${mode}" == "verify" ]]; then
-  if ! diff -u "${foo_crd}" <(cargo run --quiet --locked -p foo-operator -- crd); then
+  if ! diff -u "${foo_crd}" <(foo_operator crd); then
     echo "${foo_crd} is out of date; run hack/update-codegen.sh" >&2
     exit 1
   fi
 else
   mkdir -p "$(dirname "${foo_crd}")"
-  cargo run --quiet --locked -p foo-operator -- crd > "${foo_crd}"
+  foo_operator crd > "${foo_crd}"
 fi
 
-cargo run --quiet --locked -p kubegen-codegen --bin kubegen-codegen -- import-crd "${verify_flags[@]}" \
+kubegen_codegen import-crd "${verify_flags[@]}" \
   --crd codegen/testdata/crds/cert-manager.io_certificates.yaml \
   --crd codegen/testdata/crds/gateway.networking.k8s.io_gatewayclasses.yaml \
   --crd codegen/testdata/crds/gateway.networking.k8s.io_gateways.yaml \

@@ -11,12 +11,19 @@ use k8s_openapi::jiff::Timestamp;
 
 /// Now, on tokio's clock.
 pub(super) fn now() -> Timestamp {
+    // tokio's clock is read between two reads of the monotonic clock (and so is the wall
+    // clock): a running tokio clock *is* the monotonic clock, so it falls between them, and
+    // the wall clock is the answer, however long the thread was preempted between reads.
+    let std_before = std::time::Instant::now();
     let wall = Timestamp::now();
     let tokio_now = tokio::time::Instant::now().into_std();
-    let std_now = std::time::Instant::now();
-    let shifted = match tokio_now.checked_duration_since(std_now) {
-        Some(ahead) => wall.checked_add(ahead),
-        None => wall.checked_sub(std_now.duration_since(tokio_now)),
+    let std_after = std::time::Instant::now();
+    let shifted = if tokio_now > std_after {
+        wall.checked_add(tokio_now.duration_since(std_after))
+    } else if tokio_now < std_before {
+        wall.checked_sub(std_before.duration_since(tokio_now))
+    } else {
+        return wall;
     };
     shifted.unwrap_or(wall)
 }
